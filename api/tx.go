@@ -1,0 +1,126 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+)
+
+// Tx is a transaction decoded once where it enters a node, kept beside its
+// exact bytes. Its fields must not be modified after DecodeTx.
+type Tx struct {
+	Raw      []byte // the Transaction's bytes as they appear in the block
+	Envelope *Transaction
+	Payload  *TxPayload
+	Response *ResponsePayload
+}
+
+// ID returns the transaction id from the header.
+func (t *Tx) ID() string { return t.Payload.GetHeader().GetTxId() }
+
+// Creator returns the identity that signed the transaction.
+func (t *Tx) Creator() *Identity { return t.Payload.GetHeader().GetCreator() }
+
+// RWSet returns the read/write set the endorsers signed.
+func (t *Tx) RWSet() *RWSet { return t.Response.GetRwset() }
+
+// StatusOK is the simulation status of a successful contract call.
+const StatusOK = 200
+
+// DecodeTx decodes a transaction and checks its structure: everything that
+// needs no key, no state and no configuration. On failure it returns the
+// validation code that names the problem and an error that explains it; the
+// returned Tx then holds whatever was decoded (at least Raw).
+func DecodeTx(raw []byte) (*Tx, TxValidationCode, error) {
+	t := &Tx{Raw: raw}
+	if len(raw) == 0 {
+		return t, TxValidationCode_NIL_ENVELOPE, fmt.Errorf("api: empty transaction envelope")
+	}
+	t.Envelope = new(Transaction)
+	if err := proto.Unmarshal(raw, t.Envelope); err != nil {
+		return t, TxValidationCode_BAD_PAYLOAD, fmt.Errorf("api: transaction envelope: %w", err)
+	}
+	if len(t.Envelope.Payload) == 0 {
+		return t, TxValidationCode_BAD_PAYLOAD, fmt.Errorf("api: transaction has an empty payload")
+	}
+	if len(t.Envelope.Signature) == 0 {
+		return t, TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("api: transaction has no creator signature")
+	}
+	t.Payload = new(TxPayload)
+	if err := proto.Unmarshal(t.Envelope.Payload, t.Payload); err != nil {
+		return t, TxValidationCode_BAD_PAYLOAD, fmt.Errorf("api: transaction payload: %w", err)
+	}
+	if code, err := checkHeader(t.Payload.Header); err != nil {
+		return t, code, err
+	}
+	if t.Payload.Contract == "" {
+		return t, TxValidationCode_INVALID_CHAINCODE, fmt.Errorf("api: transaction %s names no contract", t.ID())
+	}
+	t.Response = new(ResponsePayload)
+	if err := proto.Unmarshal(t.Payload.ResponsePayload, t.Response); err != nil {
+		return t, TxValidationCode_BAD_RESPONSE_PAYLOAD, fmt.Errorf("api: transaction %s: response payload: %w", t.ID(), err)
+	}
+	if t.Response.Contract != t.Payload.Contract {
+		return t, TxValidationCode_BAD_RESPONSE_PAYLOAD, fmt.Errorf("api: transaction %s: response is for contract %q, transaction for %q",
+			t.ID(), t.Response.Contract, t.Payload.Contract)
+	}
+	if t.Response.Status != StatusOK {
+		return t, TxValidationCode_BAD_RESPONSE_PAYLOAD, fmt.Errorf("api: transaction %s: simulation status %d (%s), want %d",
+			t.ID(), t.Response.Status, t.Response.Message, StatusOK)
+	}
+	if code, err := checkRWSet(t.ID(), t.Payload.Contract, t.Response.Rwset); err != nil {
+		return t, code, err
+	}
+	return t, TxValidationCode_VALID, nil
+}
+
+func checkHeader(h *TxHeader) (TxValidationCode, error) {
+	switch {
+	case h == nil:
+		return TxValidationCode_BAD_COMMON_HEADER, fmt.Errorf("api: transaction has no header")
+	case h.Channel == "":
+		return TxValidationCode_BAD_CHANNEL_HEADER, fmt.Errorf("api: transaction header names no channel")
+	case h.Creator == nil || h.Creator.Org == "" || len(h.Creator.Cert) == 0:
+		return TxValidationCode_BAD_COMMON_HEADER, fmt.Errorf("api: transaction header has no creator (org and certificate required)")
+	case len(h.Nonce) == 0:
+		return TxValidationCode_BAD_COMMON_HEADER, fmt.Errorf("api: transaction header has an empty nonce")
+	}
+	if want := TxID(h.Nonce, h.Creator); h.TxId != want {
+		return TxValidationCode_BAD_PROPOSAL_TXID, fmt.Errorf("api: tx id %q does not match its nonce and creator (want %s)", h.TxId, want)
+	}
+	return TxValidationCode_VALID, nil
+}
+
+// checkRWSet enforces: namespaces are valid and unique, and writes go only
+// to the transaction's own contract namespace.
+func checkRWSet(txID, contract string, rw *RWSet) (TxValidationCode, error) {
+	if rw == nil {
+		return TxValidationCode_BAD_RWSET, fmt.Errorf("api: transaction %s has no read/write set", txID)
+	}
+	for i, ns := range rw.Namespaces {
+		if err := CheckNamespace(ns.Namespace); err != nil {
+			return TxValidationCode_BAD_RWSET, fmt.Errorf("api: transaction %s: %w", txID, err)
+		}
+		for _, prev := range rw.Namespaces[:i] {
+			if prev.Namespace == ns.Namespace {
+				return TxValidationCode_BAD_RWSET, fmt.Errorf("api: transaction %s: namespace %q appears twice in its read/write set", txID, ns.Namespace)
+			}
+		}
+		if len(ns.Writes) > 0 && ns.Namespace != contract {
+			return TxValidationCode_ILLEGAL_WRITESET, fmt.Errorf("api: transaction %s of contract %q writes to namespace %q; a contract may write only its own namespace",
+				txID, contract, ns.Namespace)
+		}
+	}
+	return TxValidationCode_VALID, nil
+}
+
+// CheckNamespace reports whether name can be a contract namespace: 1 to
+// 128 bytes, no NUL byte (state databases use NUL as the separator between
+// namespace and key).
+func CheckNamespace(name string) error {
+	if name == "" || len(name) > 128 || strings.IndexByte(name, 0) >= 0 {
+		return fmt.Errorf("api: invalid namespace %q: want 1 to 128 bytes with no NUL byte", name)
+	}
+	return nil
+}

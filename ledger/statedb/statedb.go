@@ -1,0 +1,96 @@
+package statedb
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Version names the write that produced a value: the block number and the
+// transaction's index in that block. Versions are totally ordered.
+type Version struct {
+	Block uint64
+	Tx    uint32
+}
+
+// Less reports whether v comes before w.
+func (v Version) Less(w Version) bool {
+	return v.Block < w.Block || (v.Block == w.Block && v.Tx < w.Tx)
+}
+
+func (v Version) String() string { return fmt.Sprintf("%d:%d", v.Block, v.Tx) }
+
+// Value is a key's value with its version.
+type Value struct {
+	Data    []byte
+	Version Version
+}
+
+// Key addresses one key of one namespace.
+type Key struct {
+	Namespace string
+	Key       string
+}
+
+// Result is one answer of GetMany.
+type Result struct {
+	Value Value
+	Found bool
+}
+
+// Write is one update of a batch: a put, or a delete when Delete is set.
+type Write struct {
+	Namespace string
+	Key       string
+	Value     []byte
+	Delete    bool
+	Version   Version
+}
+
+// Batch is an ordered list of writes applied atomically; where two writes
+// name the same key, the later one wins.
+type Batch struct {
+	Writes []Write
+}
+
+// Put appends a put.
+func (b *Batch) Put(ns, key string, value []byte, v Version) {
+	b.Writes = append(b.Writes, Write{Namespace: ns, Key: key, Value: value, Version: v})
+}
+
+// Delete appends a delete.
+func (b *Batch) Delete(ns, key string, v Version) {
+	b.Writes = append(b.Writes, Write{Namespace: ns, Key: key, Delete: true, Version: v})
+}
+
+// Reset empties the batch, keeping its memory.
+func (b *Batch) Reset() { b.Writes = b.Writes[:0] }
+
+// DB is a versioned key-value state database. Methods are safe for
+// concurrent use; Apply calls are serialised by the caller (one committer).
+type DB interface {
+	// Get returns the value of (ns, key) and whether it exists.
+	Get(ns, key string) (Value, bool, error)
+	// GetMany looks up keys[i] into out[i]; len(out) must equal len(keys).
+	// Backends may order the lookups for locality.
+	GetMany(keys []Key, out []Result) error
+	// Scan calls fn for each key of ns in [start, end) in ascending byte
+	// order; an empty end means to the end of the namespace. fn returning
+	// false stops the scan. Values passed to fn are owned by fn.
+	Scan(ns, start, end string, fn func(key string, v Value) bool) error
+	// Apply writes the batch and sets the savepoint to height, atomically.
+	// height must be greater than the current savepoint.
+	Apply(b *Batch, height uint64, sync bool) error
+	// Savepoint returns the height: the number of blocks applied.
+	Savepoint() (uint64, error)
+	// Close releases the database. Using it afterwards is an error.
+	Close() error
+}
+
+// Errors shared by backends; test with errors.Is.
+var (
+	ErrClosed          = errors.New("statedb: closed")
+	ErrSavepointOrder  = errors.New("statedb: savepoint must increase")
+	ErrCorrupt         = errors.New("statedb: corruption")
+	ErrBadNamespace    = errors.New("statedb: invalid namespace")
+	ErrLengthsMismatch = errors.New("statedb: GetMany needs len(out) == len(keys)")
+)
