@@ -1,0 +1,272 @@
+package committer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/ledger/statedb"
+)
+
+// Errors returned by the committer; test with errors.Is.
+var (
+	ErrBlockRefused = errors.New("committer: block refused")
+	ErrOutOfOrder   = errors.New("committer: block out of order")
+	ErrClosed       = errors.New("committer: closed")
+	ErrFailed       = errors.New("committer: failed")
+)
+
+// Committer is a validating peer's pipeline for one channel.
+type Committer struct {
+	ch    Channel
+	rules map[string]*rule
+	opts  Options
+	store *ledger.BlockStore
+	db    statedb.DB
+	view  *view
+	log   *slog.Logger
+
+	jobs     chan job          // stage 1 work, any order
+	ordered  chan *blockWork   // blocks in order, into stage 2
+	persist  chan *persistWork // validated blocks, into stage 3
+	deliver  sync.Mutex        // serialises Deliver's sends
+	stopping chan struct{}
+
+	recv struct {
+		sync.Mutex
+		next     uint64 // number the next delivered block must carry
+		lastHash []byte // header hash of the last accepted block
+		epoch    uint64 // bumped on every refusal; older blocks are dropped
+		refusal  error  // returned by Deliver until delivery resumes at next
+		closed   bool
+	}
+	pending struct { // tx ids of blocks validated but not yet in the store
+		sync.Mutex
+		ids map[string]struct{}
+	}
+	progress struct { // for Sync
+		sync.Mutex
+		cond      *sync.Cond
+		delivered uint64
+		finished  uint64
+	}
+	fatal  atomic.Pointer[error]
+	height atomic.Uint64 // blocks durably committed
+
+	subs    subscribers
+	metrics metrics
+	stages  sync.WaitGroup
+	workers sync.WaitGroup
+}
+
+type job struct {
+	b  *blockWork
+	tx int // index of the transaction, or -1 for the block-level check
+}
+
+// blockWork is a block moving through stages 1 and 2.
+type blockWork struct {
+	blk        *api.Block
+	headerHash []byte
+	epoch      uint64
+	received   time.Time
+	results    []txResult
+	blockErr   error
+	left       atomic.Int32 // stage-1 jobs not yet done
+	done       chan struct{}
+	verified   time.Time
+}
+
+// persistWork is a validated block on its way into stage 3.
+type persistWork struct {
+	blk        *api.Block
+	headerHash []byte
+	txIDs      []string
+	codes      []byte
+	batch      statedb.Batch
+	received   time.Time
+	verified   time.Time
+	validated  time.Time
+}
+
+// New starts a committer over an open block store and state database. It
+// first brings the state up to the block store (recovery), then accepts
+// blocks from store.Height() on.
+func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log *slog.Logger) (*Committer, error) {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ch.validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := &Committer{
+		ch: ch, rules: ch.rules(), opts: opts, store: store, db: db, view: newView(db), log: log,
+		jobs:     make(chan job, opts.Window*4),
+		ordered:  make(chan *blockWork, opts.Window),
+		persist:  make(chan *persistWork, opts.Window),
+		stopping: make(chan struct{}),
+	}
+	c.pending.ids = make(map[string]struct{})
+	c.progress.cond = sync.NewCond(&c.progress.Mutex)
+	if err := c.recover(); err != nil {
+		return nil, err
+	}
+	c.recv.next = store.Height()
+	c.recv.lastHash = store.LastHash()
+	c.height.Store(store.Height())
+	for i := 0; i < opts.VerifyWorkers; i++ {
+		c.workers.Add(1)
+		go c.verifyLoop()
+	}
+	c.stages.Add(2)
+	go c.validateLoop()
+	go c.persistLoop()
+	return c, nil
+}
+
+// Height returns the number of blocks durably committed.
+func (c *Committer) Height() uint64 { return c.height.Load() }
+
+// Deliver hands the committer the next block's bytes. It checks, in order,
+// that the block decodes, carries the next number and continues the hash
+// chain, then queues it and returns; the rest happens in the pipeline. It
+// blocks while Options.Window blocks are in flight. After a block has been
+// refused in the pipeline, every call returns that refusal until delivery
+// resumes at the refused block's number.
+func (c *Committer) Deliver(raw []byte) error {
+	if errp := c.fatal.Load(); errp != nil {
+		return *errp
+	}
+	received := time.Now()
+	blk := new(api.Block)
+	if err := proto.Unmarshal(raw, blk); err != nil {
+		return fmt.Errorf("%w: %d bytes do not decode as a block: %v", ErrBlockRefused, len(raw), err)
+	}
+	if blk.Header == nil {
+		return fmt.Errorf("%w: block has no header", ErrBlockRefused)
+	}
+	c.deliver.Lock()
+	defer c.deliver.Unlock()
+	b, err := c.accept(blk, received)
+	if err != nil {
+		return err
+	}
+	c.progress.Lock()
+	c.progress.delivered++
+	c.progress.Unlock()
+	c.ordered <- b
+	for i := range blk.Transactions {
+		c.jobs <- job{b, i}
+	}
+	c.jobs <- job{b, -1}
+	return nil
+}
+
+// accept checks a block's place in the chain and claims it.
+func (c *Committer) accept(blk *api.Block, received time.Time) (*blockWork, error) {
+	c.recv.Lock()
+	defer c.recv.Unlock()
+	if c.recv.closed {
+		return nil, ErrClosed
+	}
+	n := blk.Header.Number
+	if err := c.recv.refusal; err != nil {
+		if n != c.recv.next {
+			return nil, fmt.Errorf("%w (resume delivery at block %d)", err, c.recv.next)
+		}
+		c.recv.refusal = nil
+	}
+	if n != c.recv.next {
+		return nil, fmt.Errorf("%w: got block %d, want block %d", ErrOutOfOrder, n, c.recv.next)
+	}
+	prev := blk.Header.PreviousHash
+	if !bytes.Equal(prev, c.recv.lastHash) && !(n == 0 && isZero(prev)) {
+		return nil, fmt.Errorf("%w: block %d: previous hash %.8x does not match block %d's header hash %.8x",
+			ErrBlockRefused, n, prev, n-1, c.recv.lastHash)
+	}
+	hh := api.HeaderHash(blk.Header)
+	c.recv.next, c.recv.lastHash = n+1, hh
+	b := &blockWork{
+		blk: blk, headerHash: hh, epoch: c.recv.epoch, received: received,
+		results: make([]txResult, len(blk.Transactions)), done: make(chan struct{}),
+	}
+	b.left.Store(int32(len(blk.Transactions) + 1))
+	return b, nil
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Sync waits until every block delivered before the call has been
+// committed or dropped, and returns the committer's fatal error, if any.
+func (c *Committer) Sync() error {
+	c.progress.Lock()
+	target := c.progress.delivered
+	for c.progress.finished < target && c.fatal.Load() == nil {
+		c.progress.cond.Wait()
+	}
+	c.progress.Unlock()
+	if errp := c.fatal.Load(); errp != nil {
+		return *errp
+	}
+	return nil
+}
+
+func (c *Committer) finished(n int) {
+	c.progress.Lock()
+	c.progress.finished += uint64(n)
+	c.progress.Unlock()
+	c.progress.cond.Broadcast()
+}
+
+// fail records a fatal error: the pipeline can no longer keep its
+// invariants (the block store or the state database failed).
+func (c *Committer) fail(err error) {
+	err = fmt.Errorf("%w: %w", ErrFailed, err)
+	if c.fatal.CompareAndSwap(nil, &err) {
+		c.log.Error("committer stopped", "err", err)
+	}
+	c.progress.cond.Broadcast()
+}
+
+// Close stops the pipeline after the blocks already delivered are
+// committed. It does not close the block store or the state database.
+func (c *Committer) Close() error {
+	c.deliver.Lock()
+	c.recv.Lock()
+	if c.recv.closed {
+		c.recv.Unlock()
+		c.deliver.Unlock()
+		return ErrClosed
+	}
+	c.recv.closed = true
+	c.recv.Unlock()
+	close(c.ordered)
+	c.deliver.Unlock()
+	c.stages.Wait()
+	close(c.jobs)
+	c.workers.Wait()
+	c.subs.closeAll()
+	if errp := c.fatal.Load(); errp != nil {
+		return *errp
+	}
+	return nil
+}

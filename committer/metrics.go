@@ -1,0 +1,116 @@
+package committer
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strand-ledger/strand/api"
+)
+
+// Metrics is a snapshot of the pipeline's counters. Durations are sums
+// over blocks (Stage*) or groups (Store, Apply); divide by Blocks or Groups.
+type Metrics struct {
+	Height    uint64
+	Blocks    uint64
+	Txs       uint64
+	Groups    uint64 // group commits, i.e. block store fsyncs
+	Refused   uint64 // blocks refused whole
+	Recovered uint64 // blocks re-applied to the state on start
+	ByCode    map[string]uint64
+
+	Stage1 time.Duration // receive → verified
+	Stage2 time.Duration // verified → validated (includes waiting for earlier blocks)
+	Stage3 time.Duration // validated → committed (includes waiting for the group)
+	Store  time.Duration // block store append incl. fsync
+	Apply  time.Duration // state batch apply
+
+	QueuedVerify   int // stage-1 jobs waiting
+	QueuedValidate int // blocks waiting for stage 2
+	QueuedPersist  int // blocks waiting for stage 3
+	OverlayKeys    int // unpersisted keys held in memory
+}
+
+func avg(d time.Duration, n uint64) time.Duration {
+	if n == 0 {
+		return 0
+	}
+	return d / time.Duration(n)
+}
+
+// String renders the snapshot for logs and the CLI.
+func (m Metrics) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "height %d, %d blocks, %d txs, %d groups (%.1f blocks/fsync), %d refused, %d recovered\n",
+		m.Height, m.Blocks, m.Txs, m.Groups, float64(m.Blocks)/float64(max(m.Groups, 1)), m.Refused, m.Recovered)
+	fmt.Fprintf(&b, "avg per block: verify %v, validate %v, commit %v; per group: store %v, apply %v\n",
+		avg(m.Stage1, m.Blocks), avg(m.Stage2, m.Blocks), avg(m.Stage3, m.Blocks), avg(m.Store, m.Groups), avg(m.Apply, m.Groups))
+	fmt.Fprintf(&b, "queued: verify %d, validate %d, persist %d; overlay %d keys\n",
+		m.QueuedVerify, m.QueuedValidate, m.QueuedPersist, m.OverlayKeys)
+	codes := make([]string, 0, len(m.ByCode))
+	for k := range m.ByCode {
+		codes = append(codes, k)
+	}
+	sort.Strings(codes)
+	for _, k := range codes {
+		fmt.Fprintf(&b, "  %-28s %d\n", k, m.ByCode[k])
+	}
+	return b.String()
+}
+
+type metrics struct {
+	refused   atomic.Uint64
+	recovered atomic.Uint64
+	mu        sync.Mutex
+	blocks    uint64
+	txs       uint64
+	groups    uint64
+	byCode    [256]uint64
+	stage1    time.Duration
+	stage2    time.Duration
+	stage3    time.Duration
+	store     time.Duration
+	apply     time.Duration
+}
+
+func (m *metrics) group(g []*persistWork, start, stored, done time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.groups++
+	m.store += stored.Sub(start)
+	m.apply += done.Sub(stored)
+	for _, p := range g {
+		m.blocks++
+		m.txs += uint64(len(p.codes))
+		for _, c := range p.codes {
+			m.byCode[c]++
+		}
+		m.stage1 += p.verified.Sub(p.received)
+		m.stage2 += p.validated.Sub(p.verified)
+		m.stage3 += done.Sub(p.validated)
+	}
+}
+
+// Metrics returns a snapshot.
+func (c *Committer) Metrics() Metrics {
+	m := &c.metrics
+	m.mu.Lock()
+	out := Metrics{
+		Height: c.Height(), Blocks: m.blocks, Txs: m.txs, Groups: m.groups,
+		Stage1: m.stage1, Stage2: m.stage2, Stage3: m.stage3, Store: m.store, Apply: m.apply,
+		ByCode: map[string]uint64{},
+	}
+	for code, n := range m.byCode {
+		if n > 0 {
+			out.ByCode[api.TxValidationCode(code).String()] = n
+		}
+	}
+	m.mu.Unlock()
+	out.Refused, out.Recovered = m.refused.Load(), m.recovered.Load()
+	out.QueuedVerify, out.QueuedValidate, out.QueuedPersist = len(c.jobs), len(c.ordered), len(c.persist)
+	out.OverlayKeys = c.view.size()
+	return out
+}

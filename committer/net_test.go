@@ -1,0 +1,184 @@
+package committer
+
+import (
+	"encoding/binary"
+	"path/filepath"
+	"testing"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/policy"
+)
+
+const (
+	testChannel  = "ch1"
+	testContract = "kv"
+)
+
+// testNet is a channel with two peer orgs and an orderer org, the signers
+// the tests need, and a chain cursor for building blocks.
+type testNet struct {
+	t                               testing.TB
+	ch                              Channel
+	client1, client2, peer1, peer2  *identity.Signer
+	peer1b, orderer, foreignClient1 *identity.Signer
+	ordererAdmin                    *identity.Signer
+	unknownOrgClient                *identity.Signer
+	prevHash                        []byte
+	next                            uint64
+	nonce                           uint64
+}
+
+func newTestNet(t testing.TB) *testNet {
+	t.Helper()
+	must := func(s *identity.Signer, err error) *identity.Signer {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	ca := func(org string) *identity.CA {
+		t.Helper()
+		c, err := identity.NewCA(org, identity.ECDSAP256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	org1, org2, ord, foreign, unknown := ca("Org1"), ca("Org2"), ca("OrdererOrg"), ca("Org1"), ca("Org9")
+	reg, err := identity.NewRegistry([]identity.Org{
+		{ID: "Org1", CACerts: [][]byte{org1.CertDER()}},
+		{ID: "Org2", CACerts: [][]byte{org2.CertDER()}},
+		{ID: "OrdererOrg", CACerts: [][]byte{ord.CertDER()}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &testNet{t: t,
+		client1:          must(org1.Issue("client1", identity.RoleClient, identity.ECDSAP256)),
+		client2:          must(org2.Issue("client2", identity.RoleClient, identity.Ed25519)),
+		peer1:            must(org1.Issue("peer1", identity.RolePeer, identity.ECDSAP256)),
+		peer1b:           must(org1.Issue("peer1b", identity.RolePeer, identity.ECDSAP256)),
+		peer2:            must(org2.Issue("peer2", identity.RolePeer, identity.ECDSAP256)),
+		orderer:          must(ord.Issue("orderer0", identity.RoleOrderer, identity.ECDSAP256)),
+		ordererAdmin:     must(ord.Issue("admin0", identity.RoleAdmin, identity.ECDSAP256)),
+		foreignClient1:   must(foreign.Issue("mallory", identity.RoleClient, identity.ECDSAP256)),
+		unknownOrgClient: must(unknown.Issue("eve", identity.RoleClient, identity.ECDSAP256)),
+	}
+	n.ch = Channel{
+		Name: testChannel, Registry: reg, OrdererOrgs: []string{"OrdererOrg"},
+		Policies: map[string]*policy.Policy{
+			testContract: policy.MustParse("AND('Org1.peer','Org2.peer')"),
+			"other":      policy.MustParse("OR('Org1.peer','Org2.peer')"),
+		},
+	}
+	return n
+}
+
+func (n *testNet) nextNonce() []byte {
+	n.nonce++
+	return binary.BigEndian.AppendUint64([]byte("nonce-"), n.nonce)
+}
+
+// tx builds a transaction of the kv contract with the given rwset, signed
+// by client1 and endorsed by peer1 and peer2.
+func (n *testNet) tx(rw *api.RWSet) []byte {
+	return n.txBy(rw, n.client1, n.peer1, n.peer2)
+}
+
+func (n *testNet) txBy(rw *api.RWSet, creator *identity.Signer, endorsers ...*identity.Signer) []byte {
+	n.t.Helper()
+	es := make([]api.Signer, len(endorsers))
+	for i, e := range endorsers {
+		es[i] = e
+	}
+	raw, _, err := api.BuildTx(api.TxSpec{
+		Channel: testChannel, Contract: testContract, Function: "f", Nonce: n.nextNonce(), RWSet: rw,
+	}, creator, es)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return raw
+}
+
+// block builds the next block of the chain over txs, signed by the orderer.
+func (n *testNet) block(txs ...[]byte) []byte {
+	n.t.Helper()
+	return n.blockSignedBy(n.orderer, txs...)
+}
+
+func (n *testNet) blockSignedBy(s api.Signer, txs ...[]byte) []byte {
+	n.t.Helper()
+	b, err := api.BuildBlock(n.next, n.prevHash, txs, s)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	n.next++
+	n.prevHash = api.HeaderHash(b.Header)
+	return mustMarshal(n.t, b)
+}
+
+func rwset(ns string, reads []*api.KVRead, writes ...*api.KVWrite) *api.RWSet {
+	return &api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: ns, Reads: reads, Writes: writes}}}
+}
+
+func rd(key string, v *api.Version) *api.KVRead { return &api.KVRead{Key: key, Version: v} }
+func wr(key, val string) *api.KVWrite           { return &api.KVWrite{Key: key, Value: []byte(val)} }
+func del(key string) *api.KVWrite               { return &api.KVWrite{Key: key, IsDelete: true} }
+func ver(b uint64, t uint32) *api.Version       { return &api.Version{Block: b, Tx: t} }
+func reads(rs ...*api.KVRead) []*api.KVRead     { return rs }
+
+// peer is a committer over a real block store and Pebble state in dir.
+type peer struct {
+	*Committer
+	store *ledger.BlockStore
+	db    statedb.DB
+}
+
+func openPeer(t testing.TB, n *testNet, dir string, opts Options) *peer {
+	t.Helper()
+	store, err := ledger.OpenBlockStore(filepath.Join(dir, "blocks"), ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := pebbledb.Open(filepath.Join(dir, "state"), pebbledb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(n.ch, store, db, opts, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &peer{Committer: c, store: store, db: db}
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *peer) close() {
+	if p.Committer != nil {
+		p.Committer.Close()
+		p.store.Close()
+		p.db.Close()
+		p.Committer = nil
+	}
+}
+
+// dumpState returns every key of the namespaces with value and version.
+func dumpState(t testing.TB, db statedb.DB, namespaces ...string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, ns := range namespaces {
+		err := db.Scan(ns, "", "", func(k string, v statedb.Value) bool {
+			out[ns+"/"+k] = string(v.Data) + "@" + v.Version.String()
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}

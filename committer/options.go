@@ -1,0 +1,88 @@
+package committer
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Mode selects how stage 2 validates the transactions of one block.
+type Mode uint8
+
+const (
+	// Sequential checks and applies transactions in block order.
+	Sequential Mode = iota
+	// Parallel schedules them along the block's dependency graph.
+	Parallel
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Sequential:
+		return "sequential"
+	case Parallel:
+		return "parallel"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ParseMode parses "sequential" or "parallel".
+func ParseMode(s string) (Mode, error) {
+	switch s {
+	case "sequential":
+		return Sequential, nil
+	case "parallel":
+		return Parallel, nil
+	}
+	return 0, fmt.Errorf("committer: unknown validation mode %q: want sequential or parallel", s)
+}
+
+// Options tune the pipeline. The zero value is valid after EnsureDefaults.
+type Options struct {
+	// Mode of stage 2. Default Sequential.
+	Mode Mode
+	// VerifyWorkers run stage 1. Default runtime.NumCPU().
+	VerifyWorkers int
+	// ApplyWorkers run stage 2 in Parallel mode. Default runtime.NumCPU().
+	ApplyWorkers int
+	// MaxGroup is the most blocks stage 3 commits with one fsync. Default 256.
+	MaxGroup int
+	// Window is the most blocks between Deliver and stage 3 (received but
+	// not yet persisted); Deliver blocks when it is full. Default 512.
+	Window int
+	// SyncState also fsyncs the state batch. Never needed for safety (the
+	// block store is synced and replayed on start); default false.
+	SyncState bool
+}
+
+// EnsureDefaults fills in zero fields.
+func (o *Options) EnsureDefaults() {
+	if o.VerifyWorkers == 0 {
+		o.VerifyWorkers = runtime.NumCPU()
+	}
+	if o.ApplyWorkers == 0 {
+		o.ApplyWorkers = runtime.NumCPU()
+	}
+	if o.MaxGroup == 0 {
+		o.MaxGroup = 256
+	}
+	if o.Window == 0 {
+		o.Window = 512
+	}
+}
+
+// Validate reports the first invalid field.
+func (o *Options) Validate() error {
+	switch {
+	case o.Mode != Sequential && o.Mode != Parallel:
+		return fmt.Errorf("committer: Options.Mode %d: want Sequential or Parallel", o.Mode)
+	case o.VerifyWorkers < 1 || o.VerifyWorkers > 1024:
+		return fmt.Errorf("committer: Options.VerifyWorkers %d: want 1 to 1024", o.VerifyWorkers)
+	case o.ApplyWorkers < 1 || o.ApplyWorkers > 1024:
+		return fmt.Errorf("committer: Options.ApplyWorkers %d: want 1 to 1024", o.ApplyWorkers)
+	case o.MaxGroup < 1 || o.MaxGroup > 65536:
+		return fmt.Errorf("committer: Options.MaxGroup %d: want 1 to 65536", o.MaxGroup)
+	case o.Window < 2 || o.Window > 1<<20:
+		return fmt.Errorf("committer: Options.Window %d: want 2 to 1048576", o.Window)
+	}
+	return nil
+}

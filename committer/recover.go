@@ -1,0 +1,72 @@
+package committer
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/ledger/statedb"
+)
+
+// recoverBatchBlocks bounds the blocks re-applied per state batch.
+const recoverBatchBlocks = 256
+
+// recover re-applies the blocks that the block store holds above the state
+// savepoint. It trusts the stored validation codes (the block store is
+// only ever written with codes this committer decided), so it verifies no
+// signature and is deterministic.
+func (c *Committer) recover() error {
+	height := c.store.Height()
+	sp, err := c.db.Savepoint()
+	if err != nil {
+		return fmt.Errorf("committer: reading the state savepoint: %w", err)
+	}
+	if sp > height {
+		return fmt.Errorf("committer: state savepoint %d is ahead of block store height %d: the state database does not belong to this block store", sp, height)
+	}
+	if sp == height {
+		return nil
+	}
+	c.log.Info("re-applying blocks above the state savepoint", "from", sp, "to", height-1)
+	var batch statedb.Batch
+	for n := sp; n < height; n++ {
+		if err := c.reapply(n, &batch); err != nil {
+			return err
+		}
+		if (n+1-sp)%recoverBatchBlocks == 0 || n+1 == height {
+			if err := c.db.Apply(&batch, n+1, c.opts.SyncState); err != nil {
+				return fmt.Errorf("committer: re-applying blocks up to %d: %w", n, err)
+			}
+			batch.Reset()
+		}
+	}
+	c.metrics.recovered.Add(height - sp)
+	return nil
+}
+
+func (c *Committer) reapply(n uint64, batch *statedb.Batch) error {
+	raw, err := c.store.RawBlock(n)
+	if err != nil {
+		return fmt.Errorf("committer: recovery: %w", err)
+	}
+	blk := new(api.Block)
+	if err := proto.Unmarshal(raw, blk); err != nil {
+		return fmt.Errorf("committer: recovery: stored block %d does not decode: %w", n, err)
+	}
+	codes := blk.GetMetadata().GetValidationCodes()
+	if len(codes) != len(blk.Transactions) {
+		return fmt.Errorf("committer: recovery: stored block %d has %d validation codes for %d transactions", n, len(codes), len(blk.Transactions))
+	}
+	for i, raw := range blk.Transactions {
+		if api.TxValidationCode(codes[i]) != api.TxValidationCode_VALID {
+			continue
+		}
+		tx, _, err := api.DecodeTx(raw)
+		if err != nil {
+			return fmt.Errorf("committer: recovery: stored block %d tx %d is marked VALID but does not decode: %w", n, i, err)
+		}
+		appendWrites(batch, tx.Response.Rwset, statedb.Version{Block: n, Tx: uint32(i)})
+	}
+	return nil
+}

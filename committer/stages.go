@@ -1,0 +1,237 @@
+package committer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"google.golang.org/protobuf/proto"
+)
+
+// verifyLoop is a stage-1 worker.
+func (c *Committer) verifyLoop() {
+	defer c.workers.Done()
+	for j := range c.jobs {
+		b := j.b
+		if j.tx < 0 {
+			b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
+		} else {
+			b.results[j.tx] = verifyTx(&c.ch, c.rules, b.blk.Transactions[j.tx])
+		}
+		if b.left.Add(-1) == 0 {
+			b.verified = time.Now()
+			close(b.done) // publishes results and blockErr to stage 2
+		}
+	}
+}
+
+// validateLoop is stage 2: blocks in order.
+func (c *Committer) validateLoop() {
+	defer c.stages.Done()
+	defer close(c.persist)
+	for b := range c.ordered {
+		<-b.done
+		if c.fatal.Load() != nil || c.stale(b) {
+			c.finished(1)
+			continue
+		}
+		if b.blockErr != nil {
+			c.refuse(b)
+			c.finished(1)
+			continue
+		}
+		p, err := c.validate(b)
+		if err != nil {
+			c.fail(err)
+			c.finished(1)
+			continue
+		}
+		c.persist <- p
+	}
+}
+
+func (c *Committer) stale(b *blockWork) bool {
+	c.recv.Lock()
+	defer c.recv.Unlock()
+	return b.epoch != c.recv.epoch
+}
+
+// refuse drops block b and every block delivered after it, and rewinds
+// delivery to b's number.
+func (c *Committer) refuse(b *blockWork) {
+	c.recv.Lock()
+	c.recv.epoch++
+	c.recv.next = b.blk.Header.Number
+	c.recv.lastHash = b.blk.Header.PreviousHash
+	c.recv.refusal = b.blockErr
+	c.recv.Unlock()
+	c.metrics.refused.Add(1)
+	c.log.Warn("block refused", "block", b.blk.Header.Number, "reason", b.blockErr)
+}
+
+// validate decides every code of block b, applies its valid writes to the
+// view, and prepares its state batch for stage 3.
+func (c *Committer) validate(b *blockWork) (*persistWork, error) {
+	num := b.blk.Header.Number
+	txs := make([]txWork, len(b.results))
+	ids := make([]string, len(b.results))
+	inBlock := make(map[string]struct{}, len(b.results))
+	for i, r := range b.results {
+		txs[i] = txWork{code: r.code, ver: statedb.Version{Block: num, Tx: uint32(i)}}
+		if r.tx != nil && r.tx.Response != nil {
+			txs[i].rw = r.tx.Response.Rwset
+		}
+		if !r.signed {
+			continue
+		}
+		id := r.tx.ID()
+		dup, err := c.seen(id, inBlock)
+		if err != nil {
+			return nil, err
+		}
+		inBlock[id] = struct{}{}
+		if dup {
+			txs[i].code = api.TxValidationCode_DUPLICATE_TXID
+			continue
+		}
+		ids[i] = id
+	}
+	var err error
+	if c.opts.Mode == Parallel {
+		err = validateParallel(c.view, txs, c.opts.ApplyWorkers)
+	} else {
+		err = validateSequential(c.view, txs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("block %d: reading state: %w", num, err)
+	}
+	p := &persistWork{blk: b.blk, headerHash: b.headerHash, txIDs: ids, codes: make([]byte, len(txs)),
+		received: b.received, verified: b.verified}
+	c.pending.Lock()
+	for i := range txs {
+		p.codes[i] = byte(txs[i].code)
+		if ids[i] != "" {
+			c.pending.ids[ids[i]] = struct{}{}
+		}
+		if txs[i].code == api.TxValidationCode_VALID {
+			appendWrites(&p.batch, txs[i].rw, txs[i].ver)
+		}
+	}
+	c.pending.Unlock()
+	p.validated = time.Now()
+	return p, nil
+}
+
+// seen reports whether tx id was already used: earlier in this block, in a
+// block validated but not yet stored, or in the block store.
+func (c *Committer) seen(id string, inBlock map[string]struct{}) (bool, error) {
+	if _, ok := inBlock[id]; ok {
+		return true, nil
+	}
+	c.pending.Lock()
+	_, ok := c.pending.ids[id]
+	c.pending.Unlock()
+	if ok {
+		return true, nil
+	}
+	_, ok, err := c.store.TxLocation(id)
+	return ok, err
+}
+
+func appendWrites(b *statedb.Batch, rw *api.RWSet, ver statedb.Version) {
+	for _, ns := range rw.Namespaces {
+		for _, w := range ns.Writes {
+			if w.IsDelete {
+				b.Delete(ns.Namespace, w.Key, ver)
+			} else {
+				b.Put(ns.Namespace, w.Key, w.Value, ver)
+			}
+		}
+	}
+}
+
+// persistLoop is stage 3: group commit.
+func (c *Committer) persistLoop() {
+	defer c.stages.Done()
+	group := make([]*persistWork, 0, c.opts.MaxGroup)
+	for p := range c.persist {
+		group = append(group[:0], p)
+	drain:
+		for len(group) < c.opts.MaxGroup {
+			select {
+			case q, ok := <-c.persist:
+				if !ok {
+					break drain
+				}
+				group = append(group, q)
+			default:
+				break drain
+			}
+		}
+		if c.fatal.Load() == nil {
+			if err := c.commitGroup(group); err != nil {
+				c.fail(err)
+			}
+		}
+		c.finished(len(group))
+	}
+}
+
+// commitGroup makes a group of consecutive blocks durable with one fsync
+// of the block store, then applies their state in one batch, then tells
+// subscribers. The order is what makes recovery work: see doc.go.
+func (c *Committer) commitGroup(group []*persistWork) error {
+	start := time.Now()
+	entries := make([]ledger.Entry, len(group))
+	var batch statedb.Batch
+	for i, p := range group {
+		p.blk.Metadata = withCodes(p.blk.Metadata, p.codes)
+		raw, err := proto.Marshal(p.blk)
+		if err != nil {
+			return fmt.Errorf("block %d: encoding for the block store: %w", p.blk.Header.Number, err)
+		}
+		entries[i] = ledger.Entry{
+			Number: p.blk.Header.Number, HeaderHash: p.headerHash, PrevHash: p.blk.Header.PreviousHash,
+			Raw: raw, TxIDs: p.txIDs, Codes: p.codes,
+		}
+		batch.Writes = append(batch.Writes, p.batch.Writes...)
+	}
+	if err := c.store.Append(entries); err != nil {
+		return fmt.Errorf("block store append of blocks %d-%d: %w", entries[0].Number, entries[len(entries)-1].Number, err)
+	}
+	stored := time.Now()
+	c.pending.Lock()
+	for _, p := range group {
+		for _, id := range p.txIDs {
+			if id != "" {
+				delete(c.pending.ids, id)
+			}
+		}
+	}
+	c.pending.Unlock()
+	height := entries[len(entries)-1].Number + 1
+	if err := c.db.Apply(&batch, height, c.opts.SyncState); err != nil {
+		return fmt.Errorf("state batch for blocks %d-%d: %w", entries[0].Number, height-1, err)
+	}
+	c.view.prune(height)
+	c.height.Store(height)
+	now := time.Now()
+	c.metrics.group(group, start, stored, now)
+	for _, p := range group {
+		c.subs.publish(BlockEvent{
+			Number: p.blk.Header.Number, TxIDs: p.txIDs, Codes: p.codes,
+			Received: p.received, Verified: p.verified, Validated: p.validated, Committed: now,
+		})
+	}
+	return nil
+}
+
+func withCodes(md *api.BlockMetadata, codes []byte) *api.BlockMetadata {
+	out := &api.BlockMetadata{ValidationCodes: codes}
+	if md != nil {
+		out.Signature = md.Signature
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package committer
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/policy"
+)
+
+// maxEndorsements is the most endorsements of one transaction considered by
+// the policy (policy evaluation tracks signers in a 64-bit mask).
+const maxEndorsements = 64
+
+// txResult is stage 1's verdict on one transaction.
+type txResult struct {
+	tx   *api.Tx
+	code api.TxValidationCode
+	err  error
+	// signed is set when the creator's signature verified: only then does
+	// the tx id count for duplicate detection, so nobody can burn another
+	// client's tx id with a transaction they could not sign.
+	signed bool
+}
+
+// verifyTx is stage 1 for one transaction: structure, channel, creator,
+// creator signature, contract, endorsements, policy. It needs no state.
+func verifyTx(ch *Channel, rules map[string]*rule, raw []byte) txResult {
+	tx, code, err := api.DecodeTx(raw)
+	r := txResult{tx: tx, code: code, err: err}
+	if err != nil {
+		return r
+	}
+	hdr := tx.Payload.Header
+	if hdr.Channel != ch.Name {
+		return r.fail(api.TxValidationCode_TARGET_CHAIN_NOT_FOUND,
+			fmt.Errorf("committer: tx %s is for channel %q, this is %q", hdr.TxId, hdr.Channel, ch.Name))
+	}
+	creator, err := ch.Registry.Member(hdr.Creator)
+	if err != nil {
+		return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("committer: tx %s creator: %w", hdr.TxId, err))
+	}
+	if creator.Role != identity.RoleClient && creator.Role != identity.RoleAdmin {
+		return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE,
+			fmt.Errorf("committer: tx %s creator %s has role %s; only client or admin may submit", hdr.TxId, creator.Name, creator.Role))
+	}
+	if err := creator.Verify(tx.Envelope.Payload, tx.Envelope.Signature); err != nil {
+		return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("committer: tx %s: %w", hdr.TxId, err))
+	}
+	r.signed = true
+	rule := rules[tx.Payload.Contract]
+	if rule == nil {
+		return r.fail(api.TxValidationCode_INVALID_CHAINCODE,
+			fmt.Errorf("committer: tx %s: contract %q is not defined on channel %q", hdr.TxId, tx.Payload.Contract, ch.Name))
+	}
+	if !endorsed(ch.Registry, rule, tx) {
+		return r.fail(api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE,
+			fmt.Errorf("committer: tx %s: endorsements do not satisfy %s's policy %s", hdr.TxId, tx.Payload.Contract, rule.pol))
+	}
+	return r
+}
+
+func (r txResult) fail(code api.TxValidationCode, err error) txResult {
+	r.code, r.err = code, err
+	return r
+}
+
+// endorsed verifies endorsements until the policy is satisfied. An
+// endorsement whose identity is invalid, duplicated, or of an org the policy
+// does not name cannot help and costs no signature check; one that fails its
+// check does not count. Verification stops as soon as the policy holds.
+func endorsed(reg *identity.Registry, rule *rule, tx *api.Tx) bool {
+	var buf [8]policy.Signer
+	signers := buf[:0]
+	var certs [8][]byte
+	seen := certs[:0]
+	resp := tx.Payload.ResponsePayload
+	for i, e := range tx.Payload.Endorsements {
+		if i == maxEndorsements {
+			break
+		}
+		id := e.GetEndorser()
+		if id == nil || !rule.namesOrg(id.Org) || containsBytes(seen, id.Cert) {
+			continue
+		}
+		m, err := reg.Member(id)
+		if err != nil || m.Verify(resp, e.Signature) != nil {
+			continue
+		}
+		seen = append(seen, id.Cert)
+		signers = append(signers, policy.Signer{Org: m.Org, Role: m.Role})
+		if rule.pol.Evaluate(signers) {
+			return true
+		}
+	}
+	return false
+}
+
+// rule is a contract's endorsement policy with the orgs it names.
+type rule struct {
+	pol  *policy.Policy
+	orgs []string
+}
+
+func (r *rule) namesOrg(org string) bool {
+	for _, o := range r.orgs {
+		if o == org {
+			return true
+		}
+	}
+	return false
+}
+
+func containsBytes(list [][]byte, b []byte) bool {
+	for _, x := range list {
+		if bytes.Equal(x, b) {
+			return true
+		}
+	}
+	return false
+}
+
+// verifyBlock is stage 1's block-level check: the data hash and the
+// orderer's signature over the header hash.
+func verifyBlock(ch *Channel, b *api.Block, headerHash []byte) error {
+	n := b.Header.Number
+	if want := api.DataHash(b.Transactions); !bytes.Equal(b.Header.DataHash, want) {
+		return fmt.Errorf("%w: block %d: data hash %.8x does not match its transactions (%.8x)", ErrBlockRefused, n, b.Header.DataHash, want)
+	}
+	sig := b.GetMetadata().GetSignature()
+	if sig == nil || sig.Signer == nil || len(sig.Signature) == 0 {
+		return fmt.Errorf("%w: block %d carries no orderer signature", ErrBlockRefused, n)
+	}
+	if !ch.isOrdererOrg(sig.Signer.Org) {
+		return fmt.Errorf("%w: block %d is signed by org %q, which is not an orderer org of channel %q", ErrBlockRefused, n, sig.Signer.Org, ch.Name)
+	}
+	m, err := ch.Registry.Member(sig.Signer)
+	if err != nil {
+		return fmt.Errorf("%w: block %d signer: %v", ErrBlockRefused, n, err)
+	}
+	if m.Role != identity.RoleOrderer {
+		return fmt.Errorf("%w: block %d is signed by %s with role %s, want orderer", ErrBlockRefused, n, m.Name, m.Role)
+	}
+	if err := m.Verify(headerHash, sig.Signature); err != nil {
+		return fmt.Errorf("%w: block %d orderer signature: %v", ErrBlockRefused, n, err)
+	}
+	return nil
+}

@@ -1,0 +1,220 @@
+package identity
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"crypto/x509"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strand-ledger/strand/api"
+)
+
+// CacheEntries bounds the number of verdicts a Registry caches. When the
+// cache is full it is dropped and refilled: a simple bound that costs one
+// re-validation per identity still in use.
+const CacheEntries = 65536
+
+// MaxCertBytes bounds the certificate a Registry will look at, so that the
+// cache (which keeps certificate bytes as keys) stays bounded in bytes too.
+// Larger certificates are rejected without being parsed or cached.
+const MaxCertBytes = 16 << 10
+
+// Org is an organisation as the channel knows it: its ID and the DER
+// certificates of the CAs that issue its members' certificates.
+type Org struct {
+	ID      string
+	CACerts [][]byte
+}
+
+// Registry validates the identities of a fixed set of organisations. It is
+// Fabric's MSP manager. It is safe for concurrent use.
+type Registry struct {
+	orgs  map[string]*orgState
+	ids   []string // sorted
+	limit int
+
+	mu struct {
+		sync.RWMutex
+		n int // entries in all orgState.cache maps
+	}
+}
+
+// orgState is one org's trust anchors and its verdict cache.
+type orgState struct {
+	id    string
+	roots *x509.CertPool
+	// cache maps string(cert DER) to a verdict. Guarded by Registry.mu.
+	cache map[string]verdict
+}
+
+type verdict struct {
+	m   *Member
+	err error
+}
+
+// Member is a validated member of an organisation. Members are shared
+// between callers and must be treated as read-only.
+type Member struct {
+	Org  string
+	Role Role
+	Name string // certificate CN
+	// NotAfter is the certificate's expiry. Registry.Member does not check
+	// it (validation must not depend on the clock); admission points that
+	// care compare it with their clock.
+	NotAfter time.Time
+
+	ec *ecdsa.PublicKey
+	ed ed25519.PublicKey
+}
+
+// NewRegistry builds a registry over orgs. Each org needs a non-empty,
+// unique ID and at least one CA certificate that parses and is a CA.
+func NewRegistry(orgs []Org) (*Registry, error) {
+	r := &Registry{orgs: make(map[string]*orgState, len(orgs)), limit: CacheEntries}
+	for i, o := range orgs {
+		if o.ID == "" {
+			return nil, fmt.Errorf("identity: org %d of %d has an empty ID, expected a unique non-empty ID", i, len(orgs))
+		}
+		if _, dup := r.orgs[o.ID]; dup {
+			return nil, fmt.Errorf("identity: org ID %q appears twice, expected unique IDs", o.ID)
+		}
+		if len(o.CACerts) == 0 {
+			return nil, fmt.Errorf("identity: org %q has no CA certificates, expected at least one", o.ID)
+		}
+		st := &orgState{id: o.ID, roots: x509.NewCertPool(), cache: make(map[string]verdict)}
+		for j, der := range o.CACerts {
+			c, err := x509.ParseCertificate(der)
+			if err != nil {
+				return nil, fmt.Errorf("%w: CA certificate %d of org %q: %v", ErrBadCertificate, j, o.ID, err)
+			}
+			if !c.IsCA {
+				return nil, fmt.Errorf("%w: CA certificate %d of org %q (%q) is not a CA (IsCA false)", ErrBadCertificate, j, o.ID, c.Subject.String())
+			}
+			st.roots.AddCert(c)
+		}
+		r.orgs[o.ID] = st
+		r.ids = append(r.ids, o.ID)
+	}
+	sort.Strings(r.ids)
+	return r, nil
+}
+
+// Orgs returns the IDs of the registry's organisations, sorted.
+func (r *Registry) Orgs() []string { return append([]string(nil), r.ids...) }
+
+// Member validates id and returns the member it names. The org must be
+// known (ErrUnknownOrg), the certificate must parse (ErrBadCertificate),
+// chain to one of the org's CAs as of one second after its NotBefore
+// (ErrUntrustedCertificate), and carry exactly one role OU other than member
+// (ErrNoRole). Verdicts are cached; a cached verdict costs one map lookup
+// and allocates nothing.
+func (r *Registry) Member(id *api.Identity) (*Member, error) {
+	if id == nil {
+		return nil, fmt.Errorf("%w: nil identity", ErrBadCertificate)
+	}
+	st, ok := r.orgs[id.Org]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q, expected one of %s", ErrUnknownOrg, id.Org, strings.Join(r.ids, ", "))
+	}
+	if len(id.Cert) > MaxCertBytes {
+		return nil, fmt.Errorf("%w: certificate of %d bytes for org %q, expected at most %d", ErrBadCertificate, len(id.Cert), id.Org, MaxCertBytes)
+	}
+	r.mu.RLock()
+	v, hit := st.cache[string(id.Cert)]
+	r.mu.RUnlock()
+	if hit {
+		return v.m, v.err
+	}
+	m, err := st.validate(id.Cert)
+	r.mu.Lock()
+	r.storeLocked(st, string(id.Cert), verdict{m, err})
+	r.mu.Unlock()
+	return m, err
+}
+
+// storeLocked caches a verdict, first dropping every cached verdict when the
+// cache is full. r.mu must be held for writing.
+func (r *Registry) storeLocked(st *orgState, cert string, v verdict) {
+	if _, ok := st.cache[cert]; ok {
+		return // another goroutine validated the same certificate meanwhile
+	}
+	if r.mu.n >= r.limit {
+		for _, o := range r.orgs {
+			clear(o.cache)
+		}
+		r.mu.n = 0
+	}
+	st.cache[cert] = v
+	r.mu.n++
+}
+
+// validate checks one certificate against the org. It never reads the clock.
+func (st *orgState) validate(der []byte) (*Member, error) {
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		sum := sha256.Sum256(der)
+		return nil, fmt.Errorf("%w: certificate of %d bytes (sha256 %x) for org %q: %v", ErrBadCertificate, len(der), sum[:8], st.id, err)
+	}
+	subject := fmt.Sprintf("certificate %q", cert.Subject.String())
+	if cert.IsCA {
+		return nil, fmt.Errorf("%w: %s of org %q is a CA certificate, expected a member certificate", ErrBadCertificate, subject, st.id)
+	}
+	_, err = cert.Verify(x509.VerifyOptions{
+		Roots:       st.roots,
+		CurrentTime: cert.NotBefore.Add(time.Second),
+		KeyUsages:   []x509.ExtKeyUsage{x509.ExtKeyUsageAny},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s does not chain to a CA of org %q: %v", ErrUntrustedCertificate, subject, st.id, err)
+	}
+	role, err := roleOf(subject, cert.Subject.OrganizationalUnit)
+	if err != nil {
+		return nil, err
+	}
+	m := &Member{Org: st.id, Role: role, Name: cert.Subject.CommonName, NotAfter: cert.NotAfter}
+	alg, err := algorithmOf(cert.PublicKey)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s of org %q: %v", ErrBadCertificate, subject, st.id, err)
+	}
+	switch alg {
+	case ECDSAP256:
+		m.ec = cert.PublicKey.(*ecdsa.PublicKey)
+	case Ed25519:
+		m.ed = cert.PublicKey.(ed25519.PublicKey)
+	}
+	return m, nil
+}
+
+// Verify checks sig over msg. ECDSA signatures must be ASN.1 DER over
+// SHA-256(msg) and low-S; a high-S signature is rejected even though it is
+// mathematically valid, so that signatures cannot be malleated. Ed25519
+// signatures are over msg itself. The error wraps ErrBadSignature and names
+// the member.
+func (m *Member) Verify(msg, sig []byte) error {
+	if m.ec != nil {
+		if !isLowS(sig) {
+			return m.badSignature("ECDSA signature is malformed or high-S, expected DER (r, s) with s <= N/2")
+		}
+		digest := sha256.Sum256(msg)
+		if !ecdsa.VerifyASN1(m.ec, digest[:], sig) {
+			return m.badSignature("ECDSA P-256 verification failed")
+		}
+		return nil
+	}
+	if len(m.ed) != ed25519.PublicKeySize {
+		return m.badSignature("member has no public key, expected one from Registry.Member")
+	}
+	if len(sig) != ed25519.SignatureSize || !ed25519.Verify(m.ed, msg, sig) {
+		return m.badSignature("Ed25519 verification failed")
+	}
+	return nil
+}
+
+func (m *Member) badSignature(why string) error {
+	return fmt.Errorf("%w: %s %q of org %q: %s", ErrBadSignature, m.Role, m.Name, m.Org, why)
+}

@@ -1,0 +1,82 @@
+// Package ledger is strand's block store: the hash-chained blocks a peer
+// has committed, kept in append-only segment files, with an index from
+// block number and transaction id to where they are stored. (The state
+// database lives in ledger/statedb.)
+//
+// # Files
+//
+// Blocks live in dir/blocks/ in segment files named 000000.seg,
+// 000001.seg, ... A segment is rolled over when the next frame would take
+// it past Options.SegmentSize (a frame larger than that goes alone into a
+// fresh segment). Each block is one frame, integers little endian:
+//
+//	u32 length | u32 CRC-32C (Castagnoli) of the next length bytes | u64 block number | raw block
+//
+// length counts the block number and the raw bytes. The raw bytes are the
+// encoded api.Block exactly as the caller handed it over, validation codes
+// included.
+//
+// The index is a Pebble database in dir/index: block number → (segment,
+// offset, frame size); tx id → (block, tx index, validation code); and a
+// record of the last indexed block with the end of its frame. The index is
+// derived data and is never fsynced: the fsync of the segment files is the
+// store's only durability point.
+//
+// # Invariants
+//
+// Blocks are numbered from 0 and stored contiguously: frame i of the store
+// (counting across segments in order) holds block i, and block i's header
+// names the header hash of block i-1 as its previous hash.
+//
+// Append writes every frame of its slice, fsyncs once (group commit), then
+// commits the index entries of all its blocks in one unsynced Pebble batch,
+// and only then publishes the new height. So a reader that sees height h
+// finds blocks 0..h-1 fully written and indexed; it never sees a frame that
+// is still being written. Readers (RawBlock, Block, Iterator, TxLocation,
+// Height, LastHash) run concurrently with the one appender; Append calls
+// are serialized. Before writing anything Append checks that the entries
+// continue the chain (ErrOutOfOrder, ErrChainBroken), so a refused Append
+// changes nothing.
+//
+// A write or fsync failure is sticky: the store truncates the segment back
+// to its previous end on a best-effort basis, keeps serving the blocks it
+// had published, and refuses every later Append. After an fsync error the
+// contents of the page cache are unknown, so the only safe way forward is
+// to Close and reopen, which repairs the tail from what is on disk.
+//
+// An index entry for a transaction id is written for every non-empty id
+// except those whose validation code is DUPLICATE_TXID, so the first
+// occurrence of an id stays the indexed one (the validator marks later
+// ones). The Entry handed to Append must agree with its Raw bytes: Append
+// does not decode Raw (it runs thousands of times a second); a build with
+// the "invariants" tag checks it.
+//
+// # Recovery
+//
+// OpenBlockStore reads the last-indexed record and checks that the indexed
+// frame it names is intact. If so, it scans from the end of that frame to
+// the end of the last segment; otherwise (no index, or an index that is
+// ahead of or inconsistent with the segments) it clears the index and
+// scans every segment from the start. Each scanned frame must have a
+// plausible length, a matching CRC and the next block number, and its
+// block must decode, carry that number in its header, link to the
+// previous block's header hash and match its data hash. Scanned blocks are
+// indexed (tx ids from api.DecodeTx(raw).ID(), taken even when the rest of
+// the transaction does not decode; codes from the block metadata, missing
+// codes read as NOT_VALIDATED).
+//
+// The first bad frame in the last segment ends the store: the segment is
+// truncated there, and the cut (segment, offset, bytes, reason) is reported
+// in Stats().LastRepair. A bad frame in an earlier segment cannot come
+// from a torn write (a segment is fsynced before the next one is created),
+// so Open refuses it with ErrCorrupt rather than discard the segments after
+// it. Rebuilding the index reads every block; it happens only when the
+// index was lost or the segments were damaged behind the index's back.
+//
+// # Caller's duties
+//
+// One process opens a directory at a time (the index's lock enforces it).
+// Entries must be validated blocks: Number, hashes, tx ids and codes as
+// described on Entry. Options.NoSync is for tests and benchmarks only: with
+// it a machine crash can lose blocks that Append reported stored.
+package ledger

@@ -1,0 +1,219 @@
+package ledger
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/strand-ledger/strand/api"
+)
+
+// Index keys. One byte names the kind of record:
+//
+//	'b' + u64 block number (big endian) → uvarint segment, offset, frame size
+//	't' + tx id                         → uvarint block, tx index; one byte code
+//	'm' "last"                          → u64 block, u32 segment, u64 end offset (little endian)
+const (
+	prefixBlock = 'b'
+	prefixTx    = 't'
+)
+
+var metaLastKey = []byte("mlast")
+
+// blockLoc is where a block's frame is.
+type blockLoc struct {
+	seg  int
+	off  int64
+	size int64
+}
+
+// indexMeta is the last indexed block and the end of its frame.
+type indexMeta struct {
+	block uint64
+	seg   int
+	end   int64
+}
+
+// index is the Pebble database that maps block numbers and tx ids to
+// where they are stored. Its writes are never synced.
+type index struct {
+	db *pebble.DB
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)            {}
+func (quietLogger) Errorf(string, ...any)           {}
+func (quietLogger) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+
+func openIndex(dir string) (*index, error) {
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		return nil, fmt.Errorf("ledger: open index: %w", err)
+	}
+	return &index{db: db}, nil
+}
+
+func (x *index) close() error {
+	if err := x.db.Close(); err != nil {
+		return fmt.Errorf("ledger: close index: %w", err)
+	}
+	return nil
+}
+
+// get calls fn with the value of key while it is valid.
+func (x *index) get(key []byte, fn func(v []byte) error) (bool, error) {
+	v, closer, err := x.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("ledger: index read: %w", err)
+	}
+	err = fn(v)
+	closer.Close()
+	return true, err
+}
+
+func (x *index) blockLocation(n uint64) (blockLoc, bool, error) {
+	var key [9]byte
+	var loc blockLoc
+	ok, err := x.get(blockKey(key[:0], n), func(v []byte) error {
+		var ok bool
+		loc, ok = decodeBlockLoc(v)
+		if !ok {
+			return fmt.Errorf("%w: index entry of block %d is malformed (%x)", ErrCorrupt, n, v)
+		}
+		return nil
+	})
+	return loc, ok, err
+}
+
+func (x *index) txLocation(id string) (Location, bool, error) {
+	key := make([]byte, 0, 1+len(id))
+	key = append(append(key, prefixTx), id...)
+	var loc Location
+	ok, err := x.get(key, func(v []byte) error {
+		b, n1 := binary.Uvarint(v)
+		tx, n2 := 0, 0
+		if n1 > 0 {
+			var t uint64
+			t, n2 = binary.Uvarint(v[n1:])
+			tx = int(t)
+		}
+		if n1 <= 0 || n2 <= 0 || len(v) != n1+n2+1 || tx > int(^uint32(0)) {
+			return fmt.Errorf("%w: index entry of tx %q is malformed (%x)", ErrCorrupt, id, v)
+		}
+		loc = Location{Block: b, Tx: uint32(tx), Code: api.TxValidationCode(v[n1+n2])}
+		return nil
+	})
+	return loc, ok, err
+}
+
+func (x *index) lastIndexed() (indexMeta, bool, error) {
+	var m indexMeta
+	ok, err := x.get(metaLastKey, func(v []byte) error {
+		if len(v) != 20 {
+			return fmt.Errorf("%w: last-indexed record is malformed (%x)", ErrCorrupt, v)
+		}
+		m.block = binary.LittleEndian.Uint64(v[0:8])
+		m.seg = int(binary.LittleEndian.Uint32(v[8:12]))
+		m.end = int64(binary.LittleEndian.Uint64(v[12:20]))
+		return nil
+	})
+	return m, ok, err
+}
+
+// clear deletes every record of the index.
+func (x *index) clear() error {
+	if err := x.db.DeleteRange([]byte{}, []byte{0xff}, pebble.NoSync); err != nil {
+		return fmt.Errorf("ledger: clear index: %w", err)
+	}
+	return nil
+}
+
+func blockKey(buf []byte, n uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(buf, prefixBlock), n)
+}
+
+func decodeBlockLoc(v []byte) (blockLoc, bool) {
+	seg, n1 := binary.Uvarint(v)
+	if n1 <= 0 {
+		return blockLoc{}, false
+	}
+	off, n2 := binary.Uvarint(v[n1:])
+	if n2 <= 0 {
+		return blockLoc{}, false
+	}
+	size, n3 := binary.Uvarint(v[n1+n2:])
+	if n3 <= 0 || n1+n2+n3 != len(v) || seg > 1<<31 || off > 1<<62 || size > 1<<40 {
+		return blockLoc{}, false
+	}
+	return blockLoc{seg: int(seg), off: int64(off), size: int64(size)}, true
+}
+
+// indexWriter collects the index records of appended blocks into one
+// reusable batch, with reusable key and value buffers.
+type indexWriter struct {
+	db    *pebble.DB
+	batch *pebble.Batch
+	key   []byte
+	val   []byte
+}
+
+func newIndexWriter(x *index) *indexWriter {
+	return &indexWriter{db: x.db, batch: x.db.NewBatch()}
+}
+
+// addBlock records block n's frame and its transactions.
+func (w *indexWriter) addBlock(n uint64, loc blockLoc, txIDs []string, codes []byte) error {
+	w.key = blockKey(w.key[:0], n)
+	w.val = binary.AppendUvarint(w.val[:0], uint64(loc.seg))
+	w.val = binary.AppendUvarint(w.val, uint64(loc.off))
+	w.val = binary.AppendUvarint(w.val, uint64(loc.size))
+	if err := w.batch.Set(w.key, w.val, nil); err != nil {
+		return err
+	}
+	for i, id := range txIDs {
+		code := byte(api.TxValidationCode_NOT_VALIDATED)
+		if i < len(codes) {
+			code = codes[i]
+		}
+		if id == "" || api.TxValidationCode(code) == api.TxValidationCode_DUPLICATE_TXID {
+			continue
+		}
+		w.key = append(append(w.key[:0], prefixTx), id...)
+		w.val = binary.AppendUvarint(w.val[:0], n)
+		w.val = binary.AppendUvarint(w.val, uint64(i))
+		w.val = append(w.val, code)
+		if err := w.batch.Set(w.key, w.val, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// commit writes the last-indexed record and commits the batch, unsynced.
+func (w *indexWriter) commit(m indexMeta) error {
+	var v [20]byte
+	binary.LittleEndian.PutUint64(v[0:8], m.block)
+	binary.LittleEndian.PutUint32(v[8:12], uint32(m.seg))
+	binary.LittleEndian.PutUint64(v[12:20], uint64(m.end))
+	err := w.batch.Set(metaLastKey, v[:], nil)
+	if err == nil {
+		err = w.batch.Commit(pebble.NoSync)
+	}
+	w.batch.Reset()
+	if err != nil {
+		return fmt.Errorf("ledger: index blocks up to %d: %w", m.block, err)
+	}
+	return nil
+}
+
+// reset drops what the batch collected.
+func (w *indexWriter) reset() { w.batch.Reset() }
+
+func (w *indexWriter) size() int { return w.batch.Len() }
+
+func (w *indexWriter) close() { w.batch.Close() }

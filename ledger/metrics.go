@@ -1,0 +1,49 @@
+package ledger
+
+import (
+	"fmt"
+	"time"
+)
+
+// Stats is a snapshot of the store's size and activity since it was
+// opened.
+type Stats struct {
+	Height     uint64        // blocks stored
+	Bytes      int64         // bytes in segment files
+	Segments   int           // segment files
+	Appends    uint64        // successful Append calls since open
+	Blocks     uint64        // blocks appended since open
+	Fsyncs     uint64        // segment fsyncs since open
+	FsyncTotal time.Duration // time spent in them
+	LastRepair Repair        // what OpenBlockStore repaired
+}
+
+// String renders the stats on one line.
+func (st Stats) String() string {
+	var avg time.Duration
+	if st.Fsyncs > 0 {
+		avg = st.FsyncTotal / time.Duration(st.Fsyncs)
+	}
+	return fmt.Sprintf("height %d, %d bytes in %d segments; %d appends of %d blocks; %d fsyncs, %s total, %s avg; open: %s",
+		st.Height, st.Bytes, st.Segments, st.Appends, st.Blocks, st.Fsyncs, st.FsyncTotal, avg, st.LastRepair)
+}
+
+// Stats returns the current metrics.
+func (s *BlockStore) Stats() Stats {
+	v := s.state.Load()
+	return Stats{
+		Height:     v.height,
+		Bytes:      v.sizeSum + v.endOff,
+		Segments:   len(v.segs),
+		Appends:    s.metrics.appends.Load(),
+		Blocks:     s.metrics.blocks.Load(),
+		Fsyncs:     s.metrics.fsyncs.Load(),
+		FsyncTotal: time.Duration(s.metrics.fsyncNanos.Load()),
+		LastRepair: s.repair,
+	}
+}
+
+var clockStart = time.Now()
+
+// nanotime is a monotonic clock reading for measuring fsync latency.
+func nanotime() int64 { return int64(time.Since(clockStart)) }

@@ -1,0 +1,210 @@
+package memdb
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+
+	"github.com/strand-ledger/strand/ledger/statedb"
+)
+
+// degree is the B-tree degree: nodes hold up to 2*degree-1 items.
+const degree = 16
+
+// item is one key of the tree: its encoded key and its decoded value.
+// data is owned by the tree and never handed out.
+type item struct {
+	key  string // statedb.AppendKey(ns, key)
+	data []byte
+	ver  statedb.Version
+}
+
+func less(a, b item) bool { return a.key < b.key }
+
+// version is one published state: a tree that is never written again and
+// the savepoint it corresponds to.
+type version struct {
+	tree      *btree.BTreeG[item]
+	savepoint uint64
+}
+
+// DB is an in-memory statedb.DB. The zero value is not usable; call New.
+type DB struct {
+	// cur is the published version; nil once closed.
+	cur atomic.Pointer[version]
+
+	mu struct {
+		sync.Mutex
+		// work is the writer's private tree; its contents always equal
+		// those of cur.tree between Apply calls.
+		work *btree.BTreeG[item]
+	}
+}
+
+var _ statedb.DB = (*DB)(nil)
+
+// New returns an empty database with savepoint 0.
+func New() *DB {
+	d := &DB{}
+	d.mu.work = btree.NewG(degree, less)
+	d.cur.Store(&version{tree: d.mu.work.Clone()})
+	return d
+}
+
+func (d *DB) load() (*version, error) {
+	v := d.cur.Load()
+	if v == nil {
+		return nil, statedb.ErrClosed
+	}
+	return v, nil
+}
+
+func encodeKey(ns, key string) string {
+	var sb strings.Builder
+	sb.Grow(len(ns) + 1 + len(key))
+	sb.WriteString(ns)
+	sb.WriteByte(0)
+	sb.WriteString(key)
+	return sb.String()
+}
+
+// Get implements statedb.DB.
+func (d *DB) Get(ns, key string) (statedb.Value, bool, error) {
+	v, err := d.load()
+	if err != nil {
+		return statedb.Value{}, false, err
+	}
+	if err := statedb.CheckNamespace(ns); err != nil {
+		return statedb.Value{}, false, err
+	}
+	it, ok := v.tree.Get(item{key: encodeKey(ns, key)})
+	if !ok {
+		return statedb.Value{}, false, nil
+	}
+	return it.value(), true, nil
+}
+
+// value returns a caller-owned copy of the item's value.
+func (it item) value() statedb.Value {
+	return statedb.Value{Data: bytes.Clone(it.data), Version: it.ver}
+}
+
+// GetMany implements statedb.DB. All lookups read one version.
+func (d *DB) GetMany(keys []statedb.Key, out []statedb.Result) error {
+	v, err := d.load()
+	if err != nil {
+		return err
+	}
+	if len(keys) != len(out) {
+		return fmt.Errorf("%w: %d keys, %d results", statedb.ErrLengthsMismatch, len(keys), len(out))
+	}
+	for _, k := range keys {
+		if err := statedb.CheckNamespace(k.Namespace); err != nil {
+			return err
+		}
+	}
+	for i, k := range keys {
+		it, ok := v.tree.Get(item{key: encodeKey(k.Namespace, k.Key)})
+		out[i] = statedb.Result{Found: ok}
+		if ok {
+			out[i].Value = it.value()
+		}
+	}
+	return nil
+}
+
+// Scan implements statedb.DB. It reads one version, so fn sees a
+// consistent state even if batches are applied meanwhile.
+func (d *DB) Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error {
+	v, err := d.load()
+	if err != nil {
+		return err
+	}
+	if err := statedb.CheckNamespace(ns); err != nil {
+		return err
+	}
+	if end != "" && start >= end {
+		return nil
+	}
+	lo := item{key: encodeKey(ns, start)}
+	hi := item{key: ns + "\x01"} // the first key past the namespace
+	if end != "" {
+		hi.key = encodeKey(ns, end)
+	}
+	prefix := len(ns) + 1
+	v.tree.AscendRange(lo, hi, func(it item) bool {
+		return fn(it.key[prefix:], it.value())
+	})
+	return nil
+}
+
+// Apply implements statedb.DB.
+func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	cur, err := d.load()
+	if err != nil {
+		return err
+	}
+	if height <= cur.savepoint {
+		return fmt.Errorf("%w: height %d, want more than the savepoint %d", statedb.ErrSavepointOrder, height, cur.savepoint)
+	}
+	var writes []statedb.Write
+	if b != nil {
+		writes = b.Writes
+	}
+	if err := checkNamespaces(writes); err != nil {
+		return err
+	}
+	for _, w := range writes {
+		k := encodeKey(w.Namespace, w.Key)
+		if w.Delete {
+			d.mu.work.Delete(item{key: k})
+			continue
+		}
+		d.mu.work.ReplaceOrInsert(item{key: k, data: bytes.Clone(w.Value), ver: w.Version})
+	}
+	next := &version{tree: d.mu.work.Clone(), savepoint: height}
+	if !d.cur.CompareAndSwap(cur, next) {
+		// Close ran meanwhile; the work tree no longer matters.
+		return statedb.ErrClosed
+	}
+	return nil
+}
+
+// checkNamespaces returns the first namespace error among the writes.
+func checkNamespaces(writes []statedb.Write) error {
+	last := ""
+	for i, w := range writes {
+		if w.Namespace == last && i > 0 {
+			continue
+		}
+		if err := statedb.CheckNamespace(w.Namespace); err != nil {
+			return fmt.Errorf("write %d of the batch (key %q): %w", i, w.Key, err)
+		}
+		last = w.Namespace
+	}
+	return nil
+}
+
+// Savepoint implements statedb.DB.
+func (d *DB) Savepoint() (uint64, error) {
+	v, err := d.load()
+	if err != nil {
+		return 0, err
+	}
+	return v.savepoint, nil
+}
+
+// Close implements statedb.DB. Scans already running finish on the
+// version they loaded.
+func (d *DB) Close() error {
+	if d.cur.Swap(nil) == nil {
+		return statedb.ErrClosed
+	}
+	return nil
+}
