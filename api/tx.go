@@ -115,6 +115,25 @@ func checkRWSet(txID, contract string, rw *RWSet) (TxValidationCode, error) {
 	return TxValidationCode_VALID, nil
 }
 
+// TxIDCounts reports whether a transaction that got code has used up its
+// tx id, so that any later transaction with the same id is DUPLICATE_TXID.
+// It is true exactly when the creator's signature was verified: the codes
+// below are the ones decided before (or by) that check, and DUPLICATE_TXID
+// itself never claims the id. The committer and the block store's index
+// (also when it is rebuilt from the blocks) both use this one rule, so that
+// every peer derives the same set of used ids from the same chain, and
+// nobody can burn another client's tx id with a transaction they could not
+// sign.
+func TxIDCounts(code TxValidationCode) bool {
+	switch code {
+	case TxValidationCode_NIL_ENVELOPE, TxValidationCode_BAD_PAYLOAD, TxValidationCode_BAD_COMMON_HEADER,
+		TxValidationCode_BAD_CHANNEL_HEADER, TxValidationCode_BAD_PROPOSAL_TXID, TxValidationCode_TARGET_CHAIN_NOT_FOUND,
+		TxValidationCode_BAD_CREATOR_SIGNATURE, TxValidationCode_DUPLICATE_TXID, TxValidationCode_NOT_VALIDATED:
+		return false
+	}
+	return true
+}
+
 // CheckNamespace reports whether name can be a contract namespace: 1 to
 // 128 bytes, no NUL byte (state databases use NUL as the separator between
 // namespace and key).

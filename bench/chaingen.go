@@ -311,67 +311,25 @@ func GenerateChain(spec ChainSpec, progress func(done, total int)) (*Chain, erro
 }
 
 // buildChainTx makes the proposal, the response both peers endorse, and the
-// transaction the creator signs, and returns the transaction's bytes.
+// transaction the creator signs (api.BuildTx), and returns its bytes.
 func buildChainTx(p *chainTxPlan, s *chainSigners) ([]byte, error) {
-	proposal, err := proto.Marshal(&api.Proposal{
-		Header:   p.header,
-		Contract: chainNamespace,
-		Function: p.op.function,
-		Args:     p.op.args,
-	})
+	raw, _, err := api.BuildTx(api.TxSpec{
+		Channel: p.header.Channel, Contract: chainNamespace, Function: p.op.function, Args: p.op.args,
+		Nonce: p.header.Nonce, Timestamp: p.header.TimestampUnixNano,
+		RWSet: &api.RWSet{Namespaces: []*api.NsRWSet{p.op.ns}},
+	}, p.creator, []api.Signer{s.peers[0], s.peers[1]})
 	if err != nil {
-		return nil, fmt.Errorf("bench: chain: proposal %s: %w", p.header.TxId, err)
+		return nil, fmt.Errorf("bench: chain: tx %s: %w", p.header.TxId, err)
 	}
-	resp, err := proto.Marshal(&api.ResponsePayload{
-		ProposalHash: api.ProposalHash(proposal),
-		Contract:     chainNamespace,
-		Rwset:        &api.RWSet{Namespaces: []*api.NsRWSet{p.op.ns}},
-		Status:       api.StatusOK,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench: chain: response of %s: %w", p.header.TxId, err)
-	}
-	endorsements := make([]*api.Endorsement, len(s.peers))
-	for i, peer := range s.peers {
-		sig, err := peer.Sign(resp)
-		if err != nil {
-			return nil, fmt.Errorf("bench: chain: endorsement of %s by %s: %w", p.header.TxId, peer.Org(), err)
-		}
-		endorsements[i] = &api.Endorsement{Endorser: peer.Identity(), Signature: sig}
-	}
-	payload, err := proto.Marshal(&api.TxPayload{
-		Header:          p.header,
-		Contract:        chainNamespace,
-		ResponsePayload: resp,
-		Endorsements:    endorsements,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench: chain: payload of %s: %w", p.header.TxId, err)
-	}
-	sig, err := p.creator.Sign(payload)
-	if err != nil {
-		return nil, fmt.Errorf("bench: chain: creator signature of %s: %w", p.header.TxId, err)
-	}
-	return proto.Marshal(&api.Transaction{Payload: payload, Signature: sig})
+	return raw, nil
 }
 
 func buildChainBlock(h *api.BlockHeader, txs [][]byte, orderer *identity.Signer) ([]byte, error) {
-	sig, err := orderer.Sign(api.HeaderHash(h))
+	b, err := api.BuildBlock(h.Number, h.PreviousHash, txs, orderer)
 	if err != nil {
-		return nil, fmt.Errorf("bench: chain: signing block %d: %w", h.Number, err)
+		return nil, fmt.Errorf("bench: chain: %w", err)
 	}
-	b, err := proto.Marshal(&api.Block{
-		Header:       h,
-		Transactions: txs,
-		Metadata: &api.BlockMetadata{Signature: &api.BlockSignature{
-			Signer:    orderer.Identity(),
-			Signature: sig,
-		}},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bench: chain: block %d: %w", h.Number, err)
-	}
-	return b, nil
+	return proto.Marshal(b)
 }
 
 // chainParallel runs fn(0..n-1) on runtime.NumCPU() goroutines, in chunks,

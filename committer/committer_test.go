@@ -2,6 +2,8 @@ package committer
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -298,4 +300,31 @@ func TestReopen(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no commit event")
 	}
+}
+
+// TestForgedCopyDoesNotBurnTxID: a copy of a transaction with a forged
+// creator signature does not claim its tx id, before or after the block
+// store's index is rebuilt from the blocks; the real one then commits.
+func TestForgedCopyDoesNotBurnTxID(t *testing.T) {
+	n := newTestNet(t)
+	dir := t.TempDir()
+	p := openPeer(t, n, dir, Options{})
+	real := n.tx(rwset(testContract, nil, wr("a", "1")))
+	forged := retag(t, real, func(tx *api.Transaction) { tx.Signature[len(tx.Signature)-2] ^= 1 })
+	id := txID(t, real)
+	deliver(t, p, n.block(forged))
+	deliver(t, p, n.block(real))
+	check := func(when string) {
+		loc, ok, err := p.store.TxLocation(id)
+		if err != nil || !ok || loc.Block != 1 || loc.Code != api.TxValidationCode_VALID {
+			t.Fatalf("%s: TxLocation = %+v, %v, %v; want block 1, VALID", when, loc, ok, err)
+		}
+	}
+	check("live index")
+	p.close()
+	if err := os.RemoveAll(filepath.Join(dir, "blocks", "index")); err != nil {
+		t.Fatal(err)
+	}
+	p = openPeer(t, n, dir, Options{})
+	check("rebuilt index")
 }

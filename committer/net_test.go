@@ -27,6 +27,7 @@ type testNet struct {
 	peer1b, orderer, foreignClient1 *identity.Signer
 	ordererAdmin                    *identity.Signer
 	unknownOrgClient                *identity.Signer
+	caCerts                         map[string][]byte
 	prevHash                        []byte
 	next                            uint64
 	nonce                           uint64
@@ -69,6 +70,7 @@ func newTestNet(t testing.TB) *testNet {
 		foreignClient1:   must(foreign.Issue("mallory", identity.RoleClient, identity.ECDSAP256)),
 		unknownOrgClient: must(unknown.Issue("eve", identity.RoleClient, identity.ECDSAP256)),
 	}
+	n.caCerts = map[string][]byte{"Org1": org1.CertDER(), "Org2": org2.CertDER(), "OrdererOrg": ord.CertDER()}
 	n.ch = Channel{
 		Name: testChannel, Registry: reg, OrdererOrgs: []string{"OrdererOrg"},
 		Policies: map[string]*policy.Policy{
@@ -78,6 +80,8 @@ func newTestNet(t testing.TB) *testNet {
 	}
 	return n
 }
+
+func (n *testNet) caCert(org string) []byte { return n.caCerts[org] }
 
 func (n *testNet) nextNonce() []byte {
 	n.nonce++

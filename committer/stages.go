@@ -80,23 +80,21 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 	inBlock := make(map[string]struct{}, len(b.results))
 	for i, r := range b.results {
 		txs[i] = txWork{code: r.code, ver: statedb.Version{Block: num, Tx: uint32(i)}}
-		if r.tx != nil && r.tx.Response != nil {
+		if r.tx.Response != nil {
 			txs[i].rw = r.tx.Response.Rwset
 		}
-		if !r.signed {
+		ids[i] = r.tx.ID() // the block store indexes it if its final code claims it
+		if !api.TxIDCounts(r.code) {
 			continue
 		}
-		id := r.tx.ID()
-		dup, err := c.seen(id, inBlock)
+		dup, err := c.seen(ids[i], inBlock)
 		if err != nil {
 			return nil, err
 		}
-		inBlock[id] = struct{}{}
+		inBlock[ids[i]] = struct{}{}
 		if dup {
 			txs[i].code = api.TxValidationCode_DUPLICATE_TXID
-			continue
 		}
-		ids[i] = id
 	}
 	var err error
 	if c.opts.Mode == Parallel {
@@ -112,7 +110,7 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 	c.pending.Lock()
 	for i := range txs {
 		p.codes[i] = byte(txs[i].code)
-		if ids[i] != "" {
+		if api.TxIDCounts(txs[i].code) {
 			c.pending.ids[ids[i]] = struct{}{}
 		}
 		if txs[i].code == api.TxValidationCode_VALID {
@@ -204,8 +202,8 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	stored := time.Now()
 	c.pending.Lock()
 	for _, p := range group {
-		for _, id := range p.txIDs {
-			if id != "" {
+		for i, id := range p.txIDs {
+			if api.TxIDCounts(api.TxValidationCode(p.codes[i])) {
 				delete(c.pending.ids, id)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 // block store and applied to the state.
 type BlockEvent struct {
 	Number uint64
-	TxIDs  []string // "" where the tx id did not count (unsigned or duplicate)
+	TxIDs  []string // "" where the transaction did not decode that far
 	Codes  []byte   // api.TxValidationCode per transaction
 	// When the block passed each point of the pipeline.
 	Received, Verified, Validated, Committed time.Time

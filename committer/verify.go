@@ -18,19 +18,19 @@ type txResult struct {
 	tx   *api.Tx
 	code api.TxValidationCode
 	err  error
-	// signed is set when the creator's signature verified: only then does
-	// the tx id count for duplicate detection, so nobody can burn another
-	// client's tx id with a transaction they could not sign.
-	signed bool
 }
 
 // verifyTx is stage 1 for one transaction: structure, channel, creator,
 // creator signature, contract, endorsements, policy. It needs no state.
+//
+// The creator's signature is checked as soon as the header is sound, even
+// when the rest of the payload is malformed, so that whether a transaction
+// claimed its tx id follows from its code alone (api.TxIDCounts).
 func verifyTx(ch *Channel, rules map[string]*rule, raw []byte) txResult {
 	tx, code, err := api.DecodeTx(raw)
 	r := txResult{tx: tx, code: code, err: err}
-	if err != nil {
-		return r
+	if err != nil && !api.TxIDCounts(code) {
+		return r // the header itself is unusable
 	}
 	hdr := tx.Payload.Header
 	if hdr.Channel != ch.Name {
@@ -48,7 +48,9 @@ func verifyTx(ch *Channel, rules map[string]*rule, raw []byte) txResult {
 	if err := creator.Verify(tx.Envelope.Payload, tx.Envelope.Signature); err != nil {
 		return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("committer: tx %s: %w", hdr.TxId, err))
 	}
-	r.signed = true
+	if r.err != nil {
+		return r // signed, but the response or read/write set is malformed
+	}
 	rule := rules[tx.Payload.Contract]
 	if rule == nil {
 		return r.fail(api.TxValidationCode_INVALID_CHAINCODE,

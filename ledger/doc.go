@@ -45,9 +45,10 @@
 // to Close and reopen, which repairs the tail from what is on disk.
 //
 // An index entry for a transaction id is written for every non-empty id
-// except those whose validation code is DUPLICATE_TXID, so the first
-// occurrence of an id stays the indexed one (the validator marks later
-// ones). The Entry handed to Append must agree with its Raw bytes: Append
+// whose validation code claims it (api.TxIDCounts: the creator's signature
+// verified, and not DUPLICATE_TXID), so the first signed occurrence of an
+// id stays the indexed one (the validator marks later ones) and a rebuilt
+// index holds exactly the ids the live one did. The Entry handed to Append must agree with its Raw bytes: Append
 // does not decode Raw (it runs thousands of times a second); a build with
 // the "invariants" tag checks it.
 //

@@ -43,8 +43,8 @@ type index struct {
 
 type quietLogger struct{}
 
-func (quietLogger) Infof(string, ...any)            {}
-func (quietLogger) Errorf(string, ...any)           {}
+func (quietLogger) Infof(string, ...any)           {}
+func (quietLogger) Errorf(string, ...any)          {}
 func (quietLogger) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
 
 func openIndex(dir string) (*index, error) {
@@ -180,7 +180,7 @@ func (w *indexWriter) addBlock(n uint64, loc blockLoc, txIDs []string, codes []b
 		if i < len(codes) {
 			code = codes[i]
 		}
-		if id == "" || api.TxValidationCode(code) == api.TxValidationCode_DUPLICATE_TXID {
+		if id == "" || !api.TxIDCounts(api.TxValidationCode(code)) {
 			continue
 		}
 		w.key = append(append(w.key[:0], prefixTx), id...)

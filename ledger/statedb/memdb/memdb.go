@@ -176,17 +176,17 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
 	return nil
 }
 
-// checkNamespaces returns the first namespace error among the writes.
+// checkNamespaces returns the first namespace error among the writes,
+// checking each run of equal namespaces once.
 func checkNamespaces(writes []statedb.Write) error {
-	last := ""
-	for i, w := range writes {
-		if w.Namespace == last && i > 0 {
+	for i := range writes {
+		w := &writes[i]
+		if i > 0 && w.Namespace == writes[i-1].Namespace {
 			continue
 		}
 		if err := statedb.CheckNamespace(w.Namespace); err != nil {
 			return fmt.Errorf("write %d of the batch (key %q): %w", i, w.Key, err)
 		}
-		last = w.Namespace
 	}
 	return nil
 }

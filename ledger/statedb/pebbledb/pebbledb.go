@@ -70,6 +70,7 @@ func pebbleOptions(o Options) *pebble.Options {
 		MemTableSize:       o.MemTableSize,
 		MaxOpenFiles:       o.MaxOpenFiles,
 		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{},
 	}
 	n := o.MaxConcurrentCompactions
 	po.CompactionConcurrencyRange = func() (int, int) { return 1, n }

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/strand-ledger/strand/bench"
+	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/identity"
+)
+
+func benchCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "bench", Short: "Run benchmarks"}
+	cmd.AddCommand(validatorCmd())
+	return cmd
+}
+
+type validatorFlags struct {
+	blocks, accounts int
+	blockSizes       string
+	modes            string
+	stateDB          string
+	alg              string
+	seed             int64
+	noSync           bool
+	cryptoTime       time.Duration
+	jsonFile         string
+	dir              string
+	cpuProfile       string
+}
+
+func validatorCmd() *cobra.Command {
+	var f validatorFlags
+	cmd := &cobra.Command{
+		Use:   "validator",
+		Short: "Replay signed Smallbank blocks into a fresh validating peer and compare with the crypto bound",
+		Long: `Generates a chain of fully signed Smallbank blocks (two orgs, policy
+AND('Org1.peer','Org2.peer'): a creator signature and two endorsement
+signatures per transaction, an orderer signature per block), measures how
+fast this machine can verify those signatures on all its cores (the crypto
+bound), then replays the chain into a fresh peer and reports committed
+transactions per second against that bound. Every signature is checked and,
+unless --nosync, every block is fsynced before it counts as committed. The
+final state is compared with the generator's model and the Smallbank
+invariant is checked.`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runValidator(cmd.OutOrStdout(), f) },
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.blocks, "blocks", 0, "workload blocks per run (default: 10000 transactions' worth)")
+	fl.StringVar(&f.blockSizes, "block-size", "100,1", "transactions per block; a comma-separated list runs each")
+	fl.IntVar(&f.accounts, "accounts", 10000, "Smallbank accounts (two state keys each)")
+	fl.StringVar(&f.modes, "mode", "sequential,parallel", "stage-2 validation mode(s): sequential, parallel, or both comma-separated")
+	fl.StringVar(&f.stateDB, "state-db", "pebble", "state database: pebble or memory")
+	fl.StringVar(&f.alg, "alg", "ecdsa-p256", "signature algorithm: ecdsa-p256 or ed25519")
+	fl.Int64Var(&f.seed, "seed", 1, "workload random seed")
+	fl.BoolVar(&f.noSync, "nosync", false, "do not fsync the block store (not durable; for comparison only)")
+	fl.DurationVar(&f.cryptoTime, "crypto-time", 2*time.Second, "how long to measure the crypto bound")
+	fl.StringVar(&f.jsonFile, "json", "", "also write the results as JSON to this file")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
+	fl.StringVar(&f.dir, "dir", "", "ledger directory (default: a temporary directory, removed afterwards)")
+	return cmd
+}
+
+func runValidator(out io.Writer, f validatorFlags) error {
+	sizes, err := parseInts("--block-size", f.blockSizes)
+	if err != nil {
+		return err
+	}
+	var modes []committer.Mode
+	for _, m := range strings.Split(f.modes, ",") {
+		mode, err := committer.ParseMode(strings.TrimSpace(m))
+		if err != nil {
+			return fmt.Errorf("--mode: %w", err)
+		}
+		modes = append(modes, mode)
+	}
+	alg, err := identity.ParseAlgorithm(f.alg)
+	if err != nil {
+		return fmt.Errorf("--alg: %w", err)
+	}
+	if f.stateDB != "pebble" && f.stateDB != "memory" {
+		return fmt.Errorf("--state-db %q: want pebble or memory", f.stateDB)
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var results []*bench.ValidatorResult
+	for _, size := range sizes {
+		blocks := f.blocks
+		if blocks == 0 {
+			blocks = max(10000/size, 1)
+		}
+		for _, mode := range modes {
+			cfg := bench.ValidatorConfig{
+				Chain:   bench.ChainSpec{Accounts: f.accounts, Blocks: blocks, BlockSize: size, Seed: f.seed, Alg: alg},
+				Mode:    mode, StateDB: f.stateDB, NoSync: f.noSync, CryptoTime: f.cryptoTime, Dir: f.dir,
+				Progress: newProgress(fmt.Sprintf("block size %d, %s", size, mode)),
+			}
+			res, err := bench.RunValidator(cfg)
+			if err != nil {
+				return err
+			}
+			results = append(results, res)
+		}
+	}
+	printValidator(out, results)
+	if f.jsonFile != "" {
+		raw, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.jsonFile, append(raw, '\n'), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "\nwrote %s\n", f.jsonFile)
+	}
+	return nil
+}
+
+func parseInts(flag, s string) ([]int, error) {
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s %q: want positive integers separated by commas", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// newProgress returns a progress callback: a bar per phase on a terminal,
+// otherwise one line when each phase ends.
+func newProgress(label string) func(phase string, done, total int) {
+	tty := term.IsTerminal(int(os.Stderr.Fd()))
+	var bar *progressbar.ProgressBar
+	var current string
+	return func(phase string, done, total int) {
+		if !tty {
+			if done == total {
+				fmt.Fprintf(os.Stderr, "%s: %s done (%d)\n", label, phase, total)
+			}
+			return
+		}
+		if phase != current || bar == nil {
+			if bar != nil {
+				bar.Finish()
+			}
+			current = phase
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(os.Stderr),
+				progressbar.OptionSetDescription(fmt.Sprintf("%-28s %-12s", label, phase)),
+				progressbar.OptionSetWidth(30), progressbar.OptionShowCount(), progressbar.OptionThrottle(100*time.Millisecond),
+				progressbar.OptionClearOnFinish())
+		}
+		bar.Set(done)
+		if done == total {
+			bar.Finish()
+		}
+	}
+}
+
+func printValidator(out io.Writer, rs []*bench.ValidatorResult) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "block size\tmode\tstate db\ttxs\tcommitted tx/s\tcrypto bound tx/s\tratio\tCPU µs/tx\tverify µs/tx\tCPU ratio\tblocks/fsync\tp50 ms\tp99 ms\tpeak RSS MiB\t")
+	for _, r := range rs {
+		lat := r.Latency["total"]
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.0f\t%.0f\t%.1f%%\t%.1f\t%.1f\t%.2f\t%.1f\t%.2f\t%.2f\t%.0f\t\n",
+			r.BlockSize, r.Mode, r.StateDB, r.Txs, r.TPS, r.CryptoBoundTPS, 100*r.Ratio,
+			r.CPUSecondsPerTx*1e6, r.VerifyCPUSecondsPerTx*1e6, r.CPURatio, r.BlocksPerFsync, lat.P50, lat.P99, r.RSSPeakMiB)
+	}
+	tw.Flush()
+	if len(rs) > 0 {
+		fmt.Fprintf(out, "\nEvery signature verified; durable=%v; %d cores; Smallbank invariant %s\n", rs[0].Durable, rs[0].Cores, rs[len(rs)-1].Invariant)
+		fmt.Fprintln(out, "latency = per block, from delivery to the peer until durable commit")
+	}
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchValidator runs the README's main job on a tiny chain through
+// the real command and checks the table and the JSON fields.
+func TestBenchValidator(t *testing.T) {
+	jsonFile := filepath.Join(t.TempDir(), "out.json")
+	var out bytes.Buffer
+	cmd := rootCmd()
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"bench", "validator", "--blocks", "4", "--block-size", "5,1", "--accounts", "100",
+		"--crypto-time", "50ms", "--json", jsonFile})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Smallbank invariant holds") {
+		t.Errorf("output lacks the invariant check:\n%s", out.String())
+	}
+	raw, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 { // 2 block sizes × 2 modes
+		t.Fatalf("%d result rows, want 4", len(rows))
+	}
+	for _, r := range rows {
+		for _, field := range []string{"tps", "crypto_bound_tps", "ratio", "cpu_seconds_per_tx", "block_size", "mode", "state_db"} {
+			if _, ok := r[field]; !ok {
+				t.Errorf("JSON row lacks %q: %v", field, r)
+			}
+		}
+		if r["tps"].(float64) <= 0 || r["valid"].(float64) != r["txs"].(float64) {
+			t.Errorf("implausible row: %v", r)
+		}
+	}
+}
+
+func TestBenchValidatorBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--mode", "fast"}, {"--block-size", "0"}, {"--state-db", "couch"}, {"--alg", "rsa"},
+	} {
+		cmd := rootCmd()
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetArgs(append([]string{"bench", "validator"}, args...))
+		err := cmd.Execute()
+		if err == nil || !strings.Contains(err.Error(), strings.TrimPrefix(args[0], "--")) {
+			t.Errorf("%v: error %v, want one naming the flag", args, err)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+// Command strand is the single binary of the strand ledger. This file and
+// its siblings only parse flags and wire packages together.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := rootCmd().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "strand:", err)
+		os.Exit(1)
+	}
+}
+
+func rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "strand",
+		Short:         "strand: a fast permissioned ledger in the execute-order-validate style",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(benchCmd())
+	return root
+}

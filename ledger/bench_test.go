@@ -1,0 +1,89 @@
+package ledger
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/strand-ledger/strand/api"
+)
+
+// benchEntries returns n chained entries of one transaction each. They
+// share one raw block: Append does not decode Raw.
+func benchEntries(n int) []Entry {
+	var c chain
+	template := c.block(1, nil, nil)
+	es := make([]Entry, n)
+	prev := []byte(nil)
+	for i := range es {
+		h := &api.BlockHeader{Number: uint64(i), PreviousHash: prev, DataHash: make([]byte, 32)}
+		es[i] = Entry{
+			Number:     uint64(i),
+			HeaderHash: api.HeaderHash(h),
+			PrevHash:   prev,
+			Raw:        template.Raw,
+			TxIDs:      []string{fmt.Sprintf("bench-tx-%d", i)},
+			Codes:      []byte{0},
+		}
+		prev = es[i].HeaderHash
+	}
+	return es
+}
+
+func benchAppend(b *testing.B, group int, noSync bool) {
+	es := benchEntries(b.N * group)
+	s := openStore(b, b.TempDir(), Options{NoSync: noSync})
+	defer s.Close()
+	b.SetBytes(int64(group * (frameHeaderSize + len(es[0].Raw))))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := s.Append(es[i*group : (i+1)*group]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	st := s.Stats()
+	b.ReportMetric(float64(b.N*group)/b.Elapsed().Seconds(), "blocks/s")
+	if st.Fsyncs > 0 {
+		b.ReportMetric(float64(st.FsyncTotal.Microseconds())/float64(st.Fsyncs), "µs/fsync")
+	}
+}
+
+func BenchmarkAppend1(b *testing.B) {
+	b.Run("nosync", func(b *testing.B) { benchAppend(b, 1, true) })
+	b.Run("sync", func(b *testing.B) { benchAppend(b, 1, false) })
+}
+
+func BenchmarkAppend100Group(b *testing.B) {
+	b.Run("nosync", func(b *testing.B) { benchAppend(b, 100, true) })
+	b.Run("sync", func(b *testing.B) { benchAppend(b, 100, false) })
+}
+
+func BenchmarkRawBlock(b *testing.B) {
+	es := benchEntries(10000)
+	s := openStore(b, b.TempDir(), Options{NoSync: true})
+	defer s.Close()
+	mustAppend(b, s, es)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := s.RawBlock(uint64(i % len(es))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkIterate(b *testing.B) {
+	es := benchEntries(10000)
+	s := openStore(b, b.TempDir(), Options{NoSync: true})
+	defer s.Close()
+	mustAppend(b, s, es)
+	b.ReportAllocs()
+	b.ResetTimer()
+	it := s.Iterator(0)
+	for i := 0; i < b.N; i++ {
+		if _, _, err := it.Next(); err != nil {
+			it = s.Iterator(0)
+		}
+	}
+}
