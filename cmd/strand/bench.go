@@ -111,8 +111,8 @@ func runValidator(out io.Writer, f validatorFlags) error {
 		}
 		for _, mode := range modes {
 			cfg := bench.ValidatorConfig{
-				Chain:   bench.ChainSpec{Accounts: f.accounts, Blocks: blocks, BlockSize: size, Seed: f.seed, Alg: alg},
-				Mode:    mode, StateDB: f.stateDB, NoSync: f.noSync, CryptoTime: f.cryptoTime, Dir: f.dir,
+				Chain: bench.ChainSpec{Accounts: f.accounts, Blocks: blocks, BlockSize: size, Seed: f.seed, Alg: alg},
+				Mode:  mode, StateDB: f.stateDB, NoSync: f.noSync, CryptoTime: f.cryptoTime, Dir: f.dir,
 				Progress: newProgress(fmt.Sprintf("block size %d, %s", size, mode)),
 			}
 			res, err := bench.RunValidator(cfg)
