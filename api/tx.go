@@ -8,7 +8,8 @@ import (
 )
 
 // Tx is a transaction decoded once where it enters a node, kept beside its
-// exact bytes. Its fields must not be modified after DecodeTx.
+// exact bytes. Its bytes fields alias Raw (see decode.go); neither Raw nor
+// the fields may be modified after DecodeTx.
 type Tx struct {
 	Raw      []byte // the Transaction's bytes as they appear in the block
 	Envelope *Transaction
@@ -37,8 +38,8 @@ func DecodeTx(raw []byte) (*Tx, TxValidationCode, error) {
 	if len(raw) == 0 {
 		return t, TxValidationCode_NIL_ENVELOPE, fmt.Errorf("api: empty transaction envelope")
 	}
-	t.Envelope = new(Transaction)
-	if err := proto.Unmarshal(raw, t.Envelope); err != nil {
+	var err error
+	if t.Envelope, err = decodeTransaction(raw); err != nil {
 		return t, TxValidationCode_BAD_PAYLOAD, fmt.Errorf("api: transaction envelope: %w", err)
 	}
 	if len(t.Envelope.Payload) == 0 {
@@ -47,8 +48,7 @@ func DecodeTx(raw []byte) (*Tx, TxValidationCode, error) {
 	if len(t.Envelope.Signature) == 0 {
 		return t, TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("api: transaction has no creator signature")
 	}
-	t.Payload = new(TxPayload)
-	if err := proto.Unmarshal(t.Envelope.Payload, t.Payload); err != nil {
+	if t.Payload, err = decodeTxPayload(t.Envelope.Payload); err != nil {
 		return t, TxValidationCode_BAD_PAYLOAD, fmt.Errorf("api: transaction payload: %w", err)
 	}
 	if code, err := checkHeader(t.Payload.Header); err != nil {

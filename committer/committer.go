@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
@@ -75,6 +73,7 @@ type job struct {
 // blockWork is a block moving through stages 1 and 2.
 type blockWork struct {
 	blk        *api.Block
+	raw        []byte // as delivered; blk's transactions alias it
 	headerHash []byte
 	epoch      uint64
 	received   time.Time
@@ -88,6 +87,7 @@ type blockWork struct {
 // persistWork is a validated block on its way into stage 3.
 type persistWork struct {
 	blk        *api.Block
+	raw        []byte
 	headerHash []byte
 	txIDs      []string
 	codes      []byte
@@ -139,7 +139,8 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 // Height returns the number of blocks durably committed.
 func (c *Committer) Height() uint64 { return c.height.Load() }
 
-// Deliver hands the committer the next block's bytes. It checks, in order,
+// Deliver hands the committer the next block's bytes, which it keeps: the
+// caller must not modify raw afterwards. It checks, in order,
 // that the block decodes, carries the next number and continues the hash
 // chain, then queues it and returns; the rest happens in the pipeline. It
 // blocks while Options.Window blocks are in flight. After a block has been
@@ -150,8 +151,8 @@ func (c *Committer) Deliver(raw []byte) error {
 		return *errp
 	}
 	received := time.Now()
-	blk := new(api.Block)
-	if err := proto.Unmarshal(raw, blk); err != nil {
+	blk, err := api.DecodeBlock(raw)
+	if err != nil {
 		return fmt.Errorf("%w: %d bytes do not decode as a block: %v", ErrBlockRefused, len(raw), err)
 	}
 	if blk.Header == nil {
@@ -159,7 +160,7 @@ func (c *Committer) Deliver(raw []byte) error {
 	}
 	c.deliver.Lock()
 	defer c.deliver.Unlock()
-	b, err := c.accept(blk, received)
+	b, err := c.accept(blk, raw, received)
 	if err != nil {
 		return err
 	}
@@ -175,7 +176,7 @@ func (c *Committer) Deliver(raw []byte) error {
 }
 
 // accept checks a block's place in the chain and claims it.
-func (c *Committer) accept(blk *api.Block, received time.Time) (*blockWork, error) {
+func (c *Committer) accept(blk *api.Block, raw []byte, received time.Time) (*blockWork, error) {
 	c.recv.Lock()
 	defer c.recv.Unlock()
 	if c.recv.closed {
@@ -199,7 +200,7 @@ func (c *Committer) accept(blk *api.Block, received time.Time) (*blockWork, erro
 	hh := api.HeaderHash(blk.Header)
 	c.recv.next, c.recv.lastHash = n+1, hh
 	b := &blockWork{
-		blk: blk, headerHash: hh, epoch: c.recv.epoch, received: received,
+		blk: blk, raw: raw, headerHash: hh, epoch: c.recv.epoch, received: received,
 		results: make([]txResult, len(blk.Transactions)), done: make(chan struct{}),
 	}
 	b.left.Store(int32(len(blk.Transactions) + 1))

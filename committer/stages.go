@@ -7,7 +7,6 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"google.golang.org/protobuf/proto"
 )
 
 // verifyLoop is a stage-1 worker.
@@ -105,7 +104,7 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 	if err != nil {
 		return nil, fmt.Errorf("block %d: reading state: %w", num, err)
 	}
-	p := &persistWork{blk: b.blk, headerHash: b.headerHash, txIDs: ids, codes: make([]byte, len(txs)),
+	p := &persistWork{blk: b.blk, raw: b.raw, headerHash: b.headerHash, txIDs: ids, codes: make([]byte, len(txs)),
 		received: b.received, verified: b.verified}
 	c.pending.Lock()
 	for i := range txs {
@@ -185,14 +184,9 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	entries := make([]ledger.Entry, len(group))
 	var batch statedb.Batch
 	for i, p := range group {
-		p.blk.Metadata = withCodes(p.blk.Metadata, p.codes)
-		raw, err := proto.Marshal(p.blk)
-		if err != nil {
-			return fmt.Errorf("block %d: encoding for the block store: %w", p.blk.Header.Number, err)
-		}
 		entries[i] = ledger.Entry{
 			Number: p.blk.Header.Number, HeaderHash: p.headerHash, PrevHash: p.blk.Header.PreviousHash,
-			Raw: raw, TxIDs: p.txIDs, Codes: p.codes,
+			Raw: api.WithValidationCodes(p.raw, p.codes), TxIDs: p.txIDs, Codes: p.codes,
 		}
 		batch.Writes = append(batch.Writes, p.batch.Writes...)
 	}
@@ -224,12 +218,4 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 		})
 	}
 	return nil
-}
-
-func withCodes(md *api.BlockMetadata, codes []byte) *api.BlockMetadata {
-	out := &api.BlockMetadata{ValidationCodes: codes}
-	if md != nil {
-		out.Signature = md.Signature
-	}
-	return out
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/strand-ledger/strand/api"
 )
 
@@ -48,7 +49,13 @@ func (quietLogger) Errorf(string, ...any)          {}
 func (quietLogger) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
 
 func openIndex(dir string) (*index, error) {
-	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	// Bloom filters: most tx-id lookups are for ids that do not exist (the
+	// committer's duplicate check), which a filter answers without reading
+	// data blocks.
+	opts := &pebble.Options{Logger: quietLogger{}}
+	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
+	opts.EnsureDefaults()
+	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open index: %w", err)
 	}

@@ -38,6 +38,7 @@ type validatorFlags struct {
 	jsonFile         string
 	dir              string
 	cpuProfile       string
+	memProfile       string
 }
 
 func validatorCmd() *cobra.Command {
@@ -68,6 +69,7 @@ invariant is checked.`,
 	fl.DurationVar(&f.cryptoTime, "crypto-time", 2*time.Second, "how long to measure the crypto bound")
 	fl.StringVar(&f.jsonFile, "json", "", "also write the results as JSON to this file")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
+	fl.StringVar(&f.memProfile, "memprofile", "", "write a Go allocation profile of the whole run to this file")
 	fl.StringVar(&f.dir, "dir", "", "ledger directory (default: a temporary directory, removed afterwards)")
 	return cmd
 }
@@ -120,6 +122,11 @@ func runValidator(out io.Writer, f validatorFlags) error {
 				return err
 			}
 			results = append(results, res)
+		}
+	}
+	if f.memProfile != "" {
+		if err := writeHeapProfile(f.memProfile); err != nil {
+			return err
 		}
 	}
 	printValidator(out, results)
@@ -192,4 +199,13 @@ func printValidator(out io.Writer, rs []*bench.ValidatorResult) {
 		fmt.Fprintf(out, "\nEvery signature verified; durable=%v; %d cores; Smallbank invariant %s\n", rs[0].Durable, rs[0].Cores, rs[len(rs)-1].Invariant)
 		fmt.Fprintln(out, "latency = per block, from delivery to the peer until durable commit")
 	}
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("allocs").WriteTo(f, 0)
 }
