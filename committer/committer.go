@@ -50,11 +50,12 @@ type Committer struct {
 		sync.Mutex
 		ids map[string]struct{}
 	}
-	progress struct { // for Sync
+	progress struct { // for Sync and the byte window
 		sync.Mutex
 		cond      *sync.Cond
 		delivered uint64
 		finished  uint64
+		bytes     int // delivered, not yet finished
 	}
 	fatal  atomic.Pointer[error]
 	height atomic.Uint64 // blocks durably committed
@@ -164,9 +165,9 @@ func (c *Committer) Deliver(raw []byte) error {
 	if err != nil {
 		return err
 	}
-	c.progress.Lock()
-	c.progress.delivered++
-	c.progress.Unlock()
+	if err := c.admit(len(raw)); err != nil {
+		return err
+	}
 	c.ordered <- b
 	for i := range blk.Transactions {
 		c.jobs <- job{b, i}
@@ -231,9 +232,29 @@ func (c *Committer) Sync() error {
 	return nil
 }
 
-func (c *Committer) finished(n int) {
+// admit waits for room in the byte window and counts the block delivered.
+func (c *Committer) admit(size int) error {
 	c.progress.Lock()
-	c.progress.finished += uint64(n)
+	defer c.progress.Unlock()
+	for c.progress.bytes > 0 && c.progress.bytes+size > c.opts.WindowBytes {
+		if errp := c.fatal.Load(); errp != nil {
+			return *errp
+		}
+		c.progress.cond.Wait()
+	}
+	c.progress.delivered++
+	c.progress.bytes += size
+	return nil
+}
+
+// finished counts blocks that left the pipeline (committed or dropped)
+// and frees their room in the window.
+func (c *Committer) finished(raws ...[]byte) {
+	c.progress.Lock()
+	c.progress.finished += uint64(len(raws))
+	for _, r := range raws {
+		c.progress.bytes -= len(r)
+	}
 	c.progress.Unlock()
 	c.progress.cond.Broadcast()
 }

@@ -49,6 +49,11 @@ type Options struct {
 	// Window is the most blocks between Deliver and stage 3 (received but
 	// not yet persisted); Deliver blocks when it is full. Default 512.
 	Window int
+	// WindowBytes bounds the same window by the delivered blocks' bytes, so
+	// that a burst of large blocks cannot fill memory with decoded
+	// transactions, overlay entries and one huge state batch. A single
+	// block larger than it is still admitted alone. Default 8 MiB.
+	WindowBytes int
 	// SyncState also fsyncs the state batch. Never needed for safety (the
 	// block store is synced and replayed on start); default false.
 	SyncState bool
@@ -68,6 +73,9 @@ func (o *Options) EnsureDefaults() {
 	if o.Window == 0 {
 		o.Window = 512
 	}
+	if o.WindowBytes == 0 {
+		o.WindowBytes = 8 << 20
+	}
 }
 
 // Validate reports the first invalid field.
@@ -83,6 +91,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("committer: Options.MaxGroup %d: want 1 to 65536", o.MaxGroup)
 	case o.Window < 2 || o.Window > 1<<20:
 		return fmt.Errorf("committer: Options.Window %d: want 2 to 1048576", o.Window)
+	case o.WindowBytes < 1<<10:
+		return fmt.Errorf("committer: Options.WindowBytes %d: want at least 1024", o.WindowBytes)
 	}
 	return nil
 }

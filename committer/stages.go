@@ -33,18 +33,18 @@ func (c *Committer) validateLoop() {
 	for b := range c.ordered {
 		<-b.done
 		if c.fatal.Load() != nil || c.stale(b) {
-			c.finished(1)
+			c.finished(b.raw)
 			continue
 		}
 		if b.blockErr != nil {
 			c.refuse(b)
-			c.finished(1)
+			c.finished(b.raw)
 			continue
 		}
 		p, err := c.validate(b)
 		if err != nil {
 			c.fail(err)
-			c.finished(1)
+			c.finished(b.raw)
 			continue
 		}
 		c.persist <- p
@@ -172,7 +172,11 @@ func (c *Committer) persistLoop() {
 				c.fail(err)
 			}
 		}
-		c.finished(len(group))
+		raws := make([][]byte, len(group))
+		for i, p := range group {
+			raws[i] = p.raw
+		}
+		c.finished(raws...)
 	}
 }
 
