@@ -62,6 +62,26 @@ func (b *Batch) Delete(ns, key string, v Version) {
 	b.Writes = append(b.Writes, Write{Namespace: ns, Key: key, Delete: true, Version: v})
 }
 
+// CheckNamespaces returns the first namespace error among the writes
+// (ErrBadNamespace), checking each run of equal namespaces once. Backends
+// call it before applying anything, so a bad batch is rejected whole. A nil
+// batch has no writes.
+func (b *Batch) CheckNamespaces() error {
+	if b == nil {
+		return nil
+	}
+	for i := range b.Writes {
+		w := &b.Writes[i]
+		if i > 0 && w.Namespace == b.Writes[i-1].Namespace {
+			continue
+		}
+		if err := CheckNamespace(w.Namespace); err != nil {
+			return fmt.Errorf("write %d of the batch (key %q): %w", i, w.Key, err)
+		}
+	}
+	return nil
+}
+
 // Reset empties the batch, keeping its memory.
 func (b *Batch) Reset() { b.Writes = b.Writes[:0] }
 

@@ -157,7 +157,7 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
 	if b != nil {
 		writes = b.Writes
 	}
-	if err := checkNamespaces(writes); err != nil {
+	if err := b.CheckNamespaces(); err != nil {
 		return err
 	}
 	for _, w := range writes {
@@ -172,21 +172,6 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
 	if !d.cur.CompareAndSwap(cur, next) {
 		// Close ran meanwhile; the work tree no longer matters.
 		return statedb.ErrClosed
-	}
-	return nil
-}
-
-// checkNamespaces returns the first namespace error among the writes,
-// checking each run of equal namespaces once.
-func checkNamespaces(writes []statedb.Write) error {
-	for i := range writes {
-		w := &writes[i]
-		if i > 0 && w.Namespace == writes[i-1].Namespace {
-			continue
-		}
-		if err := statedb.CheckNamespace(w.Namespace); err != nil {
-			return fmt.Errorf("write %d of the batch (key %q): %w", i, w.Key, err)
-		}
 	}
 	return nil
 }

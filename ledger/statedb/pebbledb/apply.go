@@ -26,7 +26,7 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	if b != nil {
 		writes = b.Writes
 	}
-	if err := checkNamespaces(writes); err != nil {
+	if err := b.CheckNamespaces(); err != nil {
 		return err
 	}
 	pb := d.mu.batch
@@ -63,19 +63,4 @@ func encodeWrite(pb *pebble.Batch, w *statedb.Write) error {
 	statedb.AppendKey(op.Key[:0], w.Namespace, w.Key)
 	statedb.AppendValue(op.Value[:0], statedb.Value{Data: w.Value, Version: w.Version})
 	return op.Finish()
-}
-
-// checkNamespaces returns the first namespace error among the writes,
-// checking each run of equal namespaces once.
-func checkNamespaces(writes []statedb.Write) error {
-	for i := range writes {
-		w := &writes[i]
-		if i > 0 && w.Namespace == writes[i-1].Namespace {
-			continue
-		}
-		if err := statedb.CheckNamespace(w.Namespace); err != nil {
-			return fmt.Errorf("write %d of the batch (key %q): %w", i, w.Key, err)
-		}
-	}
-	return nil
 }
