@@ -964,6 +964,77 @@ func (x *Endorsement) GetSignature() []byte {
 	return nil
 }
 
+// ProposalResponse is an endorser's answer to a SignedProposal. On success
+// status is 200 and endorsement signs response_payload; otherwise status
+// and message say why and there is no endorsement.
+type ProposalResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Status          int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
+	Message         string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	ResponsePayload []byte                 `protobuf:"bytes,3,opt,name=response_payload,json=responsePayload,proto3" json:"response_payload,omitempty"`
+	Endorsement     *Endorsement           `protobuf:"bytes,4,opt,name=endorsement,proto3" json:"endorsement,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *ProposalResponse) Reset() {
+	*x = ProposalResponse{}
+	mi := &file_strand_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposalResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposalResponse) ProtoMessage() {}
+
+func (x *ProposalResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_strand_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposalResponse.ProtoReflect.Descriptor instead.
+func (*ProposalResponse) Descriptor() ([]byte, []int) {
+	return file_strand_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ProposalResponse) GetStatus() int32 {
+	if x != nil {
+		return x.Status
+	}
+	return 0
+}
+
+func (x *ProposalResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ProposalResponse) GetResponsePayload() []byte {
+	if x != nil {
+		return x.ResponsePayload
+	}
+	return nil
+}
+
+func (x *ProposalResponse) GetEndorsement() *Endorsement {
+	if x != nil {
+		return x.Endorsement
+	}
+	return nil
+}
+
 // TxPayload is what the creator signs: the header, the contract, the exact
 // response bytes the endorsers signed, and their endorsements.
 type TxPayload struct {
@@ -978,7 +1049,7 @@ type TxPayload struct {
 
 func (x *TxPayload) Reset() {
 	*x = TxPayload{}
-	mi := &file_strand_proto_msgTypes[13]
+	mi := &file_strand_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +1061,7 @@ func (x *TxPayload) String() string {
 func (*TxPayload) ProtoMessage() {}
 
 func (x *TxPayload) ProtoReflect() protoreflect.Message {
-	mi := &file_strand_proto_msgTypes[13]
+	mi := &file_strand_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +1074,7 @@ func (x *TxPayload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxPayload.ProtoReflect.Descriptor instead.
 func (*TxPayload) Descriptor() ([]byte, []int) {
-	return file_strand_proto_rawDescGZIP(), []int{13}
+	return file_strand_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TxPayload) GetHeader() *TxHeader {
@@ -1046,7 +1117,7 @@ type Transaction struct {
 
 func (x *Transaction) Reset() {
 	*x = Transaction{}
-	mi := &file_strand_proto_msgTypes[14]
+	mi := &file_strand_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1058,7 +1129,7 @@ func (x *Transaction) String() string {
 func (*Transaction) ProtoMessage() {}
 
 func (x *Transaction) ProtoReflect() protoreflect.Message {
-	mi := &file_strand_proto_msgTypes[14]
+	mi := &file_strand_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1071,7 +1142,7 @@ func (x *Transaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Transaction.ProtoReflect.Descriptor instead.
 func (*Transaction) Descriptor() ([]byte, []int) {
-	return file_strand_proto_rawDescGZIP(), []int{14}
+	return file_strand_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Transaction) GetPayload() []byte {
@@ -1100,7 +1171,7 @@ type BlockHeader struct {
 
 func (x *BlockHeader) Reset() {
 	*x = BlockHeader{}
-	mi := &file_strand_proto_msgTypes[15]
+	mi := &file_strand_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1183,7 @@ func (x *BlockHeader) String() string {
 func (*BlockHeader) ProtoMessage() {}
 
 func (x *BlockHeader) ProtoReflect() protoreflect.Message {
-	mi := &file_strand_proto_msgTypes[15]
+	mi := &file_strand_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1196,7 @@ func (x *BlockHeader) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockHeader.ProtoReflect.Descriptor instead.
 func (*BlockHeader) Descriptor() ([]byte, []int) {
-	return file_strand_proto_rawDescGZIP(), []int{15}
+	return file_strand_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BlockHeader) GetNumber() uint64 {
@@ -1160,7 +1231,7 @@ type BlockSignature struct {
 
 func (x *BlockSignature) Reset() {
 	*x = BlockSignature{}
-	mi := &file_strand_proto_msgTypes[16]
+	mi := &file_strand_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1172,7 +1243,7 @@ func (x *BlockSignature) String() string {
 func (*BlockSignature) ProtoMessage() {}
 
 func (x *BlockSignature) ProtoReflect() protoreflect.Message {
-	mi := &file_strand_proto_msgTypes[16]
+	mi := &file_strand_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1185,7 +1256,7 @@ func (x *BlockSignature) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockSignature.ProtoReflect.Descriptor instead.
 func (*BlockSignature) Descriptor() ([]byte, []int) {
-	return file_strand_proto_rawDescGZIP(), []int{16}
+	return file_strand_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BlockSignature) GetSigner() *Identity {
@@ -1215,7 +1286,7 @@ type BlockMetadata struct {
 
 func (x *BlockMetadata) Reset() {
 	*x = BlockMetadata{}
-	mi := &file_strand_proto_msgTypes[17]
+	mi := &file_strand_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1298,7 @@ func (x *BlockMetadata) String() string {
 func (*BlockMetadata) ProtoMessage() {}
 
 func (x *BlockMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_strand_proto_msgTypes[17]
+	mi := &file_strand_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1311,7 @@ func (x *BlockMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockMetadata.ProtoReflect.Descriptor instead.
 func (*BlockMetadata) Descriptor() ([]byte, []int) {
-	return file_strand_proto_rawDescGZIP(), []int{17}
+	return file_strand_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *BlockMetadata) GetSignature() *BlockSignature {
@@ -1270,7 +1341,7 @@ type Block struct {
 
 func (x *Block) Reset() {
 	*x = Block{}
-	mi := &file_strand_proto_msgTypes[18]
+	mi := &file_strand_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1282,7 +1353,7 @@ func (x *Block) String() string {
 func (*Block) ProtoMessage() {}
 
 func (x *Block) ProtoReflect() protoreflect.Message {
-	mi := &file_strand_proto_msgTypes[18]
+	mi := &file_strand_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1295,7 +1366,7 @@ func (x *Block) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Block.ProtoReflect.Descriptor instead.
 func (*Block) Descriptor() ([]byte, []int) {
-	return file_strand_proto_rawDescGZIP(), []int{18}
+	return file_strand_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Block) GetHeader() *BlockHeader {
@@ -1380,7 +1451,12 @@ const file_strand_proto_rawDesc = "" +
 	"\x05event\x18\a \x01(\v2\x11.strand.api.EventR\x05event\"]\n" +
 	"\vEndorsement\x120\n" +
 	"\bendorser\x18\x01 \x01(\v2\x14.strand.api.IdentityR\bendorser\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xbd\x01\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xaa\x01\n" +
+	"\x10ProposalResponse\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12)\n" +
+	"\x10response_payload\x18\x03 \x01(\fR\x0fresponsePayload\x129\n" +
+	"\vendorsement\x18\x04 \x01(\v2\x17.strand.api.EndorsementR\vendorsement\"\xbd\x01\n" +
 	"\tTxPayload\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.strand.api.TxHeaderR\x06header\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12)\n" +
@@ -1447,28 +1523,29 @@ func file_strand_proto_rawDescGZIP() []byte {
 }
 
 var file_strand_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_strand_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_strand_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_strand_proto_goTypes = []any{
-	(TxValidationCode)(0),   // 0: strand.api.TxValidationCode
-	(*Identity)(nil),        // 1: strand.api.Identity
-	(*Version)(nil),         // 2: strand.api.Version
-	(*TxHeader)(nil),        // 3: strand.api.TxHeader
-	(*Proposal)(nil),        // 4: strand.api.Proposal
-	(*SignedProposal)(nil),  // 5: strand.api.SignedProposal
-	(*KVRead)(nil),          // 6: strand.api.KVRead
-	(*KVWrite)(nil),         // 7: strand.api.KVWrite
-	(*RangeRead)(nil),       // 8: strand.api.RangeRead
-	(*NsRWSet)(nil),         // 9: strand.api.NsRWSet
-	(*RWSet)(nil),           // 10: strand.api.RWSet
-	(*Event)(nil),           // 11: strand.api.Event
-	(*ResponsePayload)(nil), // 12: strand.api.ResponsePayload
-	(*Endorsement)(nil),     // 13: strand.api.Endorsement
-	(*TxPayload)(nil),       // 14: strand.api.TxPayload
-	(*Transaction)(nil),     // 15: strand.api.Transaction
-	(*BlockHeader)(nil),     // 16: strand.api.BlockHeader
-	(*BlockSignature)(nil),  // 17: strand.api.BlockSignature
-	(*BlockMetadata)(nil),   // 18: strand.api.BlockMetadata
-	(*Block)(nil),           // 19: strand.api.Block
+	(TxValidationCode)(0),    // 0: strand.api.TxValidationCode
+	(*Identity)(nil),         // 1: strand.api.Identity
+	(*Version)(nil),          // 2: strand.api.Version
+	(*TxHeader)(nil),         // 3: strand.api.TxHeader
+	(*Proposal)(nil),         // 4: strand.api.Proposal
+	(*SignedProposal)(nil),   // 5: strand.api.SignedProposal
+	(*KVRead)(nil),           // 6: strand.api.KVRead
+	(*KVWrite)(nil),          // 7: strand.api.KVWrite
+	(*RangeRead)(nil),        // 8: strand.api.RangeRead
+	(*NsRWSet)(nil),          // 9: strand.api.NsRWSet
+	(*RWSet)(nil),            // 10: strand.api.RWSet
+	(*Event)(nil),            // 11: strand.api.Event
+	(*ResponsePayload)(nil),  // 12: strand.api.ResponsePayload
+	(*Endorsement)(nil),      // 13: strand.api.Endorsement
+	(*ProposalResponse)(nil), // 14: strand.api.ProposalResponse
+	(*TxPayload)(nil),        // 15: strand.api.TxPayload
+	(*Transaction)(nil),      // 16: strand.api.Transaction
+	(*BlockHeader)(nil),      // 17: strand.api.BlockHeader
+	(*BlockSignature)(nil),   // 18: strand.api.BlockSignature
+	(*BlockMetadata)(nil),    // 19: strand.api.BlockMetadata
+	(*Block)(nil),            // 20: strand.api.Block
 }
 var file_strand_proto_depIdxs = []int32{
 	1,  // 0: strand.api.TxHeader.creator:type_name -> strand.api.Identity
@@ -1482,17 +1559,18 @@ var file_strand_proto_depIdxs = []int32{
 	10, // 8: strand.api.ResponsePayload.rwset:type_name -> strand.api.RWSet
 	11, // 9: strand.api.ResponsePayload.event:type_name -> strand.api.Event
 	1,  // 10: strand.api.Endorsement.endorser:type_name -> strand.api.Identity
-	3,  // 11: strand.api.TxPayload.header:type_name -> strand.api.TxHeader
-	13, // 12: strand.api.TxPayload.endorsements:type_name -> strand.api.Endorsement
-	1,  // 13: strand.api.BlockSignature.signer:type_name -> strand.api.Identity
-	17, // 14: strand.api.BlockMetadata.signature:type_name -> strand.api.BlockSignature
-	16, // 15: strand.api.Block.header:type_name -> strand.api.BlockHeader
-	18, // 16: strand.api.Block.metadata:type_name -> strand.api.BlockMetadata
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	13, // 11: strand.api.ProposalResponse.endorsement:type_name -> strand.api.Endorsement
+	3,  // 12: strand.api.TxPayload.header:type_name -> strand.api.TxHeader
+	13, // 13: strand.api.TxPayload.endorsements:type_name -> strand.api.Endorsement
+	1,  // 14: strand.api.BlockSignature.signer:type_name -> strand.api.Identity
+	18, // 15: strand.api.BlockMetadata.signature:type_name -> strand.api.BlockSignature
+	17, // 16: strand.api.Block.header:type_name -> strand.api.BlockHeader
+	19, // 17: strand.api.Block.metadata:type_name -> strand.api.BlockMetadata
+	18, // [18:18] is the sub-list for method output_type
+	18, // [18:18] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_strand_proto_init() }
@@ -1506,7 +1584,7 @@ func file_strand_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_strand_proto_rawDesc), len(file_strand_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
