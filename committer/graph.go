@@ -28,17 +28,21 @@ type keyState struct {
 	readers    []int32
 }
 
+// nsKey addresses a key without building a combined string.
+type nsKey struct{ ns, key string }
+
 func buildGraph(txs []txWork) *graph {
 	g := &graph{succ: make([][]int32, len(txs)), indeg: make([]int32, len(txs))}
-	index := make(map[string]*keyState)
+	slot := make(map[nsKey]int32, 4*len(txs))
+	states := make([]keyState, 0, 4*len(txs))
 	lookup := func(ns, key string) *keyState {
-		k := ns + "\x00" + key
-		ks := index[k]
-		if ks == nil {
-			ks = &keyState{lastWriter: -1}
-			index[k] = ks
+		i, ok := slot[nsKey{ns, key}]
+		if !ok {
+			i = int32(len(states))
+			states = append(states, keyState{lastWriter: -1})
+			slot[nsKey{ns, key}] = i
 		}
-		return ks
+		return &states[i]
 	}
 	hasRanges := false
 	for i := range txs {
