@@ -1,0 +1,232 @@
+package endorser
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger/statedb"
+)
+
+// DefaultTimeout bounds one simulation when Config.Timeout is zero.
+const DefaultTimeout = 5 * time.Second
+
+// State is committed state as the endorser reads it. statedb.DB satisfies
+// it. A State that also has statedb.DB's GetMany method is used for
+// Stub.GetMultipleStates.
+type State interface {
+	Get(ns, key string) (statedb.Value, bool, error)
+	Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error
+}
+
+// manyGetter is the optional batched lookup of statedb.DB.
+type manyGetter interface {
+	GetMany(keys []statedb.Key, out []statedb.Result) error
+}
+
+// Config configures an Endorser. Every field is required except Timeout
+// and Clock.
+type Config struct {
+	// Channel is the channel this endorser serves; proposals for any other
+	// channel are refused (404).
+	Channel string
+	// Registry validates creators and this peer's own identity.
+	Registry *identity.Registry
+	// Signer is this peer's identity; its role must be peer.
+	Signer *identity.Signer
+	// Contracts maps a contract's name, which is also its state namespace,
+	// to its code.
+	Contracts map[string]contract.Contract
+	// State is the committed state simulations read.
+	State State
+	// Seen reports whether a tx id is already used on the channel; see
+	// SeenIn for the block store adapter.
+	Seen func(txID string) (bool, error)
+	// Timeout bounds one simulation; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Clock is the time certificate expiry is checked against at
+	// admission; nil means time.Now.
+	Clock func() time.Time
+}
+
+// SeenIn adapts a tx index lookup that returns a location, such as
+// (*ledger.BlockStore).TxLocation, to Config.Seen.
+func SeenIn[L any](lookup func(txID string) (L, bool, error)) func(txID string) (bool, error) {
+	return func(txID string) (bool, error) {
+		_, ok, err := lookup(txID)
+		return ok, err
+	}
+}
+
+// Endorser checks, simulates and endorses proposals. It is safe for
+// concurrent use.
+type Endorser struct {
+	channel   string
+	reg       *identity.Registry
+	signer    *identity.Signer
+	contracts map[string]contract.Contract
+	names     string // sorted contract names, for messages
+	state     State
+	seen      func(string) (bool, error)
+	timeout   time.Duration
+	clock     func() time.Time
+	metrics   counters
+}
+
+// New validates cfg and returns an Endorser. The peer's own identity must
+// be a valid member of the registry with role peer.
+func New(cfg Config) (*Endorser, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case cfg.Channel == "":
+		return nil, bad("Channel is empty, expected the channel's name")
+	case cfg.Registry == nil:
+		return nil, bad("Registry is nil, expected the channel's organisations")
+	case cfg.Signer == nil:
+		return nil, bad("Signer is nil, expected this peer's identity")
+	case cfg.State == nil:
+		return nil, bad("State is nil, expected the committed state")
+	case cfg.Seen == nil:
+		return nil, bad("Seen is nil, expected a tx id lookup (see SeenIn)")
+	case cfg.Timeout < 0:
+		return nil, bad("Timeout is %v, expected 0 (default %v) or more", cfg.Timeout, DefaultTimeout)
+	}
+	m, err := cfg.Registry.Member(cfg.Signer.Identity())
+	if err != nil {
+		return nil, bad("Signer is not a member of the channel's organisations: %v", err)
+	}
+	if m.Role != identity.RolePeer {
+		return nil, bad("Signer %q of org %q has role %s, expected peer", m.Name, m.Org, m.Role)
+	}
+	e := &Endorser{
+		channel: cfg.Channel, reg: cfg.Registry, signer: cfg.Signer, state: cfg.State,
+		seen: cfg.Seen, timeout: cfg.Timeout, clock: cfg.Clock,
+		contracts: make(map[string]contract.Contract, len(cfg.Contracts)),
+	}
+	if e.timeout == 0 {
+		e.timeout = DefaultTimeout
+	}
+	if e.clock == nil {
+		e.clock = time.Now
+	}
+	names := make([]string, 0, len(cfg.Contracts))
+	for name, c := range cfg.Contracts {
+		if err := api.CheckNamespace(name); err != nil {
+			return nil, bad("Contracts: %v", err)
+		}
+		if c == nil {
+			return nil, bad("Contracts[%q] is nil, expected a contract", name)
+		}
+		e.contracts[name] = c
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	e.names = strings.Join(names, ", ")
+	return e, nil
+}
+
+// ProcessProposal checks sp, simulates it and, if every step succeeds,
+// returns status 200 with the signed ResponsePayload bytes. Otherwise the
+// response has a 4xx/5xx status, a message saying why, and no
+// endorsement. It never panics.
+func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) *api.ProposalResponse {
+	e.metrics.proposals.Add(1)
+	resp, err := e.processProposal(ctx, sp)
+	if err != nil {
+		e.metrics.refused(err)
+		return &api.ProposalResponse{Status: StatusOf(err), Message: err.Error()}
+	}
+	e.metrics.endorsed.Add(1)
+	return resp
+}
+
+func (e *Endorser) processProposal(ctx context.Context, sp *api.SignedProposal) (resp *api.ProposalResponse, err error) {
+	defer recoverInto(&err)
+	p, member, c, err := e.admit(sp)
+	if err != nil {
+		return nil, err
+	}
+	payload, err := e.simulate(ctx, p, member, c)
+	if err != nil {
+		return nil, err
+	}
+	payload.ProposalHash = api.ProposalHash(sp.Proposal)
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(payload)
+	if err != nil {
+		return nil, refuse(ErrInternal, err, fmt.Sprintf("encoding response of tx %s: %v", p.Header.TxId, err))
+	}
+	sig, err := e.signer.Sign(raw)
+	if err != nil {
+		return nil, refuse(ErrInternal, err, fmt.Sprintf("signing response of tx %s: %v", p.Header.TxId, err))
+	}
+	return &api.ProposalResponse{
+		Status:          http.StatusOK,
+		ResponsePayload: raw,
+		Endorsement:     &api.Endorsement{Endorser: e.signer.Identity(), Signature: sig},
+	}, nil
+}
+
+// Simulate runs p's contract on committed state and returns the result
+// with its read/write set and status 200. It checks what needs no
+// signature: a header for this channel, a creator who is a valid member
+// (any role, expiry not checked), a known contract; it does not check the
+// tx id or whether it was used. ProposalHash is left empty: only the
+// caller has the proposal's exact bytes. On failure StatusOf(err) is the
+// status to report.
+func (e *Endorser) Simulate(ctx context.Context, p *api.Proposal) (_ *api.ResponsePayload, err error) {
+	defer recoverInto(&err)
+	h := p.GetHeader()
+	if h == nil {
+		return nil, refuse(ErrBadProposal, nil, "proposal has no header, expected channel, tx id and creator")
+	}
+	if err := e.checkChannel(h); err != nil {
+		return nil, err
+	}
+	member, err := e.reg.Member(h.Creator)
+	if err != nil {
+		return nil, refuse(ErrBadCreator, err, fmt.Sprintf("creator of tx %q: %v", h.TxId, err))
+	}
+	c, err := e.lookup(p)
+	if err != nil {
+		return nil, err
+	}
+	return e.simulate(ctx, p, member, c)
+}
+
+// simulate runs the contract and assembles the unsigned response.
+func (e *Endorser) simulate(ctx context.Context, p *api.Proposal, m *identity.Member, c contract.Contract) (*api.ResponsePayload, error) {
+	st := newStub(e.state, p, m)
+	result, err := e.run(ctx, c, st)
+	if err != nil {
+		return nil, err
+	}
+	rw, event, err := st.finish()
+	if err != nil {
+		return nil, err
+	}
+	return &api.ResponsePayload{
+		Contract: p.Contract, Rwset: rw, Status: http.StatusOK, Result: result, Event: event,
+	}, nil
+}
+
+// recoverInto turns a panic outside the contract (a contract's error value
+// whose methods panic, say) into a 500. Admission handles arbitrary input
+// without panicking; this is the last line of defence, never the plan.
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = refuse(ErrInternal, nil, fmt.Sprintf("processing proposal: unexpected panic: %v", r))
+	}
+}
+
+// Metrics returns a snapshot of the endorser's counters.
+func (e *Endorser) Metrics() Metrics { return e.metrics.snapshot() }

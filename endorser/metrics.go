@@ -1,0 +1,94 @@
+package endorser
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
+
+// Metrics is a snapshot of an endorser's counters since New. Every
+// proposal is either endorsed or counted under exactly one refusal reason.
+type Metrics struct {
+	Proposals uint64 // ProcessProposal calls
+	Endorsed  uint64 // answered 200 with an endorsement
+
+	BadProposal     uint64 // 400: undecodable, no header, creator or nonce
+	WrongChannel    uint64 // 404
+	BadCreator      uint64 // 403: unknown org, untrusted certificate, wrong role
+	Expired         uint64 // 403: creator certificate past NotAfter
+	BadTxID         uint64 // 400
+	BadSignature    uint64 // 403
+	DuplicateTxID   uint64 // 409
+	UnknownContract uint64 // 404
+	ContractFailed  uint64 // the contract returned an error
+	Panicked        uint64 // 500
+	TimedOut        uint64 // 504: the timeout passed or the caller gave up
+	Internal        uint64 // 500: state, tx index, encoding or signing failed
+}
+
+// Refused returns the number of proposals refused for any reason.
+func (m Metrics) Refused() uint64 {
+	return m.BadProposal + m.WrongChannel + m.BadCreator + m.Expired + m.BadTxID + m.BadSignature +
+		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Internal
+}
+
+// String formats the snapshot on a few readable lines, leaving out zero
+// refusal counters.
+func (m Metrics) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "endorser: proposals %d, endorsed %d, refused %d\n", m.Proposals, m.Endorsed, m.Refused())
+	for _, r := range []struct {
+		name string
+		n    uint64
+	}{
+		{"bad proposal", m.BadProposal}, {"wrong channel", m.WrongChannel}, {"bad creator", m.BadCreator},
+		{"expired certificate", m.Expired}, {"bad tx id", m.BadTxID}, {"bad signature", m.BadSignature},
+		{"duplicate tx id", m.DuplicateTxID}, {"unknown contract", m.UnknownContract},
+		{"contract error", m.ContractFailed}, {"contract panic", m.Panicked}, {"timed out", m.TimedOut},
+		{"internal error", m.Internal},
+	} {
+		if r.n > 0 {
+			fmt.Fprintf(&b, "  refused, %s: %d\n", r.name, r.n)
+		}
+	}
+	return b.String()
+}
+
+// counters are the live counters behind Metrics.
+type counters struct {
+	proposals, endorsed atomic.Uint64
+	reasons             [numReasons]atomic.Uint64
+}
+
+// reasons, in the order of reasonSentinels.
+const numReasons = 12
+
+var reasonSentinels = [numReasons]error{
+	ErrBadProposal, ErrWrongChannel, ErrBadCreator, ErrExpired, ErrBadTxID, ErrBadSignature,
+	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrInternal,
+}
+
+// refused counts err under its refusal's own sentinel (not one its cause
+// may wrap); anything else counts as internal.
+func (c *counters) refused(err error) {
+	var r *refusal
+	if errors.As(err, &r) {
+		for i, s := range reasonSentinels {
+			if r.sentinel == s {
+				c.reasons[i].Add(1)
+				return
+			}
+		}
+	}
+	c.reasons[numReasons-1].Add(1)
+}
+
+func (c *counters) snapshot() Metrics {
+	r := func(i int) uint64 { return c.reasons[i].Load() }
+	return Metrics{
+		Proposals: c.proposals.Load(), Endorsed: c.endorsed.Load(),
+		BadProposal: r(0), WrongChannel: r(1), BadCreator: r(2), Expired: r(3), BadTxID: r(4), BadSignature: r(5),
+		DuplicateTxID: r(6), UnknownContract: r(7), ContractFailed: r(8), Panicked: r(9), TimedOut: r(10), Internal: r(11),
+	}
+}
