@@ -1,7 +1,9 @@
 // Package contract is the API that smart-contract authors write against,
 // importable by users. A contract is a Go value whose exported methods are
-// its functions; a Router maps a transaction's function name and byte
-// arguments onto them. During endorsement each call gets a Stub: its view of
+// its functions; NewRouter turns it into a Contract that maps a
+// transaction's function name (Go, lowerCamel or snake_case spelling) and
+// byte arguments onto them, with errors that name the function and the
+// argument. During endorsement each call gets a Stub: its view of
 // the channel's committed state in the contract's own namespace, plus the
 // transaction's context. Whatever the call reads and writes through the Stub
 // becomes the transaction's read/write set, which every peer re-checks at

@@ -2,7 +2,6 @@ package fixedasset
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -136,10 +135,7 @@ func TestFunctions(t *testing.T) {
 			s := setup(t, c)
 			out, err := s.Call(c, tc.fn, tc.args...)
 			if tc.status != 0 {
-				var ce *contract.Error
-				if !errors.As(err, &ce) || ce.Status != tc.status || !strings.Contains(ce.Message, tc.errHas) {
-					t.Fatalf("%s = %v, want status %d containing %q", tc.fn, err, tc.status, tc.errHas)
-				}
+				memstub.WantError(t, tc.fn, err, tc.status, tc.errHas)
 				return
 			}
 			if err != nil {

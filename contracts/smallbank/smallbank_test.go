@@ -2,6 +2,7 @@ package smallbank
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strconv"
@@ -84,10 +85,7 @@ func TestFunctions(t *testing.T) {
 			before := s.Keys()
 			out, err := s.Call(c, tc.fn, tc.args...)
 			if tc.status != 0 {
-				var ce *contract.Error
-				if !errors.As(err, &ce) || ce.Status != tc.status || !strings.Contains(ce.Message, tc.errHas) {
-					t.Fatalf("%s%q = %v, want status %d containing %q", tc.fn, tc.args, err, tc.status, tc.errHas)
-				}
+				memstub.WantError(t, fmt.Sprintf("%s%q", tc.fn, tc.args), err, tc.status, tc.errHas)
 				if !reflect.DeepEqual(s.Keys(), before) {
 					t.Fatalf("failed call changed the keys: %q", s.Keys())
 				}

@@ -1,11 +1,14 @@
 package memstub
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"testing"
 	"time"
 
 	"github.com/strand-ledger/strand/contract"
@@ -198,4 +201,14 @@ func checkKey(key string) error {
 		return fmt.Errorf("memstub: key of %d bytes: want 1 to %d", len(key), contract.MaxKeyBytes)
 	}
 	return nil
+}
+
+// WantError fails the test unless err is a *contract.Error with the given
+// status whose message contains has; call names the call in the message.
+func WantError(t testing.TB, call string, err error, status int, has string) {
+	t.Helper()
+	var ce *contract.Error
+	if !errors.As(err, &ce) || ce.Status != status || !strings.Contains(ce.Message, has) {
+		t.Fatalf("%s = %v, want status %d containing %q", call, err, status, has)
+	}
 }
