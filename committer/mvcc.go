@@ -95,7 +95,7 @@ func rangeStillValid(v *view, ns string, rr *api.RangeRead) (bool, error) {
 	}
 	for i, kv := range now {
 		r := rr.Reads[i]
-		if r.Key != kv.key || r.Version == nil || r.Version.Block != kv.version.Block || r.Version.Tx != kv.version.Tx {
+		if r.Key != kv.key || r.Version == nil || r.Version.Block != kv.value.Version.Block || r.Version.Tx != kv.value.Version.Tx {
 			return false, nil
 		}
 	}

@@ -145,7 +145,7 @@ func randomBlock(t *testing.T, rng *rand.Rand, v *view, block uint64, n int) []t
 			}
 			rr := &api.RangeRead{StartKey: start, EndKey: end, Exhausted: limit < 0 || len(seen) < limit}
 			for _, kv := range seen {
-				rr.Reads = append(rr.Reads, &api.KVRead{Key: kv.key, Version: &api.Version{Block: kv.version.Block, Tx: kv.version.Tx}})
+				rr.Reads = append(rr.Reads, &api.KVRead{Key: kv.key, Version: &api.Version{Block: kv.value.Version.Block, Tx: kv.value.Version.Tx}})
 			}
 			get(ns).RangeReads = append(get(ns).RangeReads, rr)
 		}

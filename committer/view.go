@@ -97,21 +97,38 @@ func (v *view) size() int {
 	return n
 }
 
-// keyVersion is one key seen by a range scan.
-type keyVersion struct {
-	key     string
-	version statedb.Version
+// keyValue is one key seen by a range scan.
+type keyValue struct {
+	key   string
+	value statedb.Value
 }
 
-// scan returns the keys of ns in [start, end) with their committed
-// versions, ascending, at most limit of them (limit < 0: no limit). It
-// merges the state database with the overlay; the overlay is small (only
-// unpersisted blocks), and range reads are rare, so the overlay is searched
-// whole rather than kept sorted on every write.
-func (v *view) scan(ns, start, end string, limit int) ([]keyVersion, error) {
-	var fromDB []keyVersion
+// get returns the committed value of (ns, key): the overlay's if it holds
+// the key, else the state database's.
+func (v *view) get(ns, key string) (statedb.Value, bool, error) {
+	enc := statedb.AppendKey(nil, ns, key)
+	s := v.shard(enc)
+	s.mu.RLock()
+	e, ok := s.m[string(enc)]
+	s.mu.RUnlock()
+	if ok {
+		if e.deleted {
+			return statedb.Value{}, false, nil
+		}
+		return statedb.Value{Data: append([]byte(nil), e.value...), Version: e.version}, true, nil
+	}
+	return v.db.Get(ns, key)
+}
+
+// scan returns the keys of ns in [start, end) with their committed values,
+// ascending, at most limit of them (limit < 0: no limit). It merges the
+// state database with the overlay; the overlay is small (only unpersisted
+// blocks), and range reads are rare, so the overlay is searched whole
+// rather than kept sorted on every write.
+func (v *view) scan(ns, start, end string, limit int) ([]keyValue, error) {
+	var fromDB []keyValue
 	err := v.db.Scan(ns, start, end, func(key string, val statedb.Value) bool {
-		fromDB = append(fromDB, keyVersion{key, val.Version})
+		fromDB = append(fromDB, keyValue{key, val})
 		return true
 	})
 	if err != nil {
@@ -143,7 +160,7 @@ func (v *view) scan(ns, start, end string, limit int) ([]keyVersion, error) {
 	}
 	for k, e := range over {
 		if !e.deleted {
-			merged = append(merged, keyVersion{k, e.version})
+			merged = append(merged, keyValue{k, statedb.Value{Data: append([]byte(nil), e.value...), Version: e.version}})
 		}
 	}
 	sort.Slice(merged, func(i, j int) bool { return merged[i].key < merged[j].key })
@@ -151,4 +168,31 @@ func (v *view) scan(ns, start, end string, limit int) ([]keyVersion, error) {
 		merged = merged[:limit]
 	}
 	return merged, nil
+}
+
+// StateView reads the freshest committed state a peer has: the state
+// database plus the writes of blocks that are validated but not yet
+// persisted (which every peer validates identically, so reading them is
+// as safe as reading persisted state). Endorsers simulate against it.
+type StateView struct{ v *view }
+
+// State returns the committer's view of committed state.
+func (c *Committer) State() StateView { return StateView{c.view} }
+
+// Get returns the value of (ns, key) and whether it exists.
+func (s StateView) Get(ns, key string) (statedb.Value, bool, error) { return s.v.get(ns, key) }
+
+// Scan calls fn for each key of ns in [start, end) in ascending order (an
+// empty end: to the end of the namespace) until fn returns false.
+func (s StateView) Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error {
+	kvs, err := s.v.scan(ns, start, end, -1)
+	if err != nil {
+		return err
+	}
+	for _, kv := range kvs {
+		if !fn(kv.key, kv.value) {
+			return nil
+		}
+	}
+	return nil
 }

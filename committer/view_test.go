@@ -1,0 +1,59 @@
+package committer
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+)
+
+// TestStateView: the view merges unpersisted writes over the database —
+// overlay puts shadow the database, overlay deletes hide it, other
+// namespaces never leak in — and prune hands keys back to the database.
+func TestStateView(t *testing.T) {
+	db := memdb.New()
+	var b statedb.Batch
+	b.Put("kv", "a", []byte("db-a"), statedb.Version{Block: 0})
+	b.Put("kv", "b", []byte("db-b"), statedb.Version{Block: 0, Tx: 1})
+	b.Put("kv", "c", []byte("db-c"), statedb.Version{Block: 0, Tx: 2})
+	b.Put("kvx", "a", []byte("other"), statedb.Version{Block: 0})
+	if err := db.Apply(&b, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	v := newView(db)
+	var buf []byte
+	v.put("kv", "b", []byte("new-b"), false, statedb.Version{Block: 1}, &buf)
+	v.put("kv", "c", nil, true, statedb.Version{Block: 1, Tx: 1}, &buf)
+	v.put("kv", "d", []byte("new-d"), false, statedb.Version{Block: 2}, &buf)
+	s := StateView{v}
+
+	got := map[string]string{}
+	if err := s.Scan("kv", "", "", func(k string, val statedb.Value) bool {
+		got[k] = string(val.Data) + "@" + val.Version.String()
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "db-a@0:0", "b": "new-b@1:0", "d": "new-d@2:0"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Scan = %v, want %v", got, want)
+	}
+	if _, found, _ := s.Get("kv", "c"); found {
+		t.Error("a key deleted in the overlay is still visible")
+	}
+	if val, found, _ := s.Get("kv", "b"); !found || string(val.Data) != "new-b" {
+		t.Errorf("Get(b) = %q, %v", val.Data, found)
+	}
+	page, err := v.scan("kv", "b", "", 1)
+	if err != nil || len(page) != 1 || page[0].key != "b" {
+		t.Fatalf("scan with limit = %v, %v", page, err)
+	}
+	v.prune(2) // blocks 0 and 1 are now in the database (pretend)
+	if _, found, _ := s.Get("kv", "c"); !found {
+		t.Error("after pruning block 1, the database's c shows again (as it should in this pretend setup)")
+	}
+	if val, _, _ := s.Get("kv", "d"); string(val.Data) != "new-d" {
+		t.Error("prune dropped a write of a later block")
+	}
+}
