@@ -140,6 +140,14 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 // Height returns the number of blocks durably committed.
 func (c *Committer) Height() uint64 { return c.height.Load() }
 
+// Next returns the number of the block Deliver expects next: where a
+// block source must resume (after a refusal, the refused block's number).
+func (c *Committer) Next() uint64 {
+	c.recv.Lock()
+	defer c.recv.Unlock()
+	return c.recv.next
+}
+
 // Deliver hands the committer the next block's bytes, which it keeps: the
 // caller must not modify raw afterwards. It checks, in order,
 // that the block decodes, carries the next number and continues the hash

@@ -1,0 +1,296 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
+)
+
+// NonceSize is the number of random bytes in every proposal's nonce.
+const NonceSize = 24
+
+// Gateway is a connection to one peer's gateway, acting as one identity.
+// It is safe for concurrent use.
+type Gateway struct {
+	conn   *grpc.ClientConn
+	gw     api.GatewayClient
+	signer *identity.Signer
+}
+
+// Connect dials the gateway at addr. The caller passes the transport
+// credentials (mutual TLS in production) among opts.
+func Connect(addr string, signer *identity.Signer, opts ...grpc.DialOption) (*Gateway, error) {
+	if signer == nil {
+		return nil, fmt.Errorf("client: connecting to %s: signer is nil, expected the identity that signs proposals", addr)
+	}
+	conn, err := grpc.NewClient(addr, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("client: connecting to gateway %s: %w", addr, err)
+	}
+	return &Gateway{conn: conn, gw: api.NewGatewayClient(conn), signer: signer}, nil
+}
+
+// Close closes the connection.
+func (g *Gateway) Close() error { return g.conn.Close() }
+
+// Contract returns a handle on contract name of channel.
+func (g *Gateway) Contract(channel, name string) *Contract {
+	return &Contract{g: g, channel: channel, name: name}
+}
+
+// Contract calls one contract on one channel.
+type Contract struct {
+	g       *Gateway
+	channel string
+	name    string
+}
+
+// Commit is a transaction committed on the gateway's peer.
+type Commit struct {
+	TxID   string
+	Block  uint64
+	Code   api.TxValidationCode
+	Result []byte // what the contract returned when endorsed
+}
+
+// proposal is a signed proposal with what the client checks against.
+type proposal struct {
+	signed *api.SignedProposal
+	header *api.TxHeader
+}
+
+func (c *Contract) propose(fn string, args []string) (*proposal, error) {
+	nonce := make([]byte, NonceSize)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("client: drawing a nonce: %w", err)
+	}
+	hdr := &api.TxHeader{Channel: c.channel, Creator: c.g.signer.Identity(), Nonce: nonce, TimestampUnixNano: time.Now().UnixNano()}
+	hdr.TxId = api.TxID(nonce, hdr.Creator)
+	p := &api.Proposal{Header: hdr, Contract: c.name, Function: fn, Args: make([][]byte, len(args))}
+	for i, a := range args {
+		p.Args[i] = []byte(a)
+	}
+	raw, err := proto.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("client: encoding proposal %s: %w", hdr.TxId, err)
+	}
+	sig, err := c.g.signer.Sign(raw)
+	if err != nil {
+		return nil, fmt.Errorf("client: signing proposal %s: %w", hdr.TxId, err)
+	}
+	return &proposal{signed: &api.SignedProposal{Proposal: raw, Signature: sig}, header: hdr}, nil
+}
+
+// Evaluate runs fn as a query on the gateway's peer and returns its
+// result. Nothing is ordered. A refusal is an *EndorseError.
+func (c *Contract) Evaluate(ctx context.Context, fn string, args ...string) ([]byte, error) {
+	p, err := c.propose(fn, args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.g.gw.Evaluate(ctx, p.signed)
+	if err != nil {
+		return nil, fmt.Errorf("client: evaluating %s.%s (tx %s): %w", c.name, fn, p.header.TxId, err)
+	}
+	if r.Status != http.StatusOK {
+		return nil, &EndorseError{TxID: p.header.TxId, Status: r.Status, Message: r.Message}
+	}
+	return r.Result, nil
+}
+
+// Submit endorses fn, signs the transaction, sends it for ordering and
+// waits until it is committed on the gateway's peer. A transaction
+// committed with a code other than VALID returns its Commit and a
+// *CommitError.
+func (c *Contract) Submit(ctx context.Context, fn string, args ...string) (*Commit, error) {
+	tx, err := c.Endorse(ctx, fn, args...)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Submit(ctx); err != nil {
+		return nil, err
+	}
+	return tx.Wait(ctx)
+}
+
+// SubmitWithRetry is Submit that runs the transaction again, as a new
+// proposal, up to retries more times while it commits with
+// MVCC_READ_CONFLICT or PHANTOM_READ_CONFLICT.
+func (c *Contract) SubmitWithRetry(ctx context.Context, retries int, fn string, args ...string) (*Commit, error) {
+	for attempt := 0; ; attempt++ {
+		commit, err := c.Submit(ctx, fn, args...)
+		var ce *CommitError
+		if err == nil || !errors.As(err, &ce) || !ce.Retryable() || attempt >= retries || ctx.Err() != nil {
+			return commit, err
+		}
+	}
+}
+
+// Transaction is an endorsed transaction, signed by the client and ready
+// to submit: the lower-level steps of Contract.Submit.
+type Transaction struct {
+	g      *Gateway
+	id     string
+	result []byte
+	raw    []byte // the signed Transaction's bytes
+}
+
+// ID returns the transaction's id.
+func (t *Transaction) ID() string { return t.id }
+
+// Result returns what the contract returned when endorsed.
+func (t *Transaction) Result() []byte { return t.result }
+
+// Bytes returns the signed Transaction's bytes.
+func (t *Transaction) Bytes() []byte { return t.raw }
+
+// Endorse proposes fn, has the gateway gather endorsements, checks the
+// payload it returns (see the package comment) and signs it.
+func (c *Contract) Endorse(ctx context.Context, fn string, args ...string) (*Transaction, error) {
+	p, err := c.propose(fn, args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.g.gw.Endorse(ctx, p.signed)
+	if err != nil {
+		return nil, fmt.Errorf("client: endorsing %s.%s (tx %s): %w", c.name, fn, p.header.TxId, err)
+	}
+	if r.Status != http.StatusOK {
+		return nil, &EndorseError{TxID: p.header.TxId, Status: r.Status, Message: r.Message}
+	}
+	result, err := c.check(p, r.Payload)
+	if err != nil {
+		return nil, err
+	}
+	sig, err := c.g.signer.Sign(r.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("client: signing tx %s: %w", p.header.TxId, err)
+	}
+	raw, err := proto.Marshal(&api.Transaction{Payload: r.Payload, Signature: sig})
+	if err != nil {
+		return nil, fmt.Errorf("client: encoding tx %s: %w", p.header.TxId, err)
+	}
+	return &Transaction{g: c.g, id: p.header.TxId, result: result, raw: raw}, nil
+}
+
+// check verifies that payload is the transaction the client proposed and
+// returns the endorsed result.
+func (c *Contract) check(p *proposal, payload []byte) ([]byte, error) {
+	id := p.header.TxId
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("client: the gateway's payload for tx %s %s; refusing to sign it", id, fmt.Sprintf(format, args...))
+	}
+	tp := new(api.TxPayload)
+	if err := proto.Unmarshal(payload, tp); err != nil {
+		return nil, bad("does not decode: %v", err)
+	}
+	if !proto.Equal(tp.Header, p.header) {
+		return nil, bad("has a header other than the one proposed (tx id %q)", tp.GetHeader().GetTxId())
+	}
+	if tp.Contract != c.name {
+		return nil, bad("is for contract %q, expected %q", tp.Contract, c.name)
+	}
+	if len(tp.Endorsements) == 0 {
+		return nil, bad("carries no endorsement")
+	}
+	rp := new(api.ResponsePayload)
+	if err := proto.Unmarshal(tp.ResponsePayload, rp); err != nil {
+		return nil, bad("has a response payload that does not decode: %v", err)
+	}
+	switch {
+	case !bytes.Equal(rp.ProposalHash, api.ProposalHash(p.signed.Proposal)):
+		return nil, bad("has a response to another proposal (proposal hash %x)", rp.ProposalHash)
+	case rp.Contract != c.name:
+		return nil, bad("has a response of contract %q, expected %q", rp.Contract, c.name)
+	case rp.Status != api.StatusOK:
+		return nil, bad("has a response with status %d (%s), expected %d", rp.Status, rp.Message, api.StatusOK)
+	}
+	return rp.Result, nil
+}
+
+// Submit sends the transaction for ordering. A refusal is a *SubmitError.
+func (t *Transaction) Submit(ctx context.Context) error {
+	r, err := t.g.gw.Submit(ctx, &api.SubmitRequest{Transaction: t.raw})
+	if err != nil {
+		return fmt.Errorf("client: submitting tx %s: %w", t.id, err)
+	}
+	if r.Status != http.StatusOK {
+		return &SubmitError{TxID: t.id, Status: r.Status, Message: r.Message}
+	}
+	return nil
+}
+
+// Wait waits until the transaction is committed on the gateway's peer;
+// see Contract.Submit for what it returns.
+func (t *Transaction) Wait(ctx context.Context) (*Commit, error) {
+	c, err := t.g.CommitStatus(ctx, t.id)
+	if c != nil {
+		c.Result = t.result
+	}
+	return c, err
+}
+
+// CommitStatus waits until transaction txID is committed on the gateway's
+// peer. If ctx's deadline passes first it returns a *SubmitError with
+// status 504; the transaction may still commit later.
+func (g *Gateway) CommitStatus(ctx context.Context, txID string) (*Commit, error) {
+	r, err := g.gw.CommitStatus(ctx, &api.CommitStatusRequest{TxId: txID})
+	if err != nil {
+		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &SubmitError{TxID: txID, Status: http.StatusGatewayTimeout,
+				Message: fmt.Sprintf("not committed on the gateway's peer before the deadline (%v); wait again with CommitStatus", status.Convert(err).Message())}
+		}
+		return nil, fmt.Errorf("client: waiting for tx %s to commit: %w", txID, err)
+	}
+	c := &Commit{TxID: txID, Block: r.Block, Code: r.Code}
+	if r.Code != api.TxValidationCode_VALID {
+		return c, &CommitError{TxID: txID, Block: r.Block, Code: r.Code}
+	}
+	return c, nil
+}
+
+// BlockEvents streams the commit events of every block from start on, in
+// order. The event channel is closed when the stream ends; the error
+// channel then yields why (ctx.Err() when ctx ended it) and is closed.
+func (g *Gateway) BlockEvents(ctx context.Context, start uint64) (<-chan *api.BlockEvent, <-chan error) {
+	events, errc := make(chan *api.BlockEvent, 16), make(chan error, 1)
+	go func() {
+		defer close(errc)
+		defer close(events)
+		errc <- g.streamEvents(ctx, start, events)
+	}()
+	return events, errc
+}
+
+func (g *Gateway) streamEvents(ctx context.Context, start uint64, out chan<- *api.BlockEvent) error {
+	stream, err := g.gw.BlockEvents(ctx, &api.BlockEventsRequest{Start: start})
+	if err != nil {
+		return fmt.Errorf("client: opening block events from block %d: %w", start, err)
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("client: block events stream ended: %w", err)
+		}
+		select {
+		case out <- ev:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

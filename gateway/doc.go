@@ -1,0 +1,43 @@
+// Package gateway is the client-facing service on a peer (steps 1, 3 and 6
+// of a transaction's flow, see DESIGN.md): a client talks to one peer and
+// the gateway does the rest.
+//
+//	Evaluate      ─▶ the local endorser; nothing is ordered
+//	Endorse       ─▶ the local endorser and, in parallel, one peer of each
+//	                 other org the contract's policy needs ─▶ TxPayload bytes
+//	Submit        ─▶ the ordering service (fail over in preference order)
+//	CommitStatus  ─▶ the block store's tx index, else the committer's events
+//	BlockEvents   ─▶ stored blocks, then live commit events
+//
+// Invariants:
+//   - Endorse asks orgs in a fixed order: the local org first, then the
+//     policy's orgs in the order Orgs() names them, adding orgs until the
+//     policy holds over one peer of each (the plan is computed once, in
+//     New). Every endorser must return byte-identical ResponsePayloads;
+//     the returned TxPayload carries exactly those bytes and the proposal's
+//     header and contract, so the client can check and sign it.
+//   - Peers at different heights simulate on different state and disagree;
+//     Endorse then asks again (up to Config.EndorseAttempts times, while the
+//     call's context allows) before it answers 500 "endorsers disagree".
+//   - A remote peer that fails (transport error) is replaced by the org's
+//     next peer; a peer that answers with a refusal is not: the refusal is
+//     the answer, reported with the peer's name.
+//   - CommitStatus subscribes to commit events before it looks the tx id
+//     up, so a transaction committed between the two is never missed. A
+//     block is appended to the block store before its event is published.
+//   - BlockEvents sends every block from the requested start exactly once
+//     and in order. Blocks are read from the block store, and only below
+//     Ledger.Height() (committed: stored and applied to state); live events
+//     only say how far to read. A subscription cut off for lagging is
+//     replaced and the stream resumes from the block store.
+//
+// Refusals of Evaluate, Endorse and Submit are answers (a status and a
+// message in the response), not gRPC errors; gRPC errors mean the call
+// itself failed. CommitStatus answers codes.DeadlineExceeded (504) when
+// the request's deadline passes before the transaction commits here.
+//
+// Caller's duties: give the gateway the peer's own endorser, block store
+// and committer (see PeerLedger), clients for the other orgs' peers and for
+// the orderers, and authenticate clients at the transport (mutual TLS):
+// the gateway trusts the signatures inside the messages, not the caller.
+package gateway

@@ -1,0 +1,188 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+)
+
+// answer is one org's reply to an endorsement request.
+type answer struct {
+	org  string
+	peer string // names the peer that answered (or failed last)
+	resp *api.ProposalResponse
+	err  error // the org's peers all failed to answer
+}
+
+// Endorse gathers the endorsements the contract's policy needs and returns
+// the TxPayload for the client to sign. See the package comment for the
+// order in which orgs are asked and what makes an answer acceptable.
+func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *api.EndorseResponse, _ error) {
+	g.metrics.endorse.Add(1)
+	defer func() {
+		if r := recover(); r != nil {
+			resp = refusal(http.StatusInternalServerError, "gateway: endorsing: unexpected panic: %v", r)
+		}
+		if resp.Status != http.StatusOK {
+			g.metrics.endorseRefused.Add(1)
+		}
+	}()
+	if sp == nil || len(sp.Proposal) == 0 {
+		return refusal(http.StatusBadRequest, "gateway: signed proposal has no proposal bytes"), nil
+	}
+	p := new(api.Proposal)
+	if err := proto.Unmarshal(sp.Proposal, p); err != nil {
+		return refusal(http.StatusBadRequest, "gateway: proposal of %d bytes does not decode: %v", len(sp.Proposal), err), nil
+	}
+	if p.Header == nil {
+		return refusal(http.StatusBadRequest, "gateway: proposal has no header, expected channel, tx id and creator"), nil
+	}
+	orgs, ok := g.plans[p.Contract]
+	if !ok {
+		return refusal(http.StatusNotFound, "gateway: contract %q has no endorsement policy on channel %q, expected one of: %s",
+			p.Contract, g.cfg.Channel, g.names), nil
+	}
+	backoff := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		answers := g.gather(ctx, sp, orgs)
+		if r := g.firstRefusal(p.Header.TxId, answers); r != nil {
+			return r, nil
+		}
+		err := agree(answers)
+		if err == nil {
+			return g.assemble(p, answers), nil
+		}
+		if attempt >= g.cfg.EndorseAttempts {
+			return refusal(http.StatusInternalServerError, "gateway: tx %s: %v (after %d attempts; the peers may be at different heights, try again)",
+				p.Header.TxId, err, attempt), nil
+		}
+		g.metrics.endorseRetried.Add(1)
+		select {
+		case <-ctx.Done():
+			return refusal(http.StatusGatewayTimeout, "gateway: tx %s: %v; the request ended before the peers agreed: %v", p.Header.TxId, err, ctx.Err()), nil
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+}
+
+func refusal(status int32, format string, args ...any) *api.EndorseResponse {
+	return &api.EndorseResponse{Status: status, Message: fmt.Sprintf(format, args...)}
+}
+
+// gather asks every org in parallel and returns their answers in orgs'
+// order.
+func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []string) []answer {
+	answers := make([]answer, len(orgs))
+	var wg sync.WaitGroup
+	for i, org := range orgs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 0 {
+				answers[i] = g.askLocal(ctx, sp)
+			} else {
+				answers[i] = g.askRemote(ctx, sp, org)
+			}
+		}()
+	}
+	wg.Wait()
+	return answers
+}
+
+func (g *Gateway) askLocal(ctx context.Context, sp *api.SignedProposal) answer {
+	cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	return answer{org: g.cfg.LocalOrg, peer: "the local peer of org " + g.cfg.LocalOrg, resp: g.cfg.Local.ProcessProposal(cctx, sp)}
+}
+
+// askRemote asks org's peers in preference order until one answers.
+func (g *Gateway) askRemote(ctx context.Context, sp *api.SignedProposal, org string) answer {
+	peers := g.cfg.Remote[org]
+	var failures []string
+	for i, c := range peers {
+		if i > 0 {
+			g.metrics.endorseFailover.Add(1)
+		}
+		name := peerName(org, i, c)
+		cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+		r, err := c.ProcessProposal(cctx, sp)
+		cancel()
+		if err == nil {
+			return answer{org: org, peer: name, resp: r}
+		}
+		failures = append(failures, fmt.Sprintf("%s: %v", name, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return answer{org: org, peer: fmt.Sprintf("the peers of org %s", org),
+		err: fmt.Errorf("no peer of org %s answered (%s)", org, strings.Join(failures, "; "))}
+}
+
+// peerName names remote peer i of org, with its name when it has one
+// (see NamedEndorser).
+func peerName(org string, i int, c any) string {
+	if s, ok := c.(fmt.Stringer); ok {
+		return fmt.Sprintf("peer %s of org %s", s.String(), org)
+	}
+	return fmt.Sprintf("peer #%d of org %s", i, org)
+}
+
+// firstRefusal returns the response for the first org, in asking order,
+// that did not endorse, or nil if all did.
+func (g *Gateway) firstRefusal(txID string, answers []answer) *api.EndorseResponse {
+	for _, a := range answers {
+		switch {
+		case a.err != nil:
+			return refusal(http.StatusServiceUnavailable, "gateway: tx %s: %v; try again later", txID, a.err)
+		case a.resp == nil:
+			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered with no response", txID, a.peer)
+		case a.resp.Status != http.StatusOK:
+			return refusal(a.resp.Status, "gateway: tx %s refused by %s: %s", txID, a.peer, a.resp.Message)
+		case a.resp.Endorsement == nil || a.resp.Endorsement.Endorser == nil || len(a.resp.ResponsePayload) == 0:
+			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered 200 without an endorsement or response payload", txID, a.peer)
+		case a.resp.Endorsement.Endorser.Org != a.org:
+			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s endorsed as org %q, expected org %q; check the gateway's Remote config",
+				txID, a.peer, a.resp.Endorsement.Endorser.Org, a.org)
+		}
+	}
+	return nil
+}
+
+// agree checks that every endorser signed the same ResponsePayload bytes.
+func agree(answers []answer) error {
+	first := answers[0]
+	for _, a := range answers[1:] {
+		if !bytes.Equal(a.resp.ResponsePayload, first.resp.ResponsePayload) {
+			return fmt.Errorf("endorsers disagree: %s and %s returned different response payloads (%d and %d bytes)",
+				first.peer, a.peer, len(first.resp.ResponsePayload), len(a.resp.ResponsePayload))
+		}
+	}
+	return nil
+}
+
+// assemble builds the TxPayload from the proposal and the agreed answers.
+func (g *Gateway) assemble(p *api.Proposal, answers []answer) *api.EndorseResponse {
+	rp := new(api.ResponsePayload)
+	if err := proto.Unmarshal(answers[0].resp.ResponsePayload, rp); err != nil {
+		return refusal(http.StatusInternalServerError, "gateway: tx %s: response payload of %s does not decode: %v", p.Header.TxId, answers[0].peer, err)
+	}
+	tp := &api.TxPayload{Header: p.Header, Contract: p.Contract, ResponsePayload: answers[0].resp.ResponsePayload}
+	for _, a := range answers {
+		tp.Endorsements = append(tp.Endorsements, a.resp.Endorsement)
+	}
+	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(tp)
+	if err != nil {
+		return refusal(http.StatusInternalServerError, "gateway: tx %s: encoding the transaction payload: %v", p.Header.TxId, err)
+	}
+	return &api.EndorseResponse{Status: http.StatusOK, Result: rp.Result, Payload: raw}
+}

@@ -1,0 +1,161 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/committer"
+)
+
+// CommitStatus waits until the transaction is committed on this peer and
+// returns its validation code and block. It waits until the request's
+// context ends: past its deadline it answers codes.DeadlineExceeded (504).
+func (g *Gateway) CommitStatus(ctx context.Context, req *api.CommitStatusRequest) (*api.CommitStatusResponse, error) {
+	g.metrics.commitStatus.Add(1)
+	id := req.GetTxId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "gateway: commit status request names no tx id, expected the id Endorse's payload carries")
+	}
+	for {
+		// Subscribe before the lookup: a block appended after the lookup
+		// is published to this subscription.
+		sub := g.cfg.Ledger.Subscribe(g.cfg.EventBuffer)
+		resp, err := g.waitCommit(ctx, id, sub)
+		sub.Close()
+		if !errors.Is(err, errLagged) {
+			if status.Code(err) == codes.DeadlineExceeded {
+				g.metrics.commitTimeouts.Add(1)
+			}
+			return resp, err
+		}
+		g.metrics.lagged.Add(1)
+	}
+}
+
+// errLagged says a subscription was cut off for falling behind.
+var errLagged = errors.New("gateway: commit event subscription lagged")
+
+func (g *Gateway) waitCommit(ctx context.Context, id string, sub *committer.Subscription) (*api.CommitStatusResponse, error) {
+	loc, ok, err := g.cfg.Ledger.TxLocation(id)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "gateway: looking up tx %s in the block store: %v", id, err)
+	}
+	if ok {
+		return &api.CommitStatusResponse{Code: loc.Code, Block: loc.Block}, nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, status.Errorf(codes.DeadlineExceeded,
+					"gateway: 504: tx %s is not committed on this peer (height %d) by the request's deadline; ask again later, or check that it was submitted",
+					id, g.cfg.Ledger.Height())
+			}
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case ev, ok := <-sub.C:
+			if !ok {
+				if sub.Lagged() {
+					return nil, errLagged
+				}
+				return nil, status.Errorf(codes.Unavailable, "gateway: the peer's committer stopped while waiting for tx %s", id)
+			}
+			for i, txID := range ev.TxIDs {
+				// Only a code that claims the tx id settles it, as in the
+				// block store's index.
+				if txID == id && i < len(ev.Codes) && api.TxIDCounts(api.TxValidationCode(ev.Codes[i])) {
+					return &api.CommitStatusResponse{Code: api.TxValidationCode(ev.Codes[i]), Block: ev.Number}, nil
+				}
+			}
+		}
+	}
+}
+
+// BlockEvents streams the commit events of every block from req.Start on,
+// in order, until the client goes away.
+func (g *Gateway) BlockEvents(req *api.BlockEventsRequest, stream grpc.ServerStreamingServer[api.BlockEvent]) error {
+	g.metrics.blockStreams.Add(1)
+	next := req.GetStart()
+	for {
+		sub := g.cfg.Ledger.Subscribe(g.cfg.EventBuffer)
+		err := g.streamFrom(stream, &next, sub)
+		sub.Close()
+		if !errors.Is(err, errLagged) {
+			return err
+		}
+		g.metrics.lagged.Add(1)
+	}
+}
+
+// streamFrom sends committed blocks from *next on, reading them from the
+// block store: first up to the committed height, then, whenever an event
+// says block n is committed, up to n.
+func (g *Gateway) streamFrom(stream grpc.ServerStreamingServer[api.BlockEvent], next *uint64, sub *committer.Subscription) error {
+	ctx := stream.Context()
+	it := g.cfg.Blocks.Iterator(*next)
+	defer it.Close()
+	sendUpTo := func(end uint64) error {
+		for *next < end {
+			n, raw, err := it.Next()
+			if err != nil {
+				return status.Errorf(codes.Internal, "gateway: reading block %d from the block store: %v", *next, err)
+			}
+			ev, err := blockEvent(n, raw)
+			if err != nil {
+				return status.Errorf(codes.Internal, "gateway: %v", err)
+			}
+			if err := stream.Send(ev); err != nil {
+				return err
+			}
+			g.metrics.blocksSent.Add(1)
+			*next = n + 1
+		}
+		return nil
+	}
+	if err := sendUpTo(g.cfg.Ledger.Height()); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		case ev, ok := <-sub.C:
+			if !ok {
+				if sub.Lagged() {
+					return errLagged
+				}
+				return status.Errorf(codes.Unavailable, "gateway: the peer's committer stopped at height %d; reconnect from block %d", g.cfg.Ledger.Height(), *next)
+			}
+			if err := sendUpTo(ev.Number + 1); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// blockEvent decodes a stored block into its commit event: tx ids, codes
+// from the metadata, and the contract events of VALID transactions.
+func blockEvent(n uint64, raw []byte) (*api.BlockEvent, error) {
+	b, err := api.DecodeBlock(raw)
+	if err != nil {
+		return nil, fmt.Errorf("stored block %d does not decode: %w", n, err)
+	}
+	codes := b.GetMetadata().GetValidationCodes()
+	if len(codes) != len(b.Transactions) {
+		return nil, fmt.Errorf("stored block %d has %d validation codes for %d transactions", n, len(codes), len(b.Transactions))
+	}
+	ev := &api.BlockEvent{Number: n, TxIds: make([]string, len(b.Transactions)), Codes: codes}
+	for i, rawTx := range b.Transactions {
+		tx, _, _ := api.DecodeTx(rawTx)
+		ev.TxIds[i] = tx.ID()
+		if api.TxValidationCode(codes[i]) == api.TxValidationCode_VALID && tx.Response.GetEvent() != nil {
+			ev.Events = append(ev.Events, &api.TxEvent{TxId: tx.ID(), Contract: tx.Payload.GetContract(), Event: tx.Response.Event})
+		}
+	}
+	return ev, nil
+}

@@ -1,0 +1,253 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/endorser"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/policy"
+)
+
+// Defaults for the zero values of Config.
+const (
+	DefaultTimeout         = 10 * time.Second
+	DefaultEndorseAttempts = 3
+	DefaultEventBuffer     = 64
+)
+
+// ErrBadConfig is wrapped by every error New returns.
+var ErrBadConfig = errors.New("gateway: invalid config")
+
+// Ledger is what the gateway needs of its peer: the tx index, commit
+// events and the committed height. PeerLedger builds one from a block
+// store and a committer.
+type Ledger interface {
+	TxLocation(txID string) (ledger.Location, bool, error)
+	Subscribe(buffer int) *committer.Subscription
+	Height() uint64
+}
+
+// Config configures a Gateway. Timeout, EndorseAttempts and EventBuffer
+// have defaults; Remote may be empty when no policy needs another org.
+type Config struct {
+	Channel  string
+	LocalOrg string
+	// Local is this peer's endorser.
+	Local *endorser.Endorser
+	// Remote lists the other orgs' peers, by org, in preference order.
+	Remote map[string][]api.EndorserClient
+	// Policies maps each contract to its endorsement policy.
+	Policies map[string]*policy.Policy
+	// Orderers in preference order; Submit fails over on error.
+	Orderers []api.OrdererClient
+	Ledger   Ledger
+	// Blocks is the peer's block store, read by BlockEvents.
+	Blocks *ledger.BlockStore
+	// Timeout bounds one endorsement or submit call; zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+	// EndorseAttempts is how often Endorse asks again when endorsers
+	// disagree; zero means DefaultEndorseAttempts.
+	EndorseAttempts int
+	// EventBuffer is the buffer of each commit event subscription; zero
+	// means DefaultEventBuffer.
+	EventBuffer int
+}
+
+// EnsureDefaults fills in the zero values that have defaults.
+func (c *Config) EnsureDefaults() {
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.EndorseAttempts == 0 {
+		c.EndorseAttempts = DefaultEndorseAttempts
+	}
+	if c.EventBuffer == 0 {
+		c.EventBuffer = DefaultEventBuffer
+	}
+}
+
+// Validate checks that every required field is set and sensible.
+func (c *Config) Validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrBadConfig, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Channel == "":
+		return bad("Channel is empty, expected the channel's name")
+	case c.LocalOrg == "":
+		return bad("LocalOrg is empty, expected this peer's org")
+	case c.Local == nil:
+		return bad("Local is nil, expected this peer's endorser")
+	case len(c.Orderers) == 0:
+		return bad("Orderers is empty, expected at least one orderer client")
+	case c.Ledger == nil:
+		return bad("Ledger is nil, expected the peer's ledger (see PeerLedger)")
+	case c.Blocks == nil:
+		return bad("Blocks is nil, expected the peer's block store")
+	case c.Timeout < 0:
+		return bad("Timeout is %v, expected 0 (default %v) or more", c.Timeout, DefaultTimeout)
+	case c.EndorseAttempts < 0:
+		return bad("EndorseAttempts is %d, expected 0 (default %d) or more", c.EndorseAttempts, DefaultEndorseAttempts)
+	case c.EventBuffer < 0:
+		return bad("EventBuffer is %d, expected 0 (default %d) or more", c.EventBuffer, DefaultEventBuffer)
+	}
+	for i, o := range c.Orderers {
+		if o == nil {
+			return bad("Orderers[%d] is nil, expected an orderer client", i)
+		}
+	}
+	for org, peers := range c.Remote {
+		for i, p := range peers {
+			if p == nil {
+				return bad("Remote[%q][%d] is nil, expected an endorser client", org, i)
+			}
+		}
+	}
+	return nil
+}
+
+// Gateway implements api.GatewayServer. It is safe for concurrent use.
+type Gateway struct {
+	api.UnimplementedGatewayServer
+	cfg     Config
+	plans   map[string][]string // contract → orgs to ask, local org first
+	names   string              // sorted contract names, for messages
+	metrics counters
+}
+
+// New validates cfg and plans, for each contract, which orgs Endorse asks.
+// It fails if a policy cannot be satisfied by one peer of each of its orgs
+// or if an org the plan needs has no peer in Remote.
+func New(cfg Config) (*Gateway, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies))}
+	names := make([]string, 0, len(cfg.Policies))
+	for name, pol := range cfg.Policies {
+		if pol == nil {
+			return nil, fmt.Errorf("%w: Policies[%q] is nil, expected a policy", ErrBadConfig, name)
+		}
+		orgs, err := plan(cfg.LocalOrg, pol)
+		if err != nil {
+			return nil, fmt.Errorf("%w: contract %q: %v", ErrBadConfig, name, err)
+		}
+		for _, org := range orgs[1:] {
+			if len(cfg.Remote[org]) == 0 {
+				return nil, fmt.Errorf("%w: contract %q needs an endorsement of org %q (policy %s), but Remote has no peer of %q",
+					ErrBadConfig, name, org, pol, org)
+			}
+		}
+		g.plans[name] = orgs
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	g.names = strings.Join(names, ", ")
+	return g, nil
+}
+
+// plan returns the orgs to ask: local first, then the policy's orgs in
+// order, until the policy holds over one peer of each.
+func plan(local string, pol *policy.Policy) ([]string, error) {
+	orgs := []string{local}
+	signers := []policy.Signer{{Org: local, Role: identity.RolePeer}}
+	for _, org := range pol.Orgs() {
+		if pol.Evaluate(signers) {
+			break
+		}
+		if org == local {
+			continue
+		}
+		orgs = append(orgs, org)
+		signers = append(signers, policy.Signer{Org: org, Role: identity.RolePeer})
+	}
+	if !pol.Evaluate(signers) {
+		return nil, fmt.Errorf("policy %s is not satisfied by one peer of each of %v; the gateway asks one peer per org", pol, orgs)
+	}
+	return orgs, nil
+}
+
+// Evaluate runs a query on this peer's endorser, with every admission
+// check of an endorsement (signature included), and returns its result.
+// Nothing is ordered.
+func (g *Gateway) Evaluate(ctx context.Context, sp *api.SignedProposal) (*api.EvaluateResponse, error) {
+	g.metrics.evaluate.Add(1)
+	cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+	defer cancel()
+	r := g.cfg.Local.ProcessProposal(cctx, sp)
+	if r.Status != http.StatusOK {
+		g.metrics.evaluateRefused.Add(1)
+		return &api.EvaluateResponse{Status: r.Status, Message: r.Message}, nil
+	}
+	rp := new(api.ResponsePayload)
+	if err := proto.Unmarshal(r.ResponsePayload, rp); err != nil {
+		g.metrics.evaluateRefused.Add(1)
+		return &api.EvaluateResponse{Status: http.StatusInternalServerError,
+			Message: fmt.Sprintf("gateway: local endorser's response payload does not decode: %v", err)}, nil
+	}
+	return &api.EvaluateResponse{Status: http.StatusOK, Result: rp.Result}, nil
+}
+
+// Submit forwards a signed transaction to the orderers in preference
+// order. A transport error or a 503 moves on to the next orderer; any
+// other answer is passed through.
+func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.SubmitResponse, error) {
+	g.metrics.submit.Add(1)
+	tx, _, err := api.DecodeTx(req.GetTransaction())
+	if err != nil {
+		g.metrics.submitRefused.Add(1)
+		return &api.SubmitResponse{Status: http.StatusBadRequest,
+			Message: fmt.Sprintf("gateway: transaction of %d bytes is malformed: %v", len(req.GetTransaction()), err)}, nil
+	}
+	var failures []string
+	for i, o := range g.cfg.Orderers {
+		if i > 0 {
+			g.metrics.submitFailover.Add(1)
+		}
+		cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
+		r, err := o.Submit(cctx, req)
+		cancel()
+		switch {
+		case err != nil:
+			failures = append(failures, fmt.Sprintf("%s: %v", ordererName(i, o), err))
+		case r.Status == http.StatusServiceUnavailable:
+			failures = append(failures, fmt.Sprintf("%s: 503 %s", ordererName(i, o), r.Message))
+		default:
+			if r.Status != http.StatusOK {
+				g.metrics.submitRefused.Add(1)
+			}
+			return r, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	g.metrics.submitRefused.Add(1)
+	return &api.SubmitResponse{Status: http.StatusServiceUnavailable,
+		Message: fmt.Sprintf("gateway: no orderer admitted tx %s (%s); submit it again later", tx.ID(), strings.Join(failures, "; "))}, nil
+}
+
+// ordererName names orderer i, with its name when it has one (see
+// NamedOrderer).
+func ordererName(i int, o any) string {
+	if s, ok := o.(fmt.Stringer); ok {
+		return "orderer " + s.String()
+	}
+	return fmt.Sprintf("orderer #%d", i)
+}
+
+// Metrics returns a snapshot of the gateway's counters.
+func (g *Gateway) Metrics() Metrics { return g.metrics.snapshot() }

@@ -1,0 +1,21 @@
+// Package localnet generates the crypto material and configuration files of
+// a local strand network: one CA per org, a signing identity and a TLS
+// certificate per node and per client, a channel file and one node file per
+// peer and orderer, all on 127.0.0.1 and all loadable by node.LoadChannel
+// and node.LoadNode.
+//
+// Layout of the generated directory:
+//
+//	channel.yaml
+//	nodes/<node>.yaml
+//	crypto/<Org>/ca.pem, ca-key.pem
+//	crypto/<Org>/<node>/cert.pem, key.pem, tls-cert.pem, tls-key.pem
+//	crypto/<Org>/clients/client0/cert.pem, key.pem, tls-cert.pem, tls-key.pem
+//
+// Peer orgs are named Org1..OrgN, peers peer<i>.Org<n>, and the orderers
+// orderer<i> of OrdererOrg. Private keys are written with mode 0600.
+//
+// Invariants: Generate never overwrites: it refuses a directory that exists
+// and is not empty. It is for tests and demos: the CA keys lie beside the
+// network they sign for.
+package localnet

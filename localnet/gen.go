@@ -1,0 +1,135 @@
+package localnet
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/node"
+	"gopkg.in/yaml.v3"
+)
+
+// tlsHosts are the SANs of every generated TLS certificate.
+var tlsHosts = []string{"127.0.0.1", "localhost"}
+
+// gen writes the files of one network.
+type gen struct {
+	dir string
+	lay *Layout
+}
+
+// org creates the CA of org and writes crypto/<org>/ca.pem and ca-key.pem.
+func (g *gen) org(org string) (*identity.CA, error) {
+	ca, err := identity.NewCA(org, identity.ECDSAP256)
+	if err != nil {
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	cert, key, err := ca.MarshalPEM()
+	if err != nil {
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	d := filepath.Join(g.dir, "crypto", org)
+	if err := g.write(filepath.Join(d, "ca.pem"), cert, 0o644); err != nil {
+		return nil, err
+	}
+	return ca, g.write(filepath.Join(d, "ca-key.pem"), key, 0o600)
+}
+
+// keys issues a signing identity and a TLS certificate for name with role
+// and writes them under crypto/<org>/<sub>.
+func (g *gen) keys(ca *identity.CA, name, sub string, role identity.Role) error {
+	s, err := ca.Issue(name, role, identity.ECDSAP256)
+	if err != nil {
+		return fmt.Errorf("localnet: %w", err)
+	}
+	cert, key, err := s.MarshalPEM()
+	if err != nil {
+		return fmt.Errorf("localnet: %w", err)
+	}
+	tcert, tkey, err := ca.IssueTLS(name, role, tlsHosts)
+	if err != nil {
+		return fmt.Errorf("localnet: %w", err)
+	}
+	d := filepath.Join(g.dir, "crypto", ca.Org(), sub)
+	for _, f := range []struct {
+		name string
+		data []byte
+		mode os.FileMode
+	}{{"cert.pem", cert, 0o644}, {"key.pem", key, 0o600}, {"tls-cert.pem", tcert, 0o644}, {"tls-key.pem", tkey, 0o600}} {
+		if err := g.write(filepath.Join(d, f.name), f.data, f.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// node writes the keys and the node file of one peer or orderer.
+func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role identity.Role) error {
+	if err := g.keys(ca, ep.Name, sub, role); err != nil {
+		return err
+	}
+	crypto := filepath.Join("..", "crypto", ca.Org(), sub)
+	n := &node.NodeConfig{
+		Role:     role.String(),
+		Name:     ep.Name,
+		Org:      ca.Org(),
+		Listen:   ep.Address,
+		DataDir:  filepath.Join("..", "data", ep.Name),
+		Channel:  filepath.Join("..", "channel.yaml"),
+		Identity: node.KeyPair{Cert: filepath.Join(crypto, "cert.pem"), Key: filepath.Join(crypto, "key.pem")},
+		TLS:      node.KeyPair{Cert: filepath.Join(crypto, "tls-cert.pem"), Key: filepath.Join(crypto, "tls-key.pem")},
+	}
+	n.EnsureDefaults()
+	if err := n.Validate(); err != nil {
+		return fmt.Errorf("localnet: the generated node %q is invalid: %w", ep.Name, err)
+	}
+	path := filepath.Join(g.dir, "nodes", ep.Name+".yaml")
+	head := fmt.Sprintf("Node file of %s %q of org %s, written by localnet.Generate.\n# Paths are relative to this file. Fields: docs/config.md.", role, ep.Name, ca.Org())
+	if err := g.writeYAML(path, head, n); err != nil {
+		return err
+	}
+	g.lay.Nodes = append(g.lay.Nodes, Node{Name: ep.Name, Org: ca.Org(), Role: role, Address: ep.Address, Config: path})
+	return nil
+}
+
+// client writes the keys of a client of the CA's org.
+func (g *gen) client(ca *identity.CA, name string) error {
+	sub := filepath.Join("clients", name)
+	full := name + "." + ca.Org()
+	if err := g.keys(ca, full, sub, identity.RoleClient); err != nil {
+		return err
+	}
+	d := filepath.Join(g.dir, "crypto", ca.Org(), sub)
+	g.lay.Clients = append(g.lay.Clients, Client{
+		Name: full, Org: ca.Org(),
+		Cert: filepath.Join(d, "cert.pem"), Key: filepath.Join(d, "key.pem"),
+		TLSCert: filepath.Join(d, "tls-cert.pem"), TLSKey: filepath.Join(d, "tls-key.pem"),
+	})
+	return nil
+}
+
+func (g *gen) writeYAML(path, head string, v any) error {
+	var b bytes.Buffer
+	b.WriteString("# " + head + "\n")
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("localnet: encode %s: %w", path, err)
+	}
+	if err := enc.Close(); err != nil {
+		return fmt.Errorf("localnet: encode %s: %w", path, err)
+	}
+	return g.write(path, b.Bytes(), 0o644)
+}
+
+func (g *gen) write(path string, data []byte, mode os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("localnet: %w", err)
+	}
+	if err := os.WriteFile(path, data, mode); err != nil {
+		return fmt.Errorf("localnet: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,203 @@
+package localnet
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/node"
+)
+
+// OrdererOrg is the ID of the org of the generated orderers.
+const OrdererOrg = "OrdererOrg"
+
+// Spec describes the network to generate. Zero fields mean the defaults.
+type Spec struct {
+	// Orgs is the number of peer orgs, Org1..OrgN. Default 2.
+	Orgs int
+	// PeersPerOrg is the number of peers of each peer org. Default 1.
+	PeersPerOrg int
+	// Orderers is the number of orderers of OrdererOrg. Default 1.
+	Orderers int
+	// BasePort is the first port; nodes take consecutive ports from it,
+	// orderers first. Default 0: free ports that 127.0.0.1 lends.
+	BasePort int
+	// Contracts of the channel. Default smallbank, kv, fixedasset and
+	// simple, each with the policy AND over the peer role of every peer org.
+	Contracts []ContractSpec
+	// Batch limits of the ordering service; zero fields take
+	// node.ChannelConfig's defaults.
+	Batch node.BatchConfig
+}
+
+// ContractSpec is one contract of the channel and its endorsement policy.
+type ContractSpec struct{ Name, Policy string }
+
+// DefaultContracts are the contracts of a Spec without Contracts.
+var DefaultContracts = []string{"smallbank", "kv", "fixedasset", "simple"}
+
+// Layout says what Generate wrote. Paths are absolute.
+type Layout struct {
+	Dir     string
+	Channel string // channel.yaml
+	Nodes   []Node
+	Clients []Client
+}
+
+// Node is one generated peer or orderer.
+type Node struct {
+	Name    string
+	Org     string
+	Role    identity.Role // RolePeer or RoleOrderer
+	Address string        // host:port it listens on and is dialled at
+	Config  string        // its node file, for node.LoadNode
+}
+
+// Client is one generated client identity: a signing key pair and a TLS key
+// pair of RoleClient.
+type Client struct {
+	Name, Org       string
+	Cert, Key       string
+	TLSCert, TLSKey string
+}
+
+// ErrNotEmpty is returned when Generate's directory already holds files.
+var ErrNotEmpty = errors.New("localnet: directory not empty")
+
+func (s *Spec) ensureDefaults() {
+	if s.Orgs == 0 {
+		s.Orgs = 2
+	}
+	if s.PeersPerOrg == 0 {
+		s.PeersPerOrg = 1
+	}
+	if s.Orderers == 0 {
+		s.Orderers = 1
+	}
+}
+
+// ensureContracts fills in the default contracts; call it after validate.
+func (s *Spec) ensureContracts() {
+	if len(s.Contracts) == 0 {
+		terms := make([]string, s.Orgs)
+		for i := range terms {
+			terms[i] = fmt.Sprintf("'Org%d.peer'", i+1)
+		}
+		pol := "AND(" + strings.Join(terms, ",") + ")"
+		for _, name := range DefaultContracts {
+			s.Contracts = append(s.Contracts, ContractSpec{Name: name, Policy: pol})
+		}
+	}
+}
+
+func (s *Spec) validate() error {
+	switch {
+	case s.Orgs < 1 || s.Orgs > 64:
+		return fmt.Errorf("localnet: Spec.Orgs = %d: want 1 to 64 (0 means 2)", s.Orgs)
+	case s.PeersPerOrg < 1 || s.PeersPerOrg > 64:
+		return fmt.Errorf("localnet: Spec.PeersPerOrg = %d: want 1 to 64 (0 means 1)", s.PeersPerOrg)
+	case s.Orderers < 1 || s.Orderers > 64:
+		return fmt.Errorf("localnet: Spec.Orderers = %d: want 1 to 64 (0 means 1)", s.Orderers)
+	case s.BasePort < 0 || s.BasePort+s.Orderers+s.Orgs*s.PeersPerOrg > 65536:
+		return fmt.Errorf("localnet: Spec.BasePort = %d: want 0 (free ports) or a port with %d ports free above it, at most 65535", s.BasePort, s.Orderers+s.Orgs*s.PeersPerOrg)
+	}
+	return nil
+}
+
+// Generate writes a network described by spec into dir, which must not
+// exist or be empty, and returns its layout.
+func Generate(dir string, spec Spec) (*Layout, error) {
+	spec.ensureDefaults()
+	if err := spec.validate(); err != nil {
+		return nil, err
+	}
+	spec.ensureContracts()
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	switch ents, err := os.ReadDir(dir); {
+	case err == nil && len(ents) > 0:
+		return nil, fmt.Errorf("%w: %s holds %d entries (first %q); generate into a new or empty directory", ErrNotEmpty, dir, len(ents), ents[0].Name())
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	ports, err := allocPorts(spec.BasePort, spec.Orderers+spec.Orgs*spec.PeersPerOrg)
+	if err != nil {
+		return nil, err
+	}
+	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}}
+	ch := &node.ChannelConfig{Channel: "demo", Batch: spec.Batch}
+	for _, c := range spec.Contracts {
+		ch.Contracts = append(ch.Contracts, node.ContractConfig{Name: c.Name, Policy: c.Policy})
+	}
+	next := func() string { p := ports[0]; ports = ports[1:]; return "127.0.0.1:" + strconv.Itoa(p) }
+	oc, err := g.org(OrdererOrg)
+	if err != nil {
+		return nil, err
+	}
+	ordOrg := node.OrgConfig{ID: OrdererOrg, CA: "crypto/" + OrdererOrg + "/ca.pem"}
+	for i := range spec.Orderers {
+		ep := node.EndpointConfig{Name: fmt.Sprintf("orderer%d", i), Address: next()}
+		if err := g.node(oc, ep, fmt.Sprintf("orderer%d", i), identity.RoleOrderer); err != nil {
+			return nil, err
+		}
+		ordOrg.Orderers = append(ordOrg.Orderers, ep)
+	}
+	for o := 1; o <= spec.Orgs; o++ {
+		id := fmt.Sprintf("Org%d", o)
+		ca, err := g.org(id)
+		if err != nil {
+			return nil, err
+		}
+		oc := node.OrgConfig{ID: id, CA: "crypto/" + id + "/ca.pem"}
+		for i := range spec.PeersPerOrg {
+			ep := node.EndpointConfig{Name: fmt.Sprintf("peer%d.%s", i, id), Address: next()}
+			if err := g.node(ca, ep, fmt.Sprintf("peer%d", i), identity.RolePeer); err != nil {
+				return nil, err
+			}
+			oc.Peers = append(oc.Peers, ep)
+		}
+		if err := g.client(ca, "client0"); err != nil {
+			return nil, err
+		}
+		ch.Orgs = append(ch.Orgs, oc)
+	}
+	ch.Orgs = append(ch.Orgs, ordOrg)
+	ch.EnsureDefaults()
+	if err := ch.Validate(); err != nil {
+		return nil, fmt.Errorf("localnet: the generated channel is invalid: %w", err)
+	}
+	if err := g.writeYAML(g.lay.Channel, "Channel of a local strand network, written by localnet.Generate.\n# Fields: docs/config.md.", ch); err != nil {
+		return nil, err
+	}
+	return g.lay, nil
+}
+
+// allocPorts returns n ports: consecutive from base, or free ones that the
+// kernel lends on 127.0.0.1 when base is 0. The listeners stay open until
+// all n are chosen, so the ports are distinct.
+func allocPorts(base, n int) ([]int, error) {
+	ports := make([]int, n)
+	if base > 0 {
+		for i := range ports {
+			ports[i] = base + i
+		}
+		return ports, nil
+	}
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("localnet: find a free port on 127.0.0.1: %w", err)
+		}
+		defer l.Close()
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return ports, nil
+}

@@ -1,0 +1,390 @@
+package node
+
+import (
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/policy"
+	"gopkg.in/yaml.v3"
+)
+
+// ChannelConfig is the channel file every node of a network shares. Its
+// fields are documented in docs/config.md.
+type ChannelConfig struct {
+	// Channel is the channel's name, which every transaction carries.
+	Channel string `yaml:"channel"`
+	// Orgs are the organisations of the channel, in the order of the file.
+	Orgs []OrgConfig `yaml:"orgs"`
+	// Batch limits the blocks the ordering service cuts.
+	Batch BatchConfig `yaml:"batch"`
+	// Contracts are the contracts (state namespaces) the channel runs.
+	Contracts []ContractConfig `yaml:"contracts"`
+
+	file string
+	root *yaml.Node
+}
+
+// OrgConfig is one organisation.
+type OrgConfig struct {
+	// ID names the org in policies ('Org1.peer') and in identities.
+	ID string `yaml:"id"`
+	// CA is the PEM file of the org's CA certificates (one or more),
+	// relative to the channel file. LoadChannel resolves it.
+	CA string `yaml:"ca"`
+	// Peers and Orderers are the org's nodes.
+	Peers    []EndpointConfig `yaml:"peers,omitempty"`
+	Orderers []EndpointConfig `yaml:"orderers,omitempty"`
+	// CACerts are the DER certificates read from CA by LoadChannel. A
+	// config built in code sets them itself.
+	CACerts [][]byte `yaml:"-"`
+}
+
+// EndpointConfig is one node of an org.
+type EndpointConfig struct {
+	Name    string `yaml:"name"`
+	Address string `yaml:"address"` // host:port other nodes and clients dial
+}
+
+// BatchConfig limits the blocks the ordering service cuts: a block is cut
+// when it holds MaxTxs transactions, when the next transaction would take it
+// over MaxBytes, or Timeout after its first transaction arrived.
+type BatchConfig struct {
+	MaxTxs   int           `yaml:"maxTxs"`   // default 500, 1 to 100000
+	MaxBytes int           `yaml:"maxBytes"` // default 10 MiB, 1 KiB to 256 MiB
+	Timeout  time.Duration `yaml:"timeout"`  // default 2s, 1ms to 10m
+}
+
+// Batch defaults, the ordering service's.
+const (
+	DefaultMaxTxs   = orderer.DefaultMaxTxs
+	DefaultMaxBytes = orderer.DefaultMaxBytes
+	DefaultTimeout  = orderer.DefaultTimeout
+)
+
+// OrdererBatch converts the batch section for the ordering service.
+func (c *ChannelConfig) OrdererBatch() orderer.BatchConfig {
+	return orderer.BatchConfig{MaxTxs: c.Batch.MaxTxs, MaxBytes: c.Batch.MaxBytes, Timeout: c.Batch.Timeout}
+}
+
+// ContractConfig is one contract and its endorsement policy.
+type ContractConfig struct {
+	Name   string `yaml:"name"`   // state namespace, see api.CheckNamespace
+	Policy string `yaml:"policy"` // policy.Parse syntax, such as AND('Org1.peer','Org2.peer')
+}
+
+// PeerEndpoint is a peer of the channel.
+type PeerEndpoint struct{ Name, Org, Address string }
+
+// OrdererEndpoint is an orderer of the channel.
+type OrdererEndpoint struct{ Name, Org, Address string }
+
+// LoadChannel reads, defaults and validates a channel file, then reads the
+// CA certificates of its orgs.
+func LoadChannel(path string) (*ChannelConfig, error) {
+	c := &ChannelConfig{}
+	root, err := readYAML(path, c)
+	if err != nil {
+		return nil, err
+	}
+	c.file, c.root = path, root
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("node: %s: %w", path, err)
+	}
+	for i := range c.Orgs {
+		c.Orgs[i].CA = resolve(dir, c.Orgs[i].CA)
+	}
+	c.EnsureDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	ck := &checker{file: path, root: root}
+	for i := range c.Orgs {
+		o := &c.Orgs[i]
+		certs, why := readCACerts(o.CA, o.ID)
+		if why != "" {
+			ck.bad(fmt.Sprintf("orgs[%d].ca", i), o.CA, why)
+		}
+		o.CACerts = certs
+	}
+	if err := ck.err(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// readCACerts reads the CERTIFICATE blocks of a PEM file. On failure it
+// returns what the file should have been.
+func readCACerts(path, org string) ([][]byte, string) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Sprintf("a readable PEM file of CA certificates (%v)", err)
+	}
+	var certs [][]byte
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, fmt.Sprintf("PEM certificates that parse (certificate %d: %v)", len(certs), err)
+		}
+		if !c.IsCA {
+			return nil, fmt.Sprintf("CA certificates, but %q is not a CA", c.Subject.String())
+		}
+		certs = append(certs, b.Bytes)
+	}
+	if len(certs) == 0 {
+		return nil, fmt.Sprintf("a PEM file holding the CA certificates of org %q, found no CERTIFICATE block", org)
+	}
+	return certs, ""
+}
+
+// EnsureDefaults fills in the zero batch fields.
+func (c *ChannelConfig) EnsureDefaults() {
+	if c.Batch.MaxTxs == 0 {
+		c.Batch.MaxTxs = DefaultMaxTxs
+	}
+	if c.Batch.MaxBytes == 0 {
+		c.Batch.MaxBytes = DefaultMaxBytes
+	}
+	if c.Batch.Timeout == 0 {
+		c.Batch.Timeout = DefaultTimeout
+	}
+}
+
+// Validate reports every invalid field. It reads no file: the CA
+// certificates are checked by LoadChannel and Registry.
+func (c *ChannelConfig) Validate() error {
+	ck := &checker{file: c.file, root: c.root}
+	if c.Channel == "" || len(c.Channel) > 64 || !isName(c.Channel) {
+		ck.bad("channel", c.Channel, "1 to 64 letters, digits, '.', '-' or '_'")
+	}
+	if len(c.Orgs) == 0 {
+		ck.bad("orgs", "[]", "at least one org")
+	}
+	orgs := map[string]bool{}
+	names := map[string]string{} // node name -> field
+	addrs := map[string]string{} // address -> field
+	orderers := 0
+	for i, o := range c.Orgs {
+		f := fmt.Sprintf("orgs[%d]", i)
+		switch {
+		case o.ID == "" || len(o.ID) > 64 || !isName(o.ID):
+			ck.bad(f+".id", o.ID, "1 to 64 letters, digits, '.', '-' or '_' (the org in policies such as 'Org1.peer')")
+		case orgs[o.ID]:
+			ck.bad(f+".id", o.ID, "an org ID not used by another org")
+		}
+		orgs[o.ID] = true
+		if o.CA == "" && len(o.CACerts) == 0 {
+			ck.bad(f+".ca", o.CA, "the path of the org's CA certificate PEM file")
+		}
+		for j, ep := range o.Peers {
+			checkEndpoint(ck, fmt.Sprintf("%s.peers[%d]", f, j), ep, names, addrs)
+		}
+		for j, ep := range o.Orderers {
+			checkEndpoint(ck, fmt.Sprintf("%s.orderers[%d]", f, j), ep, names, addrs)
+		}
+		orderers += len(o.Orderers)
+	}
+	if orderers == 0 && len(c.Orgs) > 0 {
+		ck.bad("orgs", fmt.Sprintf("%d orgs with no orderers", len(c.Orgs)), "at least one org with an orderers list")
+	}
+	checkBatch(ck, c.Batch)
+	if err := c.OrdererBatch().Validate(); err != nil && len(ck.errs) == 0 {
+		ck.bad("batch", fmt.Sprintf("%+v", c.Batch), err.Error())
+	}
+	contracts := map[string]bool{}
+	for i, ct := range c.Contracts {
+		f := fmt.Sprintf("contracts[%d]", i)
+		if err := api.CheckNamespace(ct.Name); err != nil {
+			ck.bad(f+".name", ct.Name, "1 to 128 bytes with no NUL byte")
+		} else if contracts[ct.Name] {
+			ck.bad(f+".name", ct.Name, "a contract name not used by another contract")
+		}
+		contracts[ct.Name] = true
+		p, err := policy.Parse(ct.Policy)
+		if err != nil {
+			ck.bad(f+".policy", ct.Policy, fmt.Sprintf("a valid endorsement policy (%v)", err))
+			continue
+		}
+		for _, org := range p.Orgs() {
+			if !orgs[org] {
+				ck.bad(f+".policy", ct.Policy, fmt.Sprintf("a policy naming only orgs of the channel; org %q is not one of %s", org, c.orgList()))
+			}
+		}
+	}
+	return ck.err()
+}
+
+func checkEndpoint(ck *checker, f string, ep EndpointConfig, names, addrs map[string]string) {
+	switch {
+	case ep.Name == "" || len(ep.Name) > 64 || !isName(ep.Name):
+		ck.bad(f+".name", ep.Name, "1 to 64 letters, digits, '.', '-' or '_'")
+	case names[ep.Name] != "":
+		ck.bad(f+".name", ep.Name, "a node name not used elsewhere, but "+names[ep.Name]+" has it")
+	default:
+		names[ep.Name] = f + ".name"
+	}
+	switch why := checkHostPort(ep.Address); {
+	case why != "":
+		ck.bad(f+".address", ep.Address, why)
+	case addrs[ep.Address] != "":
+		ck.bad(f+".address", ep.Address, "an address not used elsewhere, but "+addrs[ep.Address]+" has it")
+	default:
+		addrs[ep.Address] = f + ".address"
+	}
+}
+
+func checkBatch(ck *checker, b BatchConfig) {
+	if b.MaxTxs < 1 || b.MaxTxs > 100000 {
+		ck.bad("batch.maxTxs", b.MaxTxs, "1 to 100000 (0 means 500)")
+	}
+	if b.MaxBytes < 1<<10 || b.MaxBytes > 256<<20 {
+		ck.bad("batch.maxBytes", b.MaxBytes, "1024 to 268435456 (0 means 10485760)")
+	}
+	if b.Timeout < time.Millisecond || b.Timeout > 10*time.Minute {
+		ck.bad("batch.timeout", b.Timeout.String(), "a duration from 1ms to 10m such as 2s (0 means 2s)")
+	}
+}
+
+func (c *ChannelConfig) orgList() string {
+	ids := make([]string, len(c.Orgs))
+	for i, o := range c.Orgs {
+		ids[i] = o.ID
+	}
+	return fmt.Sprintf("%q", ids)
+}
+
+// Registry builds the identity registry of the channel's orgs from their
+// CA certificates.
+func (c *ChannelConfig) Registry() (*identity.Registry, error) {
+	orgs := make([]identity.Org, len(c.Orgs))
+	for i, o := range c.Orgs {
+		if len(o.CACerts) == 0 {
+			return nil, fmt.Errorf("node: channel %q: org %q has no CA certificates loaded (load the file with LoadChannel, or set CACerts)", c.Channel, o.ID)
+		}
+		orgs[i] = identity.Org{ID: o.ID, CACerts: o.CACerts}
+	}
+	r, err := identity.NewRegistry(orgs)
+	if err != nil {
+		return nil, fmt.Errorf("node: channel %q: %w", c.Channel, err)
+	}
+	return r, nil
+}
+
+// Policies maps each contract to its parsed policy. Contracts whose policy
+// does not parse (Validate reports them) are left out.
+func (c *ChannelConfig) Policies() map[string]*policy.Policy {
+	m := make(map[string]*policy.Policy, len(c.Contracts))
+	for _, ct := range c.Contracts {
+		if p, err := policy.Parse(ct.Policy); err == nil {
+			m[ct.Name] = p
+		}
+	}
+	return m
+}
+
+// OrdererOrgs lists the orgs that have orderers, in file order.
+func (c *ChannelConfig) OrdererOrgs() []string {
+	var ids []string
+	for _, o := range c.Orgs {
+		if len(o.Orderers) > 0 {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids
+}
+
+// Committer returns what the commit pipeline needs of the channel.
+func (c *ChannelConfig) Committer() (committer.Channel, error) {
+	reg, err := c.Registry()
+	if err != nil {
+		return committer.Channel{}, err
+	}
+	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies()}, nil
+}
+
+// PeersOf returns the peers of org, in file order.
+func (c *ChannelConfig) PeersOf(org string) []PeerEndpoint {
+	var eps []PeerEndpoint
+	for _, o := range c.Orgs {
+		if o.ID == org {
+			for _, p := range o.Peers {
+				eps = append(eps, PeerEndpoint{Name: p.Name, Org: o.ID, Address: p.Address})
+			}
+		}
+	}
+	return eps
+}
+
+// Orderers returns every orderer of the channel, in file order.
+func (c *ChannelConfig) Orderers() []OrdererEndpoint {
+	var eps []OrdererEndpoint
+	for _, o := range c.Orgs {
+		for _, p := range o.Orderers {
+			eps = append(eps, OrdererEndpoint{Name: p.Name, Org: o.ID, Address: p.Address})
+		}
+	}
+	return eps
+}
+
+// Hash returns the hex SHA-256 of the channel's canonical content: the
+// name, the orgs with their CA certificates (not their paths), nodes and
+// addresses, the batch limits and the contracts with their policies in
+// canonical form. Nodes compare it to check they share one channel.
+func (c *ChannelConfig) Hash() string {
+	type org struct {
+		ID              string
+		CACerts         [][]byte
+		Peers, Orderers []EndpointConfig
+	}
+	canon := struct {
+		Channel   string
+		Orgs      []org
+		Batch     BatchConfig
+		Contracts []ContractConfig
+	}{Channel: c.Channel, Batch: c.Batch}
+	for _, o := range c.Orgs {
+		canon.Orgs = append(canon.Orgs, org{o.ID, o.CACerts, o.Peers, o.Orderers})
+	}
+	for _, ct := range c.Contracts {
+		if p, err := policy.Parse(ct.Policy); err == nil {
+			ct.Policy = p.String()
+		}
+		canon.Contracts = append(canon.Contracts, ct)
+	}
+	b, err := json.Marshal(canon)
+	if err != nil {
+		panic(err) // plain strings, ints and byte slices always marshal
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// isName reports whether s holds only letters, digits, '.', '-' and '_'.
+func isName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

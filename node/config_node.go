@@ -1,0 +1,302 @@
+package node
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"gopkg.in/yaml.v3"
+)
+
+// NodeConfig is the file of one peer or orderer process. LoadNode fills
+// the defaults noted on each field and resolves relative paths against the
+// file's directory. docs/config.md documents every field.
+type NodeConfig struct {
+	// Role is "peer" or "orderer". Required.
+	Role string `yaml:"role"`
+	// Name is the node's name: its entry in the channel file and the CN of
+	// its certificates. Required.
+	Name string `yaml:"name"`
+	// Org is the ID of the node's org in the channel file. Required.
+	Org string `yaml:"org"`
+	// Listen is the host:port the node's gRPC server binds. Required.
+	Listen string `yaml:"listen"`
+	// DataDir holds the node's ledger. Default data/<name>.
+	DataDir string `yaml:"dataDir"`
+	// Channel is the path of the channel file. Default channel.yaml.
+	Channel string `yaml:"channel"`
+	// Identity is the signing key pair (cert.pem, key.pem). Required.
+	Identity KeyPair `yaml:"identity"`
+	// TLS is the TLS key pair (tls-cert.pem, tls-key.pem). Required.
+	TLS KeyPair `yaml:"tls"`
+	// StateDB selects the world-state database of a peer.
+	StateDB StateDBConfig `yaml:"stateDB"`
+	// Pipeline tunes a peer's commit pipeline.
+	Pipeline PipelineConfig `yaml:"pipeline"`
+	// Metrics is the host:port of a Prometheus /metrics endpoint. Default
+	// empty: no metrics endpoint.
+	Metrics string `yaml:"metrics,omitempty"`
+	// Log configures the node's log.
+	Log LogConfig `yaml:"log"`
+
+	file string
+	root *yaml.Node
+}
+
+// KeyPair names a PEM certificate and its PKCS #8 private key.
+type KeyPair struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
+}
+
+// StateDBConfig selects the world-state database.
+type StateDBConfig struct {
+	// Backend is "pebble" (on disk, under dataDir; default) or "memory".
+	Backend string `yaml:"backend"`
+	// CacheMB is Pebble's block cache in MiB. Default 32; 1 to 65536.
+	CacheMB int `yaml:"cacheMB"`
+}
+
+// PipelineConfig mirrors committer.Options; 0 means the default.
+type PipelineConfig struct {
+	Mode          string `yaml:"mode"`                   // sequential (default) | parallel
+	VerifyWorkers int    `yaml:"verifyWorkers"`          // 0 = number of CPUs; up to 1024
+	ApplyWorkers  int    `yaml:"applyWorkers,omitempty"` // 0 = number of CPUs; up to 1024
+	MaxGroup      int    `yaml:"maxGroup"`               // default 256; up to 65536
+	Window        int    `yaml:"window"`                 // default 512; 2 to 1048576
+	WindowBytes   int    `yaml:"windowBytes"`            // default 8 MiB; at least 1024
+	SyncState     bool   `yaml:"syncState,omitempty"`    // default false
+}
+
+// LogConfig configures the node's slog logger.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug | info (default) | warn | error
+	Format string `yaml:"format"` // text (default) | json
+}
+
+// LoadNode reads a node file, fills in the defaults, resolves its paths
+// against the file's directory and validates it.
+func LoadNode(path string) (*NodeConfig, error) {
+	n := &NodeConfig{}
+	root, err := readYAML(path, n)
+	if err != nil {
+		return nil, err
+	}
+	n.file, n.root = path, root
+	n.EnsureDefaults()
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("node: %s: %w", path, err)
+	}
+	for _, p := range []*string{&n.DataDir, &n.Channel, &n.Identity.Cert, &n.Identity.Key, &n.TLS.Cert, &n.TLS.Key} {
+		*p = resolve(dir, *p)
+	}
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// EnsureDefaults fills in zero fields. Pipeline worker counts stay 0 (the
+// committer reads 0 as the number of CPUs).
+func (n *NodeConfig) EnsureDefaults() {
+	if n.DataDir == "" && n.Name != "" {
+		n.DataDir = filepath.Join("data", n.Name)
+	}
+	if n.Channel == "" {
+		n.Channel = "channel.yaml"
+	}
+	if n.StateDB.Backend == "" {
+		n.StateDB.Backend = "pebble"
+	}
+	if n.StateDB.CacheMB == 0 {
+		n.StateDB.CacheMB = 32
+	}
+	if n.Pipeline.Mode == "" {
+		n.Pipeline.Mode = "sequential"
+	}
+	if n.Log.Level == "" {
+		n.Log.Level = "info"
+	}
+	if n.Log.Format == "" {
+		n.Log.Format = "text"
+	}
+}
+
+// Validate reports every invalid field.
+func (n *NodeConfig) Validate() error {
+	ck := &checker{file: n.file, root: n.root}
+	if n.Role != "peer" && n.Role != "orderer" {
+		ck.bad("role", n.Role, "peer or orderer")
+	}
+	if n.Name == "" || len(n.Name) > 64 || !isName(n.Name) {
+		ck.bad("name", n.Name, "1 to 64 letters, digits, '.', '-' or '_' (the node's name in the channel file)")
+	}
+	if n.Org == "" || len(n.Org) > 64 || !isName(n.Org) {
+		ck.bad("org", n.Org, "1 to 64 letters, digits, '.', '-' or '_' (an org ID of the channel file)")
+	}
+	listen := n.Listen
+	if strings.HasPrefix(listen, ":") {
+		listen = "0.0.0.0" + listen // an empty host listens on every interface
+	}
+	if why := checkHostPort(listen); why != "" {
+		ck.bad("listen", n.Listen, why+"; an empty host (:7051) listens on every interface")
+	}
+	for _, f := range []struct{ field, path string }{{"dataDir", n.DataDir}, {"channel", n.Channel},
+		{"identity.cert", n.Identity.Cert}, {"identity.key", n.Identity.Key}, {"tls.cert", n.TLS.Cert}, {"tls.key", n.TLS.Key}} {
+		if f.path == "" {
+			ck.bad(f.field, f.path, "a path, relative to this file or absolute")
+		}
+	}
+	if n.StateDB.Backend != "pebble" && n.StateDB.Backend != "memory" {
+		ck.bad("stateDB.backend", n.StateDB.Backend, "pebble or memory")
+	}
+	if n.StateDB.CacheMB < 1 || n.StateDB.CacheMB > 65536 {
+		ck.bad("stateDB.cacheMB", n.StateDB.CacheMB, "1 to 65536 (0 means 32)")
+	}
+	n.checkPipeline(ck)
+	if n.Metrics != "" {
+		if why := checkHostPort(n.Metrics); why != "" {
+			ck.bad("metrics", n.Metrics, why+", or empty for no metrics endpoint")
+		}
+	}
+	if _, ok := logLevels[n.Log.Level]; !ok {
+		ck.bad("log.level", n.Log.Level, "debug, info, warn or error")
+	}
+	if n.Log.Format != "text" && n.Log.Format != "json" {
+		ck.bad("log.format", n.Log.Format, "text or json")
+	}
+	return ck.err()
+}
+
+func (n *NodeConfig) checkPipeline(ck *checker) {
+	p := n.Pipeline
+	if _, err := committer.ParseMode(p.Mode); err != nil {
+		ck.bad("pipeline.mode", p.Mode, "sequential or parallel")
+	}
+	if p.VerifyWorkers < 0 || p.VerifyWorkers > 1024 {
+		ck.bad("pipeline.verifyWorkers", p.VerifyWorkers, "0 (one per CPU) to 1024")
+	}
+	if p.ApplyWorkers < 0 || p.ApplyWorkers > 1024 {
+		ck.bad("pipeline.applyWorkers", p.ApplyWorkers, "0 (one per CPU) to 1024")
+	}
+	if p.MaxGroup < 0 || p.MaxGroup > 65536 {
+		ck.bad("pipeline.maxGroup", p.MaxGroup, "0 (256) to 65536")
+	}
+	if p.Window != 0 && (p.Window < 2 || p.Window > 1<<20) {
+		ck.bad("pipeline.window", p.Window, "0 (512) or 2 to 1048576")
+	}
+	if p.WindowBytes != 0 && p.WindowBytes < 1<<10 {
+		ck.bad("pipeline.windowBytes", p.WindowBytes, "0 (8388608) or at least 1024")
+	}
+}
+
+// CheckChannel checks that the channel lists this node under its org with
+// its role.
+func (n *NodeConfig) CheckChannel(ch *ChannelConfig) error {
+	ck := &checker{file: n.file, root: n.root}
+	var found []string
+	for _, o := range ch.Orgs {
+		for _, e := range o.Peers {
+			if e.Name == n.Name {
+				found = append(found, "peer", o.ID)
+			}
+		}
+		for _, e := range o.Orderers {
+			if e.Name == n.Name {
+				found = append(found, "orderer", o.ID)
+			}
+		}
+	}
+	switch {
+	case len(found) == 0:
+		ck.bad("name", n.Name, fmt.Sprintf("a peer or orderer of channel %q (file %s)", ch.Channel, ch.file))
+	case found[0] != n.Role:
+		ck.bad("role", n.Role, fmt.Sprintf("%s, the role of %q in channel %q", found[0], n.Name, ch.Channel))
+	case found[1] != n.Org:
+		ck.bad("org", n.Org, fmt.Sprintf("%s, the org of %q in channel %q", found[1], n.Name, ch.Channel))
+	}
+	return ck.err()
+}
+
+// CommitterOptions converts the pipeline section, with the committer's
+// defaults filled in.
+func (n *NodeConfig) CommitterOptions() (committer.Options, error) {
+	mode, err := committer.ParseMode(n.Pipeline.Mode)
+	if err != nil {
+		return committer.Options{}, fileErrorf(n.file, "pipeline.mode: %v", err)
+	}
+	o := committer.Options{
+		Mode:          mode,
+		VerifyWorkers: n.Pipeline.VerifyWorkers,
+		ApplyWorkers:  n.Pipeline.ApplyWorkers,
+		MaxGroup:      n.Pipeline.MaxGroup,
+		Window:        n.Pipeline.Window,
+		WindowBytes:   n.Pipeline.WindowBytes,
+		SyncState:     n.Pipeline.SyncState,
+	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return committer.Options{}, fileErrorf(n.file, "pipeline: %v", err)
+	}
+	return o, nil
+}
+
+// PebbleOptions converts the stateDB section for the pebble backend.
+func (n *NodeConfig) PebbleOptions() pebbledb.Options {
+	return pebbledb.Options{CacheSize: int64(n.StateDB.CacheMB) << 20}
+}
+
+// Signer loads the node's signing identity and checks that its certificate
+// names the node's org and carries its role.
+func (n *NodeConfig) Signer() (*identity.Signer, error) {
+	cert, err := os.ReadFile(n.Identity.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("node: %s: identity.cert: %w", n.file, err)
+	}
+	key, err := os.ReadFile(n.Identity.Key)
+	if err != nil {
+		return nil, fmt.Errorf("node: %s: identity.key: %w", n.file, err)
+	}
+	s, err := identity.LoadSigner(n.Org, cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("node: %s: identity (%s, %s): %w", n.file, n.Identity.Cert, n.Identity.Key, err)
+	}
+	if s.Role().String() != n.Role {
+		return nil, fileErrorf(n.file, "identity.cert %s carries role %s, want %s (the node's role)", n.Identity.Cert, s.Role(), n.Role)
+	}
+	return s, nil
+}
+
+var logLevels = map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
+
+// Logger returns a logger writing to stderr at the configured level and
+// format, with the node's name on every record.
+func (n *NodeConfig) Logger() *slog.Logger {
+	opts := &slog.HandlerOptions{Level: logLevels[n.Log.Level]}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, opts)
+	if n.Log.Format == "json" {
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	}
+	return slog.New(h).With("node", n.Name)
+}
+
+// checkHostPort returns "" for a valid host:port, or what is wanted.
+func checkHostPort(addr string) string {
+	const want = "host:port with a port from 1 to 65535, such as 127.0.0.1:7051"
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return want
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return want
+	}
+	return ""
+}

@@ -1,0 +1,266 @@
+package node
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/identity"
+)
+
+const channelYAML = `channel: demo
+orgs:
+  - id: Org1
+    ca: crypto/Org1/ca.pem
+    peers:
+      - {name: peer0.Org1, address: 127.0.0.1:7051}
+  - id: Org2
+    ca: crypto/Org2/ca.pem
+    peers:
+      - {name: peer0.Org2, address: 127.0.0.1:8051}
+  - id: OrdererOrg
+    ca: crypto/OrdererOrg/ca.pem
+    orderers:
+      - {name: orderer0, address: 127.0.0.1:7050}
+batch: {maxTxs: 100, timeout: 1s}
+contracts:
+  - {name: smallbank, policy: "AND('Org1.peer','Org2.peer')"}
+  - {name: kv, policy: "OR('Org1.peer', 'Org2.peer')"}
+`
+
+const nodeYAML = `role: peer
+name: peer0.Org1
+org: Org1
+listen: 127.0.0.1:7051
+identity: {cert: crypto/Org1/peer0/cert.pem, key: crypto/Org1/peer0/key.pem}
+tls: {cert: crypto/Org1/peer0/tls-cert.pem, key: crypto/Org1/peer0/tls-key.pem}
+pipeline: {mode: parallel, verifyWorkers: 4}
+log: {format: json}
+`
+
+// writeNet writes CAs, the peer0.Org1 key pairs and the two files into a
+// temporary directory and returns it.
+func writeNet(t *testing.T, channel, nodeFile string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, org := range []string{"Org1", "Org2", "OrdererOrg"} {
+		ca, err := identity.NewCA(org, identity.ECDSAP256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, _, _ := ca.MarshalPEM()
+		write(t, filepath.Join(dir, "crypto", org, "ca.pem"), cert)
+		if org != "Org1" {
+			continue
+		}
+		s, err := ca.Issue("peer0.Org1", identity.RolePeer, identity.ECDSAP256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, k, _ := s.MarshalPEM()
+		write(t, filepath.Join(dir, "crypto/Org1/peer0/cert.pem"), c)
+		write(t, filepath.Join(dir, "crypto/Org1/peer0/key.pem"), k)
+		c, k, err = ca.IssueTLS("peer0.Org1", identity.RolePeer, []string{"127.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, filepath.Join(dir, "crypto/Org1/peer0/tls-cert.pem"), c)
+		write(t, filepath.Join(dir, "crypto/Org1/peer0/tls-key.pem"), k)
+	}
+	write(t, filepath.Join(dir, "channel.yaml"), []byte(channel))
+	write(t, filepath.Join(dir, "node.yaml"), []byte(nodeFile))
+	return dir
+}
+
+func write(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := writeNet(t, channelYAML, nodeYAML)
+	ch, err := LoadChannel(filepath.Join(dir, "channel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Batch != (BatchConfig{MaxTxs: 100, MaxBytes: DefaultMaxBytes, Timeout: time.Second}) {
+		t.Errorf("batch %+v", ch.Batch)
+	}
+	if got := ch.OrdererOrgs(); len(got) != 1 || got[0] != "OrdererOrg" {
+		t.Errorf("OrdererOrgs %q", got)
+	}
+	if got := ch.PeersOf("Org2"); len(got) != 1 || got[0] != (PeerEndpoint{"peer0.Org2", "Org2", "127.0.0.1:8051"}) {
+		t.Errorf("PeersOf(Org2) %+v", got)
+	}
+	if got := ch.Orderers(); len(got) != 1 || got[0] != (OrdererEndpoint{"orderer0", "OrdererOrg", "127.0.0.1:7050"}) {
+		t.Errorf("Orderers %+v", got)
+	}
+	cc, err := ch.Committer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc.Name != "demo" || len(cc.Policies) != 2 || cc.Policies["kv"].String() != "OR('Org1.peer','Org2.peer')" {
+		t.Errorf("committer channel %+v", cc)
+	}
+	n, err := LoadNode(filepath.Join(dir, "node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.DataDir != filepath.Join(dir, "data", "peer0.Org1") || n.Channel != filepath.Join(dir, "channel.yaml") {
+		t.Errorf("paths not resolved: dataDir %s, channel %s", n.DataDir, n.Channel)
+	}
+	if err := n.CheckChannel(ch); err != nil {
+		t.Error(err)
+	}
+	o, err := n.CommitterOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Mode != committer.Parallel || o.VerifyWorkers != 4 || o.ApplyWorkers != runtime.NumCPU() || o.MaxGroup != 256 {
+		t.Errorf("committer options %+v", o)
+	}
+	s, err := n.Signer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Role() != identity.RolePeer || s.Name() != "peer0.Org1" {
+		t.Errorf("signer %s %s", s.Role(), s.Name())
+	}
+	if n.Logger() == nil || n.PebbleOptions().CacheSize != 32<<20 {
+		t.Error("logger or pebble options")
+	}
+	if _, _, err := LoadTLS(n, ch); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHash(t *testing.T) {
+	a := writeNet(t, channelYAML, nodeYAML)
+	c1, err := LoadChannel(filepath.Join(a, "channel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same content, laid out differently, in a copy of the directory.
+	b := t.TempDir()
+	if err := os.CopyFS(b, os.DirFS(a)); err != nil {
+		t.Fatal(err)
+	}
+	alt := strings.Replace(channelYAML, `"OR('Org1.peer', 'Org2.peer')"`, `"or( 'Org1.peer','Org2.peer' )"`, 1)
+	write(t, filepath.Join(b, "channel.yaml"), []byte("# a comment\n"+alt))
+	c2, err := LoadChannel(filepath.Join(b, "channel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c1.Hash() != c2.Hash() {
+		t.Error("hash differs for the same content")
+	}
+	c2.Batch.MaxTxs++
+	if c1.Hash() == c2.Hash() {
+		t.Error("hash equal for different batch")
+	}
+	// Another CA under the same path changes the hash.
+	d := writeNet(t, channelYAML, nodeYAML)
+	c3, err := LoadChannel(filepath.Join(d, "channel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c1.Hash() == c3.Hash() {
+		t.Error("hash equal for different CAs")
+	}
+}
+
+func TestChannelErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"unknown field", "batch:", "batchh:", []string{"channel.yaml: line 15", `unknown field "batchh"`, "want one of channel, orgs, batch, contracts"}},
+		{"unknown nested field", "{name: orderer0,", "{nam: orderer0,", []string{"line 14", `unknown field "nam"`, "want one of name, address"}},
+		{"bad address", "127.0.0.1:8051", "127.0.0.1", []string{"channel.yaml:10: orgs[1].peers[0].address = \"127.0.0.1\": want host:port"}},
+		{"duplicate address", "127.0.0.1:8051", "127.0.0.1:7051", []string{"orgs[1].peers[0].address", "orgs[0].peers[0].address has it"}},
+		{"duplicate name", "peer0.Org2,", "peer0.Org1,", []string{"orgs[1].peers[0].name = \"peer0.Org1\""}},
+		{"duplicate org", "id: Org2", "id: Org1", []string{":7: orgs[1].id = \"Org1\""}},
+		{"no orderers", "orderers:", "peers:", []string{"at least one org with an orderers list"}},
+		{"bad policy", "AND('Org1.peer','Org2.peer')", "AND('Org1.peer' 'Org2.peer')", []string{"contracts[0].policy", "at position 16"}},
+		{"policy org", "OR('Org1.peer', 'Org2.peer')", "OR('Org1.peer', 'Org9.peer')", []string{"contracts[1].policy", `org "Org9" is not one of ["Org1" "Org2" "OrdererOrg"]`}},
+		{"bad batch", "maxTxs: 100", "maxTxs: -1", []string{"batch.maxTxs = -1: want 1 to 100000"}},
+		{"bad duration", "timeout: 1s", "timeout: 1", []string{"line 15", "time.Duration"}},
+		{"missing CA", "crypto/Org2/ca.pem", "crypto/Org2/nope.pem", []string{"orgs[1].ca", "nope.pem", "no such file"}},
+		{"bad channel", "channel: demo", "channel: de mo", []string{":1: channel = \"de mo\""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(channelYAML, tc.from) {
+				t.Fatalf("%q not in the channel file", tc.from)
+			}
+			dir := writeNet(t, strings.Replace(channelYAML, tc.from, tc.to, 1), nodeYAML)
+			_, err := LoadChannel(filepath.Join(dir, "channel.yaml"))
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("err %v, want ErrConfig", err)
+			}
+			t.Log(err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestNodeErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"unknown field", "log:", "logs:", []string{"node.yaml: line 8", `unknown field "logs"`}},
+		{"role", "role: peer", "role: endorser", []string{"node.yaml:1: role = \"endorser\": want peer or orderer"}},
+		{"listen", "listen: 127.0.0.1:7051", "listen: 127.0.0.1:99999", []string{":4: listen = \"127.0.0.1:99999\""}},
+		{"mode", "mode: parallel", "mode: fast", []string{":7: pipeline.mode = \"fast\": want sequential or parallel"}},
+		{"workers", "verifyWorkers: 4", "verifyWorkers: 5000", []string{"pipeline.verifyWorkers = 5000"}},
+		{"format", "format: json", "format: xml", []string{":8: log.format = \"xml\": want text or json"}},
+		{"missing tls", "tls: {cert: crypto/Org1/peer0/tls-cert.pem, key: crypto/Org1/peer0/tls-key.pem}\n", "", []string{"tls.cert = \"\"", "tls.key = \"\""}},
+		{"empty", nodeYAML, "", []string{"file is empty"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writeNet(t, channelYAML, strings.Replace(nodeYAML, tc.from, tc.to, 1))
+			_, err := LoadNode(filepath.Join(dir, "node.yaml"))
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("err %v, want ErrConfig", err)
+			}
+			t.Log(err)
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestCheckChannel(t *testing.T) {
+	dir := writeNet(t, channelYAML, strings.Replace(nodeYAML, "org: Org1", "org: Org2", 1))
+	ch, err := LoadChannel(filepath.Join(dir, "channel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := LoadNode(filepath.Join(dir, "node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := n.CheckChannel(ch); err == nil || !strings.Contains(err.Error(), `org = "Org2": want Org1`) {
+		t.Errorf("CheckChannel: %v", err)
+	}
+	if _, err := n.Signer(); err == nil {
+		t.Error("signer of Org1 loaded as Org2")
+	}
+}

@@ -1,0 +1,108 @@
+package node
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/strand-ledger/strand/committer"
+)
+
+// committerCollector exports a committer's Metrics snapshot to Prometheus
+// at scrape time: the committer keeps plain counters and knows nothing of
+// Prometheus.
+type committerCollector struct {
+	c       *committer.Committer
+	height  *prometheus.Desc
+	blocks  *prometheus.Desc
+	txs     *prometheus.Desc
+	groups  *prometheus.Desc
+	refused *prometheus.Desc
+	stage   *prometheus.Desc
+	queued  *prometheus.Desc
+	overlay *prometheus.Desc
+}
+
+// NewCommitterCollector returns a Prometheus collector for c.
+func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("strand_committer_"+name, help, labels, nil)
+	}
+	return &committerCollector{
+		c:       c,
+		height:  d("height", "Blocks durably committed."),
+		blocks:  d("blocks_total", "Blocks committed since start."),
+		txs:     d("transactions_total", "Transactions committed since start, by validation code.", "code"),
+		groups:  d("group_commits_total", "Group commits (block store fsyncs)."),
+		refused: d("refused_blocks_total", "Blocks refused whole (chain, data hash or orderer signature)."),
+		stage:   d("stage_seconds", "Per-block time in each pipeline stage.", "stage"),
+		queued:  d("queued", "Work waiting in front of each stage.", "stage"),
+		overlay: d("overlay_keys", "Validated but not yet persisted keys held in memory."),
+	}
+}
+
+func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{cc.height, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay} {
+		ch <- d
+	}
+}
+
+func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
+	m := cc.c.Metrics()
+	ch <- prometheus.MustNewConstMetric(cc.height, prometheus.GaugeValue, float64(m.Height))
+	ch <- prometheus.MustNewConstMetric(cc.blocks, prometheus.CounterValue, float64(m.Blocks))
+	for code, n := range m.ByCode {
+		ch <- prometheus.MustNewConstMetric(cc.txs, prometheus.CounterValue, float64(n), code)
+	}
+	ch <- prometheus.MustNewConstMetric(cc.groups, prometheus.CounterValue, float64(m.Groups))
+	ch <- prometheus.MustNewConstMetric(cc.refused, prometheus.CounterValue, float64(m.Refused))
+	for stage, sum := range map[string]float64{"verify": m.Stage1.Seconds(), "validate": m.Stage2.Seconds(), "commit": m.Stage3.Seconds()} {
+		ch <- prometheus.MustNewConstSummary(cc.stage, m.Blocks, sum, nil, stage)
+	}
+	for stage, n := range map[string]int{"verify": m.QueuedVerify, "validate": m.QueuedValidate, "persist": m.QueuedPersist} {
+		ch <- prometheus.MustNewConstMetric(cc.queued, prometheus.GaugeValue, float64(n), stage)
+	}
+	ch <- prometheus.MustNewConstMetric(cc.overlay, prometheus.GaugeValue, float64(m.OverlayKeys))
+}
+
+// metricsServer serves /metrics over HTTP.
+type metricsServer struct{ srv *http.Server }
+
+// startMetrics serves the Go runtime, process and the given collectors on
+// addr; an empty addr serves nothing.
+func startMetrics(addr string, log *slog.Logger, cs ...prometheus.Collector) (*metricsServer, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, c := range cs {
+		reg.MustRegister(c)
+	}
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("node: metrics listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	m := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	go func() {
+		if err := m.srv.Serve(lis); err != nil && err != http.ErrServerClosed {
+			log.Error("metrics server stopped", "err", err)
+		}
+	}()
+	return m, nil
+}
+
+func (m *metricsServer) Close() error {
+	if m == nil {
+		return nil
+	}
+	return m.srv.Close()
+}

@@ -1,0 +1,181 @@
+package node_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/contracts/smallbank"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
+)
+
+// network is a running local network: one orderer and one peer per org,
+// all over mutual TLS on 127.0.0.1.
+type network struct {
+	layout  *localnet.Layout
+	ch      *node.ChannelConfig
+	peers   []*node.Peer
+	orderer *node.Orderer
+}
+
+func startNetwork(t *testing.T) *network {
+	t.Helper()
+	layout, err := localnet.Generate(t.TempDir(), localnet.Spec{Orgs: 2,
+		Batch: node.BatchConfig{MaxTxs: 100, MaxBytes: 1 << 20, Timeout: 5 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &network{layout: layout}
+	if n.ch, err = node.LoadChannel(layout.Channel); err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range layout.Nodes {
+		cfg, err := node.LoadNode(nd.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch nd.Role {
+		case identity.RoleOrderer:
+			o, err := node.StartOrderer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.orderer = o
+			t.Cleanup(func() { o.Close() })
+		case identity.RolePeer:
+			p, err := node.StartPeer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.peers = append(n.peers, p)
+			t.Cleanup(func() { p.Close() })
+		}
+	}
+	return n
+}
+
+// connect returns a client of the i-th org's client identity, talking to
+// that org's peer.
+func (n *network) connect(t *testing.T, i int) *client.Contract {
+	t.Helper()
+	c := n.layout.Clients[i]
+	certPEM, err := os.ReadFile(c.Cert)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM, err := os.ReadFile(c.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := identity.LoadSigner(c.Org, certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsCfg, err := node.ClientTLS(n.ch, c.TLSCert, c.TLSKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := client.Connect(n.peers[i].Addr, signer, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	return gw.Contract(n.ch.Channel, smallbank.Name)
+}
+
+// TestNetwork runs Smallbank through a real network: clients of both orgs
+// submit through their own org's peer; both peers end with the same chain
+// and the same state, and the money adds up.
+func TestNetwork(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network")
+	}
+	n := startNetwork(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	org1, org2 := n.connect(t, 0), n.connect(t, 1)
+	mustSubmit := func(c *client.Contract, fn string, args ...string) {
+		t.Helper()
+		commit, err := c.SubmitWithRetry(ctx, 5, fn, args...)
+		if err != nil {
+			t.Fatalf("%s%q: %v", fn, args, err)
+		}
+		if commit.Code != api.TxValidationCode_VALID {
+			t.Fatalf("%s%q committed %v", fn, args, commit.Code)
+		}
+	}
+	mustSubmit(org1, "create_account", "alice", "Alice", "1000", "0")
+	mustSubmit(org2, "create_account", "bob", "Bob", "1000", "0")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 10; i++ {
+			mustSubmit(org1, "send_payment", "alice", "bob", "10")
+		}
+	}()
+	for i := 0; i < 10; i++ {
+		mustSubmit(org2, "send_payment", "bob", "alice", "3")
+	}
+	<-done
+	mustSubmit(org2, "deposit_checking", "bob", "7")
+
+	var a, b smallbank.Balance
+	for _, acct := range []struct {
+		id  string
+		out *smallbank.Balance
+	}{{"alice", &a}, {"bob", &b}} {
+		raw, err := org1.Evaluate(ctx, "query", acct.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, acct.out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.Checking != 1000-100+30 || b.Checking != 1000+100-30+7 {
+		t.Fatalf("alice %+v, bob %+v", a, b)
+	}
+
+	// Both peers converge on the same chain and state.
+	deadline := time.Now().Add(30 * time.Second)
+	for n.peers[0].Committer.Height() != n.peers[1].Committer.Height() || n.peers[0].Committer.Height() != n.orderer.Orderer.Height() {
+		if time.Now().After(deadline) {
+			t.Fatalf("heights: peers %d, %d; orderer %d", n.peers[0].Committer.Height(), n.peers[1].Committer.Height(), n.orderer.Orderer.Height())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if h0, h1 := n.peers[0].Store.LastHash(), n.peers[1].Store.LastHash(); string(h0) != string(h1) {
+		t.Fatalf("peers disagree on the last block hash")
+	}
+	if s0, s1 := dump(t, n.peers[0].State), dump(t, n.peers[1].State); !reflect.DeepEqual(s0, s1) {
+		t.Fatalf("peers' states differ:\n%v\n%v", s0, s1)
+	}
+	for _, p := range n.peers {
+		if err := p.Store.VerifyChain(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func dump(t *testing.T, db statedb.DB) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	if err := db.Scan(smallbank.Name, "", "", func(k string, v statedb.Value) bool {
+		out[k] = string(v.Data) + "@" + v.Version.String()
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,182 @@
+package node
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+)
+
+// ErrUntrustedPeer marks a TLS handshake refused because the other side's
+// certificate does not chain to a CA of the channel, or names another org
+// than its CA's; test with errors.Is.
+var ErrUntrustedPeer = errors.New("node: TLS peer not trusted")
+
+// TLSConfigs builds the TLS configurations of a node from its TLS key pair
+// and the PEM CA certificates of every org it talks to (each entry may hold
+// several certificates). Both sides use TLS 1.3 and present certificates.
+// The server requires a client certificate; both sides verify the other's
+// chain against the CAs, check that the certificate names the org of the
+// CA that signed it, and the client checks the server's name against its
+// SANs as usual. A refused certificate yields an error wrapping
+// ErrUntrustedPeer that names its subject and issuer: the client's
+// Handshake returns it, and the server's Handshake (logged by gRPC's
+// server) returns it on the server side.
+func TLSConfigs(certPEM, keyPEM []byte, caPEMs [][]byte) (server, client *tls.Config, err error) {
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node: TLS key pair: %w", err)
+	}
+	pool := x509.NewCertPool()
+	var orgs []string
+	for i, p := range caPEMs {
+		n := 0
+		for rest := p; ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			if b.Type != "CERTIFICATE" {
+				continue
+			}
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				return nil, nil, fmt.Errorf("node: TLS CA PEM %d, certificate %d: %w", i, n, err)
+			}
+			if !c.IsCA {
+				return nil, nil, fmt.Errorf("node: TLS CA PEM %d, certificate %d (%q) is not a CA certificate", i, n, c.Subject.String())
+			}
+			pool.AddCert(c)
+			orgs = append(orgs, c.Subject.Organization...)
+			n++
+		}
+		if n == 0 {
+			return nil, nil, fmt.Errorf("node: TLS CA PEM %d holds no CERTIFICATE block, want the PEM CA certificates of an org", i)
+		}
+	}
+	slices.Sort(orgs)
+	orgs = slices.Compact(orgs)
+	v := &verifier{pool: pool, orgs: strings.Join(orgs, ", ")}
+	server = &tls.Config{
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{cert},
+		// No ClientCAs: a client whose certificate is from an unknown CA
+		// then still sends it, and the refusal can name it.
+		// Requested, not required: VerifyConnection refuses a missing
+		// certificate with an error that says which CAs are wanted.
+		ClientAuth: tls.RequestClientCert,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			return v.verify(cs.PeerCertificates, "client", "", x509.ExtKeyUsageClientAuth)
+		},
+	}
+	client = &tls.Config{
+		MinVersion:   tls.VersionTLS13,
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      pool,
+		// The standard verification is replaced by VerifyConnection, which
+		// does the same checks with errors that name the certificate.
+		InsecureSkipVerify: true,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			return v.verify(cs.PeerCertificates, "server", cs.ServerName, x509.ExtKeyUsageServerAuth)
+		},
+	}
+	return server, client, nil
+}
+
+type verifier struct {
+	pool *x509.CertPool
+	orgs string
+}
+
+// verify checks the chain of the other side, side ("client" or "server").
+// host is the name the client dialled, checked against a server's SANs;
+// it is "" on the server side.
+func (v *verifier) verify(certs []*x509.Certificate, side, host string, usage x509.ExtKeyUsage) error {
+	if len(certs) == 0 {
+		return fmt.Errorf("%w: the %s presented no certificate, want one signed by a CA of the channel (orgs %s)", ErrUntrustedPeer, side, v.orgs)
+	}
+	leaf := certs[0]
+	inter := x509.NewCertPool()
+	for _, c := range certs[1:] {
+		inter.AddCert(c)
+	}
+	chains, err := leaf.Verify(x509.VerifyOptions{Roots: v.pool, Intermediates: inter, DNSName: host, KeyUsages: []x509.ExtKeyUsage{usage}})
+	if err != nil {
+		var ua x509.UnknownAuthorityError
+		if errors.As(err, &ua) {
+			return fmt.Errorf("%w: %s certificate %q issued by %q is not signed by any CA of the channel (orgs %s)", ErrUntrustedPeer, side, leaf.Subject.String(), leaf.Issuer.String(), v.orgs)
+		}
+		return fmt.Errorf("%w: %s certificate %q issued by %q: %v", ErrUntrustedPeer, side, leaf.Subject.String(), leaf.Issuer.String(), err)
+	}
+	for _, ch := range chains {
+		root := ch[len(ch)-1]
+		for _, o := range leaf.Subject.Organization {
+			if slices.Contains(root.Subject.Organization, o) {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%w: %s certificate %q names orgs %q but is signed by the CA %q of another org", ErrUntrustedPeer, side, leaf.Subject.String(), leaf.Subject.Organization, chains[0][len(chains[0])-1].Subject.String())
+}
+
+// LoadTLS reads the node's TLS key pair and builds its TLS configurations
+// over the CAs of every org of the channel.
+func LoadTLS(n *NodeConfig, ch *ChannelConfig) (server, client *tls.Config, err error) {
+	cert, err := os.ReadFile(n.TLS.Cert)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node: %s: tls.cert: %w", n.file, err)
+	}
+	key, err := os.ReadFile(n.TLS.Key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node: %s: tls.key: %w", n.file, err)
+	}
+	cas, err := channelCAs(ch)
+	if err != nil {
+		return nil, nil, err
+	}
+	server, client, err = TLSConfigs(cert, key, cas)
+	if err != nil {
+		return nil, nil, fmt.Errorf("node: %s: tls (%s, %s): %w", n.file, n.TLS.Cert, n.TLS.Key, err)
+	}
+	return server, client, nil
+}
+
+// channelCAs returns the PEM certificates of every org's CAs.
+func channelCAs(ch *ChannelConfig) ([][]byte, error) {
+	var cas [][]byte
+	for _, o := range ch.Orgs {
+		if len(o.CACerts) == 0 {
+			return nil, fmt.Errorf("node: channel %q: org %q has no CA certificates loaded (load the file with LoadChannel, or set CACerts)", ch.Channel, o.ID)
+		}
+		for _, der := range o.CACerts {
+			cas = append(cas, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+		}
+	}
+	return cas, nil
+}
+
+// ClientTLS returns the TLS configuration of a client (an application or
+// the CLI) with the given TLS key pair files, trusting the channel's CAs.
+func ClientTLS(ch *ChannelConfig, certFile, keyFile string) (*tls.Config, error) {
+	cert, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, fmt.Errorf("node: client TLS certificate: %w", err)
+	}
+	key, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("node: client TLS key: %w", err)
+	}
+	cas, err := channelCAs(ch)
+	if err != nil {
+		return nil, err
+	}
+	_, client, err := TLSConfigs(cert, key, cas)
+	if err != nil {
+		return nil, fmt.Errorf("node: client TLS (%s, %s): %w", certFile, keyFile, err)
+	}
+	return client, nil
+}

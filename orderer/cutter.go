@@ -1,0 +1,142 @@
+package orderer
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of BatchConfig, Fabric's (BatchSize.MaxMessageCount,
+// BatchSize.PreferredMaxBytes, BatchTimeout).
+const (
+	DefaultMaxTxs   = 500
+	DefaultMaxBytes = 10 << 20
+	DefaultTimeout  = 2 * time.Second
+)
+
+// BatchConfig says when the cutter closes a block (block mode).
+type BatchConfig struct {
+	// MaxTxs cuts a block once it holds this many transactions.
+	// Default DefaultMaxTxs (500).
+	MaxTxs int
+	// MaxBytes bounds the transaction bytes of a block: a transaction that
+	// would take the pending block past it cuts the pending block first,
+	// and a block that reaches it exactly is cut at once. A transaction
+	// larger than MaxBytes forms a block alone. Default DefaultMaxBytes
+	// (10 MiB).
+	MaxBytes int
+	// Timeout cuts a non-empty pending block this long after its first
+	// transaction arrived. Default DefaultTimeout (2 s).
+	Timeout time.Duration
+}
+
+// EnsureDefaults fills in zero fields with their defaults.
+func (c *BatchConfig) EnsureDefaults() {
+	if c.MaxTxs == 0 {
+		c.MaxTxs = DefaultMaxTxs
+	}
+	if c.MaxBytes == 0 {
+		c.MaxBytes = DefaultMaxBytes
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+}
+
+// Validate reports the first invalid field, naming its value and what is
+// allowed. Zero fields are invalid: call EnsureDefaults first.
+func (c BatchConfig) Validate() error {
+	switch {
+	case c.MaxTxs < 1:
+		return fmt.Errorf("%w: BatchConfig.MaxTxs is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.MaxTxs, DefaultMaxTxs)
+	case c.MaxBytes < 1:
+		return fmt.Errorf("%w: BatchConfig.MaxBytes is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.MaxBytes, DefaultMaxBytes)
+	case c.Timeout <= 0:
+		return fmt.Errorf("%w: BatchConfig.Timeout is %s, want more than 0 (0 means the default, %s)", ErrBadConfig, c.Timeout, DefaultTimeout)
+	}
+	return nil
+}
+
+// Cutter decides where blocks end. It is a pure state machine: it starts
+// no goroutine, reads no clock and does no I/O; time arrives as an
+// argument. Every method returns the batches it cut, oldest first, and a
+// batch is never empty. Transactions leave in the order they were added.
+// A Cutter is for one goroutine (the orderer's loop).
+//
+// The caller's contract: call Add for each admitted transaction, and Tick
+// no later than shortly after the time Deadline reports (the loop arms a
+// timer for it); Tick before the deadline cuts nothing. Flush cuts whatever
+// is pending (on shutdown).
+type Cutter struct {
+	cfg      BatchConfig
+	pending  [][]byte
+	bytes    int
+	deadline time.Time // valid while pending is non-empty
+}
+
+// NewCutter returns a cutter for cfg, with zero fields set to their
+// defaults. It panics if cfg is invalid: callers validate configuration
+// where it is read (New does).
+func NewCutter(cfg BatchConfig) *Cutter {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	return &Cutter{cfg: cfg}
+}
+
+// Add appends tx, received at now, to the pending batch and returns the
+// batches this cut: none, one, or two (the pending batch, cut because tx
+// would overflow MaxBytes, and then tx alone if it is larger than MaxBytes
+// or fills a batch by itself).
+func (c *Cutter) Add(tx []byte, now time.Time) [][][]byte {
+	var out [][][]byte
+	size := len(tx)
+	if len(c.pending) > 0 && c.bytes+size > c.cfg.MaxBytes {
+		out = append(out, c.cut())
+	}
+	if size > c.cfg.MaxBytes {
+		return append(out, [][]byte{tx})
+	}
+	if len(c.pending) == 0 {
+		c.deadline = now.Add(c.cfg.Timeout)
+		c.pending = make([][]byte, 0, min(c.cfg.MaxTxs, 64))
+	}
+	c.pending = append(c.pending, tx)
+	c.bytes += size
+	if len(c.pending) >= c.cfg.MaxTxs || c.bytes >= c.cfg.MaxBytes {
+		out = append(out, c.cut())
+	}
+	return out
+}
+
+// Deadline returns when the pending batch times out, and false when
+// nothing is pending.
+func (c *Cutter) Deadline() (time.Time, bool) {
+	return c.deadline, len(c.pending) > 0
+}
+
+// Tick cuts the pending batch if its deadline is at or before now, and
+// returns it (nil otherwise).
+func (c *Cutter) Tick(now time.Time) [][]byte {
+	if len(c.pending) == 0 || now.Before(c.deadline) {
+		return nil
+	}
+	return c.cut()
+}
+
+// Flush cuts whatever is pending (nil if nothing is).
+func (c *Cutter) Flush() [][]byte {
+	if len(c.pending) == 0 {
+		return nil
+	}
+	return c.cut()
+}
+
+// Pending returns the number of transactions and bytes waiting.
+func (c *Cutter) Pending() (txs, bytes int) { return len(c.pending), c.bytes }
+
+func (c *Cutter) cut() [][]byte {
+	b := c.pending
+	c.pending, c.bytes, c.deadline = nil, 0, time.Time{}
+	return b
+}

@@ -1,0 +1,357 @@
+package orderer
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger"
+)
+
+// DefaultQueue is the default bound of Config.Queue.
+const DefaultQueue = 10000
+
+// Pipeline depths between the stages (see doc.go).
+const (
+	cutDepth    = 16 // cut batches waiting to be sealed
+	sealedDepth = 64 // sealed blocks waiting to be persisted
+	maxGroup    = 64 // blocks per Append (one fsync)
+)
+
+// Config configures an Orderer.
+type Config struct {
+	// Channel is the one channel this orderer orders; every transaction's
+	// header must name it.
+	Channel string
+	// Registry validates transaction creators and the Signer.
+	Registry *identity.Registry
+	// Signer signs every block. It must have role orderer and be a member
+	// the Registry accepts, so that peers can verify the blocks.
+	Signer *identity.Signer
+	// Batch says when blocks are cut; zero fields take their defaults.
+	Batch BatchConfig
+	// Store is the durable log. Blocks are appended (and fsynced) here
+	// before anyone sees them. The caller opens and closes it; the orderer
+	// must be its only appender.
+	Store *ledger.BlockStore
+	// Queue bounds the admitted transactions waiting to be cut; beyond it
+	// Submit returns ErrOverloaded. Default DefaultQueue (10,000).
+	Queue int
+	// Log receives start, stop and failure messages; nil discards them.
+	Log *slog.Logger
+	// Clock is the time against which creator certificates expire.
+	// Default time.Now.
+	Clock func() time.Time
+}
+
+// EnsureDefaults fills in zero fields with their defaults.
+func (c *Config) EnsureDefaults() {
+	c.Batch.EnsureDefaults()
+	if c.Queue == 0 {
+		c.Queue = DefaultQueue
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+}
+
+// Validate reports the first invalid field, naming its value and what is
+// allowed.
+func (c *Config) Validate() error {
+	switch {
+	case c.Channel == "":
+		return fmt.Errorf("%w: Config.Channel is empty, want the channel's name", ErrBadConfig)
+	case c.Registry == nil:
+		return fmt.Errorf("%w: Config.Registry is nil, want the channel's identity registry", ErrBadConfig)
+	case c.Signer == nil:
+		return fmt.Errorf("%w: Config.Signer is nil, want an orderer-role signer", ErrBadConfig)
+	case c.Store == nil:
+		return fmt.Errorf("%w: Config.Store is nil, want an open block store", ErrBadConfig)
+	case c.Queue < 1:
+		return fmt.Errorf("%w: Config.Queue is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.Queue, DefaultQueue)
+	}
+	if r := c.Signer.Role(); r != identity.RoleOrderer {
+		return fmt.Errorf("%w: Config.Signer %q of org %q has role %s, want orderer", ErrBadConfig, c.Signer.Name(), c.Signer.Org(), r)
+	}
+	m, err := c.Registry.Member(c.Signer.Identity())
+	if err != nil {
+		return fmt.Errorf("%w: Config.Signer %q is not valid in the registry, so peers could not verify its blocks: %w",
+			ErrBadConfig, c.Signer.Name(), err)
+	}
+	if m.Role != identity.RoleOrderer {
+		return fmt.Errorf("%w: Config.Signer %q: registry says role %s, want orderer", ErrBadConfig, c.Signer.Name(), m.Role)
+	}
+	return c.Batch.Validate()
+}
+
+// Orderer admits transactions, cuts them into blocks, signs, persists and
+// delivers the blocks of one channel. See the package documentation.
+type Orderer struct {
+	cfg    Config
+	cutter *Cutter // owned by loop
+
+	in     chan admitted    // Submit → loop, bounded by Config.Queue
+	cuts   chan batch       // loop → seal
+	sealed chan sealedBlock // seal → persist
+
+	stop      chan struct{} // closed by Close: loop flushes and exits
+	done      chan struct{} // closed when persist has exited
+	closeOnce sync.Once
+
+	// mu guards closed. Submit holds it shared while it enqueues, so that
+	// once Close has set closed no transaction can slip in behind the
+	// loop's final drain.
+	mu struct {
+		sync.RWMutex
+		closed bool
+	}
+
+	fatal  atomic.Pointer[error] // first storage failure, sticky
+	notify notifier
+	m      counters
+}
+
+// admitted is a transaction that passed admission, kept with its tx id.
+type admitted struct {
+	raw []byte
+	id  string
+}
+
+// batch is a cut block's transactions and their tx ids.
+type batch struct {
+	txs [][]byte
+	ids []string
+}
+
+// sealedBlock is a signed, encoded block ready to persist.
+type sealedBlock struct {
+	entry   ledger.Entry
+	txBytes int
+}
+
+// New starts an orderer that continues the chain in cfg.Store: the next
+// block is number Store.Height() and links to Store.LastHash().
+func New(cfg Config) (*Orderer, error) {
+	o, err := newOrderer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	o.start()
+	return o, nil
+}
+
+// newOrderer builds an orderer without starting its goroutines (tests use
+// it to hold the pipeline still).
+func newOrderer(cfg Config) (*Orderer, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	o := &Orderer{
+		cfg:    cfg,
+		cutter: NewCutter(cfg.Batch),
+		in:     make(chan admitted, cfg.Queue),
+		cuts:   make(chan batch, cutDepth),
+		sealed: make(chan sealedBlock, sealedDepth),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	o.notify.ch = make(chan struct{})
+	return o, nil
+}
+
+func (o *Orderer) start() {
+	h, last := o.cfg.Store.Height(), o.cfg.Store.LastHash()
+	o.cfg.Log.Info("orderer started", "channel", o.cfg.Channel, "height", h,
+		"max_txs", o.cfg.Batch.MaxTxs, "max_bytes", o.cfg.Batch.MaxBytes, "timeout", o.cfg.Batch.Timeout, "queue", o.cfg.Queue)
+	go o.loop()
+	go o.seal(h, last)
+	go o.persist()
+}
+
+// Height returns the number of blocks stored (and deliverable).
+func (o *Orderer) Height() uint64 { return o.cfg.Store.Height() }
+
+// Close stops admitting, cuts and persists every admitted transaction,
+// then stops. It returns the storage failure, if any. It does not close
+// the Store. Later calls return the same result.
+func (o *Orderer) Close() error {
+	o.closeOnce.Do(func() {
+		o.mu.Lock()
+		o.mu.closed = true
+		o.mu.Unlock()
+		close(o.stop)
+	})
+	<-o.done
+	if e := o.fatal.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// loop is the ordered path: it owns the cutter, feeds it admitted
+// transactions and timer ticks, and hands cut batches to seal. It never
+// hashes, signs or writes.
+func (o *Orderer) loop() {
+	defer close(o.cuts)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var armed time.Time // the deadline the timer is set for; zero if none
+	var ids []string    // tx ids of the cutter's pending transactions, in order
+	emit := func(txs [][]byte) {
+		b := batch{txs: txs, ids: ids[:len(txs):len(txs)]}
+		ids = ids[len(txs):]
+		o.cuts <- b
+	}
+	add := func(a admitted) {
+		ids = append(ids, a.id)
+		for _, txs := range o.cutter.Add(a.raw, time.Now()) {
+			emit(txs)
+		}
+	}
+	for {
+		select {
+		case a := <-o.in:
+			add(a)
+		case <-timer.C:
+			armed = time.Time{}
+			if txs := o.cutter.Tick(time.Now()); txs != nil {
+				emit(txs)
+			}
+		case <-o.stop:
+			timer.Stop()
+			for drained := false; !drained; {
+				select {
+				case a := <-o.in:
+					add(a)
+				default:
+					drained = true
+				}
+			}
+			if txs := o.cutter.Flush(); txs != nil {
+				emit(txs)
+			}
+			return
+		}
+		d, ok := o.cutter.Deadline()
+		switch {
+		case !ok && !armed.IsZero():
+			timer.Stop()
+			armed = time.Time{}
+		case ok && !d.Equal(armed):
+			timer.Reset(time.Until(d))
+			armed = d
+		}
+	}
+}
+
+// seal turns batches into blocks: number, link, data hash, the orderer's
+// signature, the encoding. It runs beside the loop, so signing one block
+// overlaps cutting the next.
+func (o *Orderer) seal(next uint64, prev []byte) {
+	defer close(o.sealed)
+	notValidated := byte(api.TxValidationCode_NOT_VALIDATED)
+	for b := range o.cuts {
+		if o.fatal.Load() != nil {
+			continue // nothing more can be stored; drain so the loop never blocks
+		}
+		blk, err := api.BuildBlock(next, prev, b.txs, o.cfg.Signer)
+		if err != nil {
+			o.fail(fmt.Errorf("%w: sealing block %d: %w", ErrFailed, next, err))
+			continue
+		}
+		codes := bytes.Repeat([]byte{notValidated}, len(b.txs))
+		blk.Metadata.ValidationCodes = codes
+		raw, err := proto.Marshal(blk)
+		if err != nil {
+			o.fail(fmt.Errorf("%w: encoding block %d: %w", ErrFailed, next, err))
+			continue
+		}
+		hh := api.HeaderHash(blk.Header)
+		n := 0
+		for _, tx := range b.txs {
+			n += len(tx)
+		}
+		o.sealed <- sealedBlock{
+			entry:   ledger.Entry{Number: next, HeaderHash: hh, PrevHash: prev, Raw: raw, TxIDs: b.ids, Codes: codes},
+			txBytes: n,
+		}
+		next, prev = next+1, hh
+	}
+}
+
+// persist appends consecutive sealed blocks to the store, as many as are
+// ready (up to maxGroup) per Append, so one fsync covers the group; then it
+// wakes the deliverers.
+func (o *Orderer) persist() {
+	defer close(o.done)
+	group := make([]ledger.Entry, 0, maxGroup)
+	for first := range o.sealed {
+		group = append(group[:0], first.entry)
+		txs, txBytes := len(first.entry.TxIDs), first.txBytes
+	fill:
+		for len(group) < maxGroup {
+			select {
+			case s, ok := <-o.sealed:
+				if !ok {
+					break fill
+				}
+				group = append(group, s.entry)
+				txs += len(s.entry.TxIDs)
+				txBytes += s.txBytes
+			default:
+				break fill
+			}
+		}
+		if o.fatal.Load() != nil {
+			continue
+		}
+		start := time.Now()
+		if err := o.cfg.Store.Append(group); err != nil {
+			o.fail(fmt.Errorf("%w: appending blocks %d..%d: %w", ErrFailed, group[0].Number, group[len(group)-1].Number, err))
+			continue
+		}
+		o.m.persisted(len(group), txs, txBytes, time.Since(start))
+		o.notify.broadcast()
+	}
+	o.notify.broadcast()
+	o.cfg.Log.Info("orderer stopped", "channel", o.cfg.Channel, "height", o.cfg.Store.Height())
+}
+
+// fail records the first fatal error; the orderer then refuses new
+// transactions and drops what it has not stored.
+func (o *Orderer) fail(err error) {
+	if o.fatal.CompareAndSwap(nil, &err) {
+		o.cfg.Log.Error("orderer failed; restart it to continue from the block store", "channel", o.cfg.Channel, "err", err)
+	}
+}
+
+// notifier wakes every waiting deliverer when blocks are stored: wait
+// returns a channel that is closed at the next broadcast.
+type notifier struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (n *notifier) wait() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.ch
+}
+
+func (n *notifier) broadcast() {
+	n.mu.Lock()
+	close(n.ch)
+	n.ch = make(chan struct{})
+	n.mu.Unlock()
+}

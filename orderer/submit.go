@@ -1,0 +1,102 @@
+package orderer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
+)
+
+// Submit admits one transaction for ordering. It runs in the caller's
+// goroutine, so admission (decoding and the creator's signature check)
+// spreads over all cores and never touches the ordered path. It checks,
+// cheapest first:
+//
+//   - the bytes decode as a structurally valid transaction (api.DecodeTx),
+//     else ErrMalformed;
+//   - the header names this orderer's channel, else ErrWrongChannel;
+//   - the creator is a valid client or admin of a channel org whose
+//     certificate has not expired, and its signature over the payload
+//     verifies, else ErrForbidden.
+//
+// Endorsements, the endorsement policy, MVCC and duplicate tx ids are the
+// peers' business. An admitted transaction is queued without blocking:
+// if the queue is full Submit returns ErrOverloaded at once; after Close it
+// returns ErrClosed, after a storage failure ErrFailed; a done ctx returns
+// ctx's error.
+//
+// nil means admitted, NOT durable: a crash before the transaction's block
+// is appended loses it, and a client learns that its transaction committed
+// from the peers. Submit keeps raw: the caller must not modify it.
+func (o *Orderer) Submit(ctx context.Context, raw []byte) error {
+	o.m.submitted.Add(1)
+	if err := ctx.Err(); err != nil {
+		o.m.refusedCtx.Add(1)
+		return fmt.Errorf("orderer: submit of %d bytes: %w", len(raw), err)
+	}
+	a, err := o.admit(raw)
+	if err != nil {
+		return err
+	}
+	return o.enqueue(ctx, a)
+}
+
+// admit checks one transaction (see Submit) and returns it with its tx id.
+func (o *Orderer) admit(raw []byte) (admitted, error) {
+	tx, _, err := api.DecodeTx(raw)
+	if err != nil {
+		o.m.refusedMalformed.Add(1)
+		return admitted{}, fmt.Errorf("%w: %d bytes: %w", ErrMalformed, len(raw), err)
+	}
+	hdr := tx.Payload.Header
+	if hdr.Channel != o.cfg.Channel {
+		o.m.refusedChannel.Add(1)
+		return admitted{}, fmt.Errorf("%w: tx %s is for channel %q, this orderer orders channel %q", ErrWrongChannel, hdr.TxId, hdr.Channel, o.cfg.Channel)
+	}
+	m, err := o.cfg.Registry.Member(hdr.Creator)
+	if err != nil {
+		o.m.refusedForbidden.Add(1)
+		return admitted{}, fmt.Errorf("%w: tx %s creator: %w", ErrForbidden, hdr.TxId, err)
+	}
+	if m.Role != identity.RoleClient && m.Role != identity.RoleAdmin {
+		o.m.refusedForbidden.Add(1)
+		return admitted{}, fmt.Errorf("%w: tx %s creator %q of org %q has role %s, want client or admin", ErrForbidden, hdr.TxId, m.Name, m.Org, m.Role)
+	}
+	if now := o.cfg.Clock(); now.After(m.NotAfter) {
+		o.m.refusedForbidden.Add(1)
+		return admitted{}, fmt.Errorf("%w: tx %s creator %q of org %q: certificate expired at %s, it is now %s",
+			ErrForbidden, hdr.TxId, m.Name, m.Org, m.NotAfter.UTC().Format("2006-01-02T15:04:05Z"), now.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	if err := m.Verify(tx.Envelope.Payload, tx.Envelope.Signature); err != nil {
+		o.m.refusedForbidden.Add(1)
+		return admitted{}, fmt.Errorf("%w: tx %s: %w", ErrForbidden, hdr.TxId, err)
+	}
+	return admitted{raw: raw, id: hdr.TxId}, nil
+}
+
+// enqueue hands an admitted transaction to the loop without blocking.
+func (o *Orderer) enqueue(ctx context.Context, a admitted) error {
+	if err := ctx.Err(); err != nil {
+		o.m.refusedCtx.Add(1)
+		return fmt.Errorf("orderer: submit of tx %s: %w", a.id, err)
+	}
+	if e := o.fatal.Load(); e != nil {
+		o.m.refusedClosed.Add(1)
+		return fmt.Errorf("orderer: tx %s refused: %w", a.id, *e)
+	}
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	if o.mu.closed {
+		o.m.refusedClosed.Add(1)
+		return fmt.Errorf("%w: tx %s refused, the orderer of channel %q is closing", ErrClosed, a.id, o.cfg.Channel)
+	}
+	select {
+	case o.in <- a:
+		o.m.admitted.Add(1)
+		return nil
+	default:
+		o.m.refusedOverloaded.Add(1)
+		return fmt.Errorf("%w: tx %s refused, %d admitted transactions are waiting (Config.Queue); retry later", ErrOverloaded, a.id, cap(o.in))
+	}
+}
