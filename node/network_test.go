@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -105,29 +106,42 @@ func TestNetwork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	org1, org2 := n.connect(t, 0), n.connect(t, 1)
-	mustSubmit := func(c *client.Contract, fn string, args ...string) {
-		t.Helper()
-		commit, err := c.SubmitWithRetry(ctx, 5, fn, args...)
+	submit := func(c *client.Contract, fn string, args ...string) error {
+		commit, err := c.SubmitWithRetry(ctx, 50, fn, args...)
 		if err != nil {
-			t.Fatalf("%s%q: %v", fn, args, err)
+			return fmt.Errorf("%s%q: %w", fn, args, err)
 		}
 		if commit.Code != api.TxValidationCode_VALID {
-			t.Fatalf("%s%q committed %v", fn, args, commit.Code)
+			return fmt.Errorf("%s%q committed %v", fn, args, commit.Code)
+		}
+		return nil
+	}
+	mustSubmit := func(c *client.Contract, fn string, args ...string) {
+		t.Helper()
+		if err := submit(c, fn, args...); err != nil {
+			t.Fatal(err)
 		}
 	}
 	mustSubmit(org1, "create_account", "alice", "Alice", "1000", "0")
 	mustSubmit(org2, "create_account", "bob", "Bob", "1000", "0")
-	done := make(chan struct{})
+	// Two clients pay each other concurrently: they contend on the same
+	// keys, so some attempts conflict and SubmitWithRetry runs them again.
+	errc := make(chan error, 1)
 	go func() {
-		defer close(done)
 		for i := 0; i < 10; i++ {
-			mustSubmit(org1, "send_payment", "alice", "bob", "10")
+			if err := submit(org1, "send_payment", "alice", "bob", "10"); err != nil {
+				errc <- err
+				return
+			}
 		}
+		errc <- nil
 	}()
 	for i := 0; i < 10; i++ {
 		mustSubmit(org2, "send_payment", "bob", "alice", "3")
 	}
-	<-done
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
 	mustSubmit(org2, "deposit_checking", "bob", "7")
 
 	var a, b smallbank.Balance
