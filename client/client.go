@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/http"
 	"time"
 
@@ -125,16 +126,33 @@ func (c *Contract) Submit(ctx context.Context, fn string, args ...string) (*Comm
 	return tx.Wait(ctx)
 }
 
+// Retry waits: a random time up to retryBackoff, doubling per attempt up to
+// maxRetryBackoff.
+const (
+	retryBackoff    = 5 * time.Millisecond
+	maxRetryBackoff = 200 * time.Millisecond
+)
+
 // SubmitWithRetry is Submit that runs the transaction again, as a new
 // proposal, up to retries more times while it commits with
 // MVCC_READ_CONFLICT or PHANTOM_READ_CONFLICT.
 func (c *Contract) SubmitWithRetry(ctx context.Context, retries int, fn string, args ...string) (*Commit, error) {
+	backoff := retryBackoff
 	for attempt := 0; ; attempt++ {
 		commit, err := c.Submit(ctx, fn, args...)
 		var ce *CommitError
 		if err == nil || !errors.As(err, &ce) || !ce.Retryable() || attempt >= retries || ctx.Err() != nil {
 			return commit, err
 		}
+		// Wait a random part of a growing interval before running it
+		// again: clients that collided on a key then rarely collide on
+		// it again, where retrying at once keeps them in step.
+		select {
+		case <-ctx.Done():
+			return commit, err
+		case <-time.After(time.Duration(mrand.Int64N(int64(backoff)))):
+		}
+		backoff = min(2*backoff, maxRetryBackoff)
 	}
 }
 

@@ -16,9 +16,13 @@
 //     New). Every endorser must return byte-identical ResponsePayloads;
 //     the returned TxPayload carries exactly those bytes and the proposal's
 //     header and contract, so the client can check and sign it.
-//   - Peers at different heights simulate on different state and disagree;
-//     Endorse then asks again (up to Config.EndorseAttempts times, while the
-//     call's context allows) before it answers 500 "endorsers disagree".
+//   - Peers at different heights simulate on different state: they sign
+//     different payloads, or a peer behind refuses (a key it has not seen
+//     yet). When the endorsers disagree, or a remote peer refuses what the
+//     local peer endorsed, Endorse asks again (Config.EndorseAttempts in
+//     all, while the call's context allows) and then answers 500
+//     "endorsers disagree" or the remote refusal. A local refusal is
+//     answered at once.
 //   - A remote peer that fails (transport error) is replaced by the org's
 //     next peer; a peer that answers with a refusal is not: the refusal is
 //     the answer, reported with the peer's name.
@@ -38,6 +42,9 @@
 //
 // Caller's duties: give the gateway the peer's own endorser, block store
 // and committer (see PeerLedger), clients for the other orgs' peers and for
-// the orderers, and authenticate clients at the transport (mutual TLS):
+// the orderers (NamedEndorser and NamedOrderer give them the names its
+// messages use), and authenticate clients at the transport (mutual TLS):
 // the gateway trusts the signatures inside the messages, not the caller.
+// Serve NewEndorserServer beside the gateway so other orgs' gateways can
+// ask this peer. Package testnet runs a whole network in one test.
 package gateway

@@ -53,21 +53,26 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 	backoff := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		answers := g.gather(ctx, sp, orgs)
-		if r := g.firstRefusal(p.Header.TxId, answers); r != nil {
+		r, remote := g.firstRefusal(p.Header.TxId, answers)
+		if r == nil {
+			err := agree(answers)
+			if err == nil {
+				return g.assemble(p, answers), nil
+			}
+			r = refusal(http.StatusInternalServerError, "gateway: tx %s: %v (after %d attempts; the peers may be at different heights, try again)",
+				p.Header.TxId, err, attempt)
+		} else if !remote {
 			return r, nil
 		}
-		err := agree(answers)
-		if err == nil {
-			return g.assemble(p, answers), nil
-		}
+		// The endorsers disagree, or a remote peer refused what the local
+		// peer endorsed: most likely a peer behind the others.
 		if attempt >= g.cfg.EndorseAttempts {
-			return refusal(http.StatusInternalServerError, "gateway: tx %s: %v (after %d attempts; the peers may be at different heights, try again)",
-				p.Header.TxId, err, attempt), nil
+			return r, nil
 		}
 		g.metrics.endorseRetried.Add(1)
 		select {
 		case <-ctx.Done():
-			return refusal(http.StatusGatewayTimeout, "gateway: tx %s: %v; the request ended before the peers agreed: %v", p.Header.TxId, err, ctx.Err()), nil
+			return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the peers agreed; last answer: %s", ctx.Err(), r.Message), nil
 		case <-time.After(backoff):
 		}
 		backoff *= 2
@@ -138,24 +143,25 @@ func peerName(org string, i int, c any) string {
 }
 
 // firstRefusal returns the response for the first org, in asking order,
-// that did not endorse, or nil if all did.
-func (g *Gateway) firstRefusal(txID string, answers []answer) *api.EndorseResponse {
-	for _, a := range answers {
+// that did not endorse, or nil if all did. remote is true when that is a
+// remote peer's refusal of a proposal the local peer endorsed.
+func (g *Gateway) firstRefusal(txID string, answers []answer) (_ *api.EndorseResponse, remote bool) {
+	for i, a := range answers {
 		switch {
 		case a.err != nil:
-			return refusal(http.StatusServiceUnavailable, "gateway: tx %s: %v; try again later", txID, a.err)
+			return refusal(http.StatusServiceUnavailable, "gateway: tx %s: %v; try again later", txID, a.err), false
 		case a.resp == nil:
-			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered with no response", txID, a.peer)
+			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered with no response", txID, a.peer), false
 		case a.resp.Status != http.StatusOK:
-			return refusal(a.resp.Status, "gateway: tx %s refused by %s: %s", txID, a.peer, a.resp.Message)
+			return refusal(a.resp.Status, "gateway: tx %s refused by %s: %s", txID, a.peer, a.resp.Message), i > 0
 		case a.resp.Endorsement == nil || a.resp.Endorsement.Endorser == nil || len(a.resp.ResponsePayload) == 0:
-			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered 200 without an endorsement or response payload", txID, a.peer)
+			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered 200 without an endorsement or response payload", txID, a.peer), false
 		case a.resp.Endorsement.Endorser.Org != a.org:
 			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s endorsed as org %q, expected org %q; check the gateway's Remote config",
-				txID, a.peer, a.resp.Endorsement.Endorser.Org, a.org)
+				txID, a.peer, a.resp.Endorsement.Endorser.Org, a.org), false
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // agree checks that every endorser signed the same ResponsePayload bytes.

@@ -153,4 +153,31 @@ func TestDisagreement(t *testing.T) {
 	if m := g.Metrics(); m.EndorseRetried != gateway.DefaultEndorseAttempts-1 {
 		t.Errorf("metrics %s: want %d retries", m, gateway.DefaultEndorseAttempts-1)
 	}
+
+	// A remote peer that has not seen the account refuses what the local
+	// peer endorsed: asked again, then its refusal is the answer.
+	empty, err := endorser.New(endorser.Config{Channel: testnet.Channel, Registry: n.Registry,
+		Signer:    n.Issue(t, "Org2", "peer8", identity.RolePeer),
+		Contracts: map[string]contract.Contract{smallbank.Name: smallbank.New()},
+		State:     memdb.New(), Seen: func(string) (bool, error) { return false, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv2 := grpc.NewServer()
+	api.RegisterEndorserServer(srv2, gateway.NewEndorserServer(empty))
+	lis2, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv2.Serve(lis2)
+	defer srv2.Stop()
+	g2 := gatewayOver(t, n, []api.EndorserClient{gateway.NamedEndorser("behind", api.NewEndorserClient(dial(t, lis2.Addr().String())))},
+		[]api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))})
+	er, _ = g2.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
+	if er.Status != http.StatusNotFound || !strings.Contains(er.Message, "peer behind of org Org2") {
+		t.Fatalf("Endorse with Org2's peer behind: %d %s, want its 404 naming it", er.Status, er.Message)
+	}
+	if m := g2.Metrics(); m.EndorseRetried != gateway.DefaultEndorseAttempts-1 {
+		t.Errorf("metrics %s: want %d retries", m, gateway.DefaultEndorseAttempts-1)
+	}
 }

@@ -22,7 +22,7 @@ import (
 // Defaults for the zero values of Config.
 const (
 	DefaultTimeout         = 10 * time.Second
-	DefaultEndorseAttempts = 3
+	DefaultEndorseAttempts = 5
 	DefaultEventBuffer     = 64
 )
 
@@ -57,8 +57,10 @@ type Config struct {
 	// Timeout bounds one endorsement or submit call; zero means
 	// DefaultTimeout.
 	Timeout time.Duration
-	// EndorseAttempts is how often Endorse asks again when endorsers
-	// disagree; zero means DefaultEndorseAttempts.
+	// EndorseAttempts is how many times Endorse asks, when endorsers
+	// disagree or a remote peer refuses what the local peer endorsed (a
+	// peer behind the others), with a backoff from 20 ms doubling; zero
+	// means DefaultEndorseAttempts.
 	EndorseAttempts int
 	// EventBuffer is the buffer of each commit event subscription; zero
 	// means DefaultEventBuffer.

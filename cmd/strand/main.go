@@ -24,5 +24,6 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(benchCmd())
+	root.AddCommand(demoCmd())
 	return root
 }
