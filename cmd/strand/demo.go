@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -23,6 +24,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/bench"
 	"github.com/strand-ledger/strand/client"
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/identity"
@@ -36,6 +38,7 @@ type demoFlags struct {
 	duration, timeout               time.Duration
 	seed                            int64
 	keep                            bool
+	cpuProfile                      string
 }
 
 func demoCmd() *cobra.Command {
@@ -61,6 +64,7 @@ then checks the Smallbank invariant and that every peer holds the same state.`,
 	fl.IntVar(&f.maxTxs, "block-size", 100, "most transactions per block")
 	fl.DurationVar(&f.timeout, "batch-timeout", 2*time.Millisecond, "cut a block after this long even if not full")
 	fl.Int64Var(&f.seed, "seed", 1, "random seed of the workload")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the load to this file")
 	fl.BoolVar(&f.keep, "keep", false, "keep the network's directory (crypto, config, ledgers) and print where it is")
 	return cmd
 }
@@ -203,8 +207,28 @@ func runDemo(ctx context.Context, out io.Writer, f demoFlags) error {
 		return err
 	}
 	fmt.Fprintf(out, "created %d accounts\n", f.accounts)
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+	}
+	// The crypto bound is measured on the idle network, before the load.
+	rates, err := bench.MeasureCryptoRates(identity.ECDSAP256, 0, time.Second, 1500)
+	if err != nil {
+		return err
+	}
+	before := n.orderer.Orderer.Metrics()
 	res := runLoad(ctx, n, f)
+	pprof.StopCPUProfile()
+	after := n.orderer.Orderer.Metrics()
+	res.avgBlock = float64(after.Txs-before.Txs) / float64(max(after.Blocks-before.Blocks, 1))
 	printDemo(out, f, res)
+	printBound(out, f, res, rates)
 	if err := checkDemo(ctx, out, n, f, res); err != nil {
 		return err
 	}
@@ -235,6 +259,7 @@ type demoResult struct {
 	latencies []time.Duration
 	delta     int64 // money added by VALID deposit/transact_savings/write_check
 	lastErr   error
+	avgBlock  float64 // transactions per block during the load
 }
 
 func runLoad(ctx context.Context, n *demoNet, f demoFlags) *demoResult {
@@ -420,4 +445,18 @@ func stateHash(db statedb.DB) (string, error) {
 		return true
 	})
 	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+// printBound compares the load's throughput with the network's crypto
+// bound at the signing and verifying rates measured before the load.
+func printBound(out io.Writer, f demoFlags, r *demoResult, rates bench.CryptoRates) {
+	b := bench.NetworkBound(rates, f.orgs, max(r.avgBlock, 1))
+	var committed int64
+	for _, n := range r.byCode {
+		committed += n
+	}
+	tps := float64(committed) / r.elapsed.Seconds()
+	fmt.Fprintf(out, "\nend-to-end crypto bound: %.0f tx/s (%.2f signatures created and %.2f verified per transaction,\n"+
+		"  %.0f signs/s and %.0f verifies/s on %d cores, %.1f transactions per block): throughput is %.0f%% of it\n",
+		b.TxPerSec, b.SignsPerTx, b.VerifiesPerTx, rates.SignPerSec, rates.VerifyPerSec, rates.Workers, r.avgBlock, 100*tps/b.TxPerSec)
 }

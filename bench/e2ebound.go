@@ -1,0 +1,131 @@
+package bench
+
+import (
+	"crypto/rand"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strand-ledger/strand/identity"
+)
+
+// CryptoRates are how many signatures this machine creates and verifies
+// per second on all its cores, with one algorithm.
+type CryptoRates struct {
+	Alg           identity.Algorithm
+	Workers       int
+	SignPerSec    float64
+	VerifyPerSec  float64
+	SignCPU       time.Duration // per signature
+	VerifyCPU     time.Duration // per verification
+	MessageLength int
+}
+
+// MeasureCryptoRates signs and then verifies messages of msgLen bytes on
+// workers goroutines (0: GOMAXPROCS) for about d each, through the same
+// identity code the nodes use.
+func MeasureCryptoRates(alg identity.Algorithm, workers int, d time.Duration, msgLen int) (CryptoRates, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ca, err := identity.NewCA("BoundOrg", alg)
+	if err != nil {
+		return CryptoRates{}, err
+	}
+	signer, err := ca.Issue("bound", identity.RoleClient, alg)
+	if err != nil {
+		return CryptoRates{}, err
+	}
+	reg, err := identity.NewRegistry([]identity.Org{{ID: "BoundOrg", CACerts: [][]byte{ca.CertDER()}}})
+	if err != nil {
+		return CryptoRates{}, err
+	}
+	msg := make([]byte, msgLen)
+	rand.Read(msg)
+	sig, err := signer.Sign(msg)
+	if err != nil {
+		return CryptoRates{}, err
+	}
+	r := CryptoRates{Alg: alg, Workers: workers, MessageLength: msgLen}
+	var failed atomic.Bool
+	sign := func() {
+		if _, err := signer.Sign(msg); err != nil {
+			failed.Store(true)
+		}
+	}
+	verify := func() {
+		if m, err := reg.Member(signer.Identity()); err != nil || m.Verify(msg, sig) != nil {
+			failed.Store(true)
+		}
+	}
+	var signCPU, verifyCPU time.Duration
+	if r.SignPerSec, signCPU, err = rate(workers, d, sign); err != nil {
+		return r, err
+	}
+	if r.VerifyPerSec, verifyCPU, err = rate(workers, d, verify); err != nil {
+		return r, err
+	}
+	if failed.Load() {
+		return r, fmt.Errorf("bench: a signature failed while measuring crypto rates")
+	}
+	r.SignCPU, r.VerifyCPU = signCPU, verifyCPU
+	return r, nil
+}
+
+// rate runs op on workers goroutines for about d and returns operations
+// per second and process CPU per operation.
+func rate(workers int, d time.Duration, op func()) (float64, time.Duration, error) {
+	cpu0, err := cryptoProcessCPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	var n atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Since(start) < d {
+				op()
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	cpu1, err := cryptoProcessCPU()
+	if err != nil {
+		return 0, 0, err
+	}
+	ops := n.Load()
+	return float64(ops) / wall.Seconds(), (cpu1 - cpu0) / time.Duration(max(ops, 1)), nil
+}
+
+// EndToEndBound is the crypto bound of a whole network on this machine:
+// the transactions per second its cores could sustain if creating and
+// verifying every signature were the only work.
+type EndToEndBound struct {
+	SignsPerTx    float64
+	VerifiesPerTx float64
+	TxPerSec      float64
+}
+
+// NetworkBound counts the signatures of one transaction through a network
+// of peerOrgs orgs with one peer each (every org endorses), one orderer, and
+// blocks of avgBlock transactions: the client signs the proposal and the
+// transaction, each endorser verifies the proposal and signs its
+// endorsement, the orderer verifies the creator and signs each block, and
+// every peer verifies the creator, every endorsement and each block's
+// signature.
+func NetworkBound(r CryptoRates, peerOrgs int, avgBlock float64) EndToEndBound {
+	orgs := float64(peerOrgs)
+	b := EndToEndBound{
+		SignsPerTx:    2 + orgs + 1/avgBlock,
+		VerifiesPerTx: orgs + 1 + orgs*(1+orgs) + orgs/avgBlock,
+	}
+	b.TxPerSec = 1 / (b.SignsPerTx/r.SignPerSec + b.VerifiesPerTx/r.VerifyPerSec)
+	return b
+}
