@@ -72,7 +72,10 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // metricsServer serves /metrics over HTTP.
-type metricsServer struct{ srv *http.Server }
+type metricsServer struct {
+	srv  *http.Server
+	addr string
+}
 
 // startMetrics serves the Go runtime, process and the given collectors on
 // addr; an empty addr serves nothing.
@@ -91,7 +94,7 @@ func startMetrics(addr string, log *slog.Logger, cs ...prometheus.Collector) (*m
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	m := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}}
+	m := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, addr: lis.Addr().String()}
 	go func() {
 		if err := m.srv.Serve(lis); err != nil && err != http.ErrServerClosed {
 			log.Error("metrics server stopped", "err", err)
@@ -105,4 +108,12 @@ func (m *metricsServer) Close() error {
 		return nil
 	}
 	return m.srv.Close()
+}
+
+// Addr returns the address /metrics is served on, "" if none.
+func (m *metricsServer) Addr() string {
+	if m == nil {
+		return ""
+	}
+	return m.addr
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +49,7 @@ func startNetwork(t *testing.T) *network {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cfg.Metrics = "127.0.0.1:0"
 		switch nd.Role {
 		case identity.RoleOrderer:
 			o, err := node.StartOrderer(cfg)
@@ -178,6 +182,27 @@ func TestNetwork(t *testing.T) {
 	for _, p := range n.peers {
 		if err := p.Store.VerifyChain(); err != nil {
 			t.Fatal(err)
+		}
+	}
+	// Every node serves Prometheus metrics.
+	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed", "strand_gateway_")
+	scrape(t, n.orderer.MetricsAddr(), "strand_orderer_blocks", "strand_blockstore_height")
+}
+
+func scrape(t *testing.T, addr string, want ...string) {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !strings.Contains(string(body), w) {
+			t.Errorf("metrics at %s lack %q", addr, w)
 		}
 	}
 }

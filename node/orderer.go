@@ -82,12 +82,18 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 			o.log.Error("gRPC server stopped", "err", err)
 		}
 	}()
-	if o.metrics, err = startMetrics(cfg.Metrics, o.log); err != nil {
+	if o.metrics, err = startMetrics(cfg.Metrics, o.log,
+		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
+		NewStructCollector("blockstore", func() any { return o.store.Stats() }),
+	); err != nil {
 		return nil, err
 	}
 	o.log.Info("orderer started", "listen", o.Addr, "height", o.Orderer.Height(), "channel", ch.Channel)
 	return o, nil
 }
+
+// MetricsAddr returns where /metrics is served, "" if nowhere.
+func (o *Orderer) MetricsAddr() string { return o.metrics.Addr() }
 
 // Close stops serving, persists what is pending and closes the log.
 func (o *Orderer) Close() error {

@@ -145,7 +145,12 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err := p.serve(cfg.Listen); err != nil {
 		return nil, err
 	}
-	if p.metrics, err = startMetrics(cfg.Metrics, p.log, NewCommitterCollector(p.Committer)); err != nil {
+	if p.metrics, err = startMetrics(cfg.Metrics, p.log,
+		NewCommitterCollector(p.Committer),
+		NewStructCollector("endorser", func() any { return e.Metrics() }),
+		NewStructCollector("gateway", func() any { return gw.Metrics() }),
+		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
+	); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -214,6 +219,9 @@ func (p *Peer) serve(addr string) error {
 	}()
 	return nil
 }
+
+// MetricsAddr returns where /metrics is served, "" if nowhere.
+func (p *Peer) MetricsAddr() string { return p.metrics.Addr() }
 
 // Close stops the peer: serving, following, committing, and its storage.
 func (p *Peer) Close() error {
