@@ -101,30 +101,9 @@ func (ca *CA) Issue(name string, role Role, alg Algorithm) (*Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	serial, err := newSerial()
+	tmpl, err := ca.leafTemplate(name, role)
 	if err != nil {
 		return nil, err
-	}
-	notBefore := time.Now().Add(-time.Minute).Truncate(time.Second)
-	if notBefore.Before(ca.cert.NotBefore) {
-		notBefore = ca.cert.NotBefore
-	}
-	notAfter := notBefore.Add(validity)
-	if notAfter.After(ca.cert.NotAfter) {
-		notAfter = ca.cert.NotAfter
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject: pkix.Name{
-			CommonName:         name,
-			Organization:       []string{ca.org},
-			OrganizationalUnit: []string{role.String()},
-		},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {
@@ -139,6 +118,38 @@ func (ca *CA) Issue(name string, role Role, alg Algorithm) (*Signer, error) {
 		role: role,
 		cert: cert,
 		key:  key,
+	}, nil
+}
+
+// leafTemplate is the certificate every leaf of this CA starts from: a
+// fresh serial, the CA's org as O, the role as OU, valid from a minute ago
+// for the standard validity but never outside the CA's own validity, for
+// signatures and for TLS in both directions.
+func (ca *CA) leafTemplate(name string, role Role) (*x509.Certificate, error) {
+	serial, err := newSerial()
+	if err != nil {
+		return nil, err
+	}
+	notBefore := time.Now().Add(-time.Minute).Truncate(time.Second)
+	if notBefore.Before(ca.cert.NotBefore) {
+		notBefore = ca.cert.NotBefore
+	}
+	notAfter := notBefore.Add(validity)
+	if notAfter.After(ca.cert.NotAfter) {
+		notAfter = ca.cert.NotAfter
+	}
+	return &x509.Certificate{
+		SerialNumber: serial,
+		Subject: pkix.Name{
+			CommonName:         name,
+			Organization:       []string{ca.org},
+			OrganizationalUnit: []string{role.String()},
+		},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
 	}, nil
 }
 

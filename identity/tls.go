@@ -5,10 +5,8 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"net"
-	"time"
 )
 
 // IssueTLS generates a fresh ECDSA P-256 key and a TLS certificate for it,
@@ -41,33 +39,11 @@ func (ca *CA) IssueTLS(name string, role Role, hosts []string) (certPEM, keyPEM 
 	if err != nil {
 		return nil, nil, fmt.Errorf("identity: TLS key for %q: %w", name, err)
 	}
-	serial, err := newSerial()
+	tmpl, err := ca.leafTemplate(name, role)
 	if err != nil {
 		return nil, nil, err
 	}
-	notBefore := time.Now().Add(-time.Minute).Truncate(time.Second)
-	if notBefore.Before(ca.cert.NotBefore) {
-		notBefore = ca.cert.NotBefore
-	}
-	notAfter := notBefore.Add(validity)
-	if notAfter.After(ca.cert.NotAfter) {
-		notAfter = ca.cert.NotAfter
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject: pkix.Name{
-			CommonName:         name,
-			Organization:       []string{ca.org},
-			OrganizationalUnit: []string{role.String()},
-		},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-		BasicConstraintsValid: true,
-		DNSNames:              dns,
-		IPAddresses:           ips,
-	}
+	tmpl.DNSNames, tmpl.IPAddresses = dns, ips
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("identity: issue TLS certificate %q for org %q: %w", name, ca.org, err)
