@@ -11,7 +11,19 @@
 //	crypto/<Org>/ca.pem, ca-key.pem
 //	crypto/<Org>/<node>/cert.pem, key.pem, tls-cert.pem, tls-key.pem
 //	crypto/<Org>/clients/client0/cert.pem, key.pem, tls-cert.pem, tls-key.pem
+//	layout.json                 the Layout, for Load (paths relative to it)
 //
+// Running it as processes (Up, Down, Status) adds:
+//
+//	data/<node>/                its ledger (the node file's dataDir)
+//	logs/<node>.log             its stdout and stderr, appended
+//	pids/<node>.pid             the PID of its process
+//
+// A node's process runs `<strand> <role> start --config <node file>`;
+// Down and Status take a recorded PID for the node only while
+// /proc/<pid>/cmdline ends with exactly those arguments, so a PID reused
+// by another process is never signalled. Conn connects a client of an org
+// to a peer over mutual TLS.
 // Peer orgs are named Org1..OrgN, peers peer<i>.Org<n>, and the orderers
 // orderer<i> of OrdererOrg. Private keys are written with mode 0600.
 //

@@ -177,6 +177,9 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	if err := g.writeYAML(g.lay.Channel, "Channel of a local strand network, written by localnet.Generate.\n# Fields: docs/config.md.", ch); err != nil {
 		return nil, err
 	}
+	if err := g.lay.Save(); err != nil {
+		return nil, err
+	}
 	return g.lay, nil
 }
 

@@ -24,6 +24,7 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(benchCmd())
+	root.AddCommand(cryptoCmd(), nodeStartCmd("peer"), nodeStartCmd("orderer"), netCmd(), invokeCmd(), queryCmd(), eventsCmd())
 	root.AddCommand(demoCmd())
 	return root
 }

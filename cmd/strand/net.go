@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/localnet"
+)
+
+const defaultNetDir = "./strand-net"
+
+func netCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "net", Short: "Run a local network: every node a process of its own on 127.0.0.1"}
+	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd())
+	return cmd
+}
+
+// loadNet loads the network in dir, with an error that says how to make
+// one.
+func loadNet(dir string) (*localnet.Layout, error) {
+	lay, err := localnet.Load(dir)
+	if errors.Is(err, localnet.ErrNoNetwork) {
+		return nil, fmt.Errorf("no network in %s: run `strand net up --dir %s` first", dir, dir)
+	}
+	return lay, err
+}
+
+func netUpCmd() *cobra.Command {
+	var dir string
+	var f specFlags
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Generate a network into --dir (unless it has one) and start every node that is not running",
+		Long: `Generates a network into --dir when the directory holds none (see
+` + "`strand crypto gen`" + `), then starts every node that is not already
+running as a process of the strand binary in a session of its own, so the
+nodes outlive this command. Logs go to DIR/logs/<node>.log, PIDs to
+DIR/pids/<node>.pid. Running it again starts only the nodes that are not
+running. The generation flags apply only when the network is generated.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := f.spec()
+			if err != nil {
+				return err
+			}
+			return runNetUp(cmd, dir, spec, wait)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultNetDir, "the network's directory")
+	cmd.Flags().DurationVar(&wait, "wait", 20*time.Second, "how long each node may take to accept connections")
+	f.bind(cmd)
+	return cmd
+}
+
+func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Duration) error {
+	out := cmd.OutOrStdout()
+	lay, err := localnet.Load(dir)
+	switch {
+	case errors.Is(err, localnet.ErrNoNetwork):
+		if lay, err = localnet.Generate(dir, spec); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "generated a network of %d orgs, %d peer(s) each, %d orderer(s) in %s\n", spec.Orgs, spec.PeersPerOrg, spec.Orderers, lay.Dir)
+	case err != nil:
+		return err
+	default:
+		var set []string
+		cmd.Flags().Visit(func(fl *pflag.Flag) {
+			if fl.Name != "dir" && fl.Name != "wait" {
+				set = append(set, "--"+fl.Name)
+			}
+		})
+		if len(set) > 0 {
+			fmt.Fprintf(out, "reusing the network in %s; %s ignored (they apply when a network is generated)\n", lay.Dir, strings.Join(set, ", "))
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this executable to run the nodes: %w", err)
+	}
+	procs, err := localnet.Up(lay, localnet.UpOptions{Command: []string{exe}, Wait: wait})
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tROLE\tADDRESS\tPID\tSTATE\tLOG")
+	for _, p := range procs {
+		state := "started"
+		if !p.Started {
+			state = "already running"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, p.Role, p.Address, p.PID, state, rel(lay.Dir, p.Log))
+	}
+	tw.Flush()
+	org := lay.Orgs()[0]
+	d := dirFlag(dir)
+	fmt.Fprintf(out, `
+next:
+  strand invoke%[1]s --org %[2]s create_account alice Alice 1000 0
+  strand query%[1]s --org %[2]s query alice
+  strand events%[1]s --org %[2]s
+  strand net status%[1]s
+  strand net down%[1]s            (--purge also deletes the ledgers)
+`, d, org)
+	return nil
+}
+
+// dirFlag is " --dir D" unless D is the default.
+func dirFlag(dir string) string {
+	if dir == defaultNetDir {
+		return ""
+	}
+	return " --dir " + dir
+}
+
+func netDownCmd() *cobra.Command {
+	var dir string
+	var opts localnet.DownOptions
+	cmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop every node of the network in --dir (SIGTERM, then SIGKILL)",
+		Long: `Sends SIGTERM to every recorded node process that still runs this
+network's node command (a PID reused by another process is left alone),
+waits up to --timeout, then SIGKILLs what remains and removes the PID files.
+--purge also deletes every node's data directory.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			lay, err := loadNet(dir)
+			if err != nil {
+				return err
+			}
+			procs, err := localnet.Down(lay, opts)
+			out := cmd.OutOrStdout()
+			for _, p := range procs {
+				switch {
+				case p.PID == 0:
+					fmt.Fprintf(out, "%-16s not running\n", p.Name)
+				case p.Alive:
+					fmt.Fprintf(out, "%-16s pid %d still running\n", p.Name, p.PID)
+				default:
+					fmt.Fprintf(out, "%-16s pid %d stopped\n", p.Name, p.PID)
+				}
+			}
+			if err == nil && opts.Purge {
+				fmt.Fprintf(out, "deleted the data directories under %s\n", lay.Dir)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultNetDir, "the network's directory")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 10*time.Second, "how long to wait after SIGTERM before SIGKILL")
+	cmd.Flags().BoolVar(&opts.Purge, "purge", false, "also delete every node's data directory (ledger and state)")
+	return cmd
+}
+
+func netStatusCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show every node's process, whether it accepts connections, and each peer's height",
+		Long: `For every node: its recorded PID, whether that process runs, and whether
+its address accepts TCP connections. For a reachable peer, also its height
+(committed blocks), read from its gateway's block events as Org's client.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			lay, err := loadNet(dir)
+			if err != nil {
+				return err
+			}
+			printStatus(cmd.Context(), cmd.OutOrStdout(), lay)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", defaultNetDir, "the network's directory")
+	return cmd
+}
+
+func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tROLE\tADDRESS\tPID\tPROCESS\tREACHABLE\tHEIGHT")
+	for _, p := range localnet.Status(lay) {
+		pid, state, reach, height := "-", "stopped", "no", "-"
+		if p.PID != 0 {
+			pid = strconv.Itoa(p.PID)
+		}
+		if p.Alive {
+			state = "running"
+		}
+		if p.Reachable {
+			reach = "yes"
+			if p.Role == identity.RolePeer {
+				height = peerHeight(ctx, lay, p.Node)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Role, p.Address, pid, state, reach, height)
+	}
+	tw.Flush()
+}
+
+func peerHeight(ctx context.Context, lay *localnet.Layout, n localnet.Node) string {
+	conn, err := lay.Connect(n.Org, n.Name)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	h, err := conn.Height(ctx, 200*time.Millisecond)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	return strconv.FormatUint(h, 10)
+}

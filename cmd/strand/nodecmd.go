@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
+)
+
+// nodeStartCmd is `strand peer start` or `strand orderer start`: it runs
+// the node a node file describes until SIGINT or SIGTERM, then closes it.
+func nodeStartCmd(role string) *cobra.Command {
+	var file string
+	start := &cobra.Command{
+		Use:   "start",
+		Short: "Run the " + role + " a node file describes until SIGINT or SIGTERM",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runNode(ctx, role, file)
+		},
+	}
+	start.Flags().StringVar(&file, "config", "", "the node file (nodes/<name>.yaml of a generated network; fields: docs/config.md)")
+	start.MarkFlagRequired("config")
+	cmd := &cobra.Command{Use: role, Short: "Run a " + role}
+	cmd.AddCommand(start)
+	return cmd
+}
+
+func runNode(ctx context.Context, role, file string) error {
+	cfg, err := node.LoadNode(file)
+	if err != nil {
+		return err
+	}
+	if cfg.Role != role {
+		return fmt.Errorf("%s: role is %q: `strand %s start` runs a %s; start it with `strand %s start --config %s`",
+			file, cfg.Role, role, role, cfg.Role, file)
+	}
+	var closer interface{ Close() error }
+	if role == "peer" {
+		closer, err = node.StartPeer(cfg)
+	} else {
+		closer, err = node.StartOrderer(cfg)
+	}
+	if err != nil {
+		return fmt.Errorf("starting %s %s (%s): %w", role, cfg.Name, file, err)
+	}
+	<-ctx.Done()
+	cfg.Logger().Info("signal received; closing", "role", role)
+	if err := closer.Close(); err != nil {
+		return fmt.Errorf("closing %s %s (%s): %w", role, cfg.Name, file, err)
+	}
+	cfg.Logger().Info("closed cleanly", "role", role)
+	return nil
+}
+
+type specFlags struct {
+	orgs, peers, orderers, basePort int
+	batchTimeout                    time.Duration
+	batchMaxTxs                     int
+}
+
+func (f *specFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.IntVar(&f.orgs, "orgs", 2, "peer orgs, Org1..OrgN")
+	fl.IntVar(&f.peers, "peers", 1, "peers per org")
+	fl.IntVar(&f.orderers, "orderers", 1, "orderers of OrdererOrg")
+	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports (0: free ports)")
+	fl.DurationVar(&f.batchTimeout, "batch-timeout", 0, "cut a non-empty block this long after its first transaction (0: the channel default, 2s)")
+	fl.IntVar(&f.batchMaxTxs, "batch-max-txs", 0, "cut a block at this many transactions (0: the channel default, 500)")
+}
+
+func (f *specFlags) spec() (localnet.Spec, error) {
+	for _, v := range []struct {
+		flag string
+		n    int
+	}{{"--orgs", f.orgs}, {"--peers", f.peers}, {"--orderers", f.orderers}} {
+		if v.n < 1 || v.n > 64 {
+			return localnet.Spec{}, fmt.Errorf("%s %d: want 1 to 64", v.flag, v.n)
+		}
+	}
+	if f.basePort < 0 || f.basePort > 65535 {
+		return localnet.Spec{}, fmt.Errorf("--base-port %d: want 0 (free ports) or a port up to 65535", f.basePort)
+	}
+	if f.batchTimeout < 0 || f.batchMaxTxs < 0 {
+		return localnet.Spec{}, fmt.Errorf("--batch-timeout %v, --batch-max-txs %d: want 0 (default) or more", f.batchTimeout, f.batchMaxTxs)
+	}
+	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort}
+	s.Batch.Timeout, s.Batch.MaxTxs = f.batchTimeout, f.batchMaxTxs
+	return s, nil
+}
+
+func cryptoCmd() *cobra.Command {
+	var dir string
+	var f specFlags
+	gen := &cobra.Command{
+		Use:   "gen",
+		Short: "Generate the keys, certificates, channel file and node files of a local network",
+		Long: `Writes one CA per org, a signing identity and a TLS certificate per node
+and per client, channel.yaml, nodes/<name>.yaml and layout.json into --dir,
+which must not exist or be empty. Start it with ` + "`strand net up --dir DIR`" + `,
+or each node with ` + "`strand peer|orderer start --config DIR/nodes/<name>.yaml`" + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := f.spec()
+			if err != nil {
+				return err
+			}
+			lay, err := localnet.Generate(dir, spec)
+			if err != nil {
+				return err
+			}
+			printLayout(cmd.OutOrStdout(), lay)
+			return nil
+		},
+	}
+	gen.Flags().StringVar(&dir, "dir", "", "directory to generate into (new or empty)")
+	gen.MarkFlagRequired("dir")
+	f.bind(gen)
+	cmd := &cobra.Command{Use: "crypto", Short: "Generate crypto material and configuration"}
+	cmd.AddCommand(gen)
+	return cmd
+}
+
+func printLayout(out io.Writer, lay *localnet.Layout) {
+	fmt.Fprintf(out, "network in %s (channel file %s)\n\n", lay.Dir, rel(lay.Dir, lay.Channel))
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tROLE\tORG\tADDRESS\tCONFIG")
+	for _, n := range lay.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Org, n.Address, rel(lay.Dir, n.Config))
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "\nclient identities (signing cert.pem/key.pem, TLS tls-cert.pem/tls-key.pem):")
+	for _, c := range lay.Clients {
+		fmt.Fprintf(out, "  %-16s %s\n", c.Name, rel(lay.Dir, filepath.Dir(c.Cert)))
+	}
+}
+
+func rel(dir, path string) string {
+	if r, err := filepath.Rel(dir, path); err == nil {
+		return r
+	}
+	return path
+}

@@ -1,0 +1,158 @@
+package localnet
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/strand-ledger/strand/identity"
+)
+
+// LayoutFile is the name of the file, in a network's directory, that
+// Generate writes its Layout to and Load reads it back from.
+const LayoutFile = "layout.json"
+
+// ErrNoNetwork is returned by Load for a directory without a layout file.
+var ErrNoNetwork = errors.New("localnet: no network")
+
+// layoutFile is LayoutFile's content: paths relative to the directory, so
+// that the directory can be moved.
+type layoutFile struct {
+	Channel string       `json:"channel"`
+	Nodes   []nodeFile   `json:"nodes"`
+	Clients []clientFile `json:"clients"`
+}
+
+type nodeFile struct {
+	Name    string `json:"name"`
+	Org     string `json:"org"`
+	Role    string `json:"role"`
+	Address string `json:"address"`
+	Config  string `json:"config"`
+}
+
+type clientFile struct {
+	Name    string `json:"name"`
+	Org     string `json:"org"`
+	Cert    string `json:"cert"`
+	Key     string `json:"key"`
+	TLSCert string `json:"tlsCert"`
+	TLSKey  string `json:"tlsKey"`
+}
+
+// Save writes the layout to LayoutFile in l.Dir.
+func (l *Layout) Save() error {
+	rel := func(p string) string {
+		if r, err := filepath.Rel(l.Dir, p); err == nil {
+			return r
+		}
+		return p
+	}
+	f := layoutFile{Channel: rel(l.Channel)}
+	for _, n := range l.Nodes {
+		f.Nodes = append(f.Nodes, nodeFile{Name: n.Name, Org: n.Org, Role: n.Role.String(), Address: n.Address, Config: rel(n.Config)})
+	}
+	for _, c := range l.Clients {
+		f.Clients = append(f.Clients, clientFile{Name: c.Name, Org: c.Org,
+			Cert: rel(c.Cert), Key: rel(c.Key), TLSCert: rel(c.TLSCert), TLSKey: rel(c.TLSKey)})
+	}
+	raw, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("localnet: encode layout: %w", err)
+	}
+	g := &gen{dir: l.Dir}
+	return g.write(filepath.Join(l.Dir, LayoutFile), append(raw, '\n'), 0o644)
+}
+
+// Load reads the layout of the network in dir. A directory without
+// LayoutFile is reported with ErrNoNetwork.
+func Load(dir string) (*Layout, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	path := filepath.Join(abs, LayoutFile)
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w in %s (no %s)", ErrNoNetwork, dir, LayoutFile)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	var f layoutFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("localnet: %s: %w", path, err)
+	}
+	res := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(abs, p)
+	}
+	l := &Layout{Dir: abs, Channel: res(f.Channel)}
+	for _, n := range f.Nodes {
+		role, err := identity.ParseRole(n.Role)
+		if err != nil || (role != identity.RolePeer && role != identity.RoleOrderer) {
+			return nil, fmt.Errorf("localnet: %s: node %q has role %q, want peer or orderer", path, n.Name, n.Role)
+		}
+		l.Nodes = append(l.Nodes, Node{Name: n.Name, Org: n.Org, Role: role, Address: n.Address, Config: res(n.Config)})
+	}
+	for _, c := range f.Clients {
+		l.Clients = append(l.Clients, Client{Name: c.Name, Org: c.Org,
+			Cert: res(c.Cert), Key: res(c.Key), TLSCert: res(c.TLSCert), TLSKey: res(c.TLSKey)})
+	}
+	if len(l.Nodes) == 0 {
+		return nil, fmt.Errorf("localnet: %s lists no node", path)
+	}
+	return l, nil
+}
+
+// Orgs returns the IDs of the orgs that have peers, sorted.
+func (l *Layout) Orgs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range l.Nodes {
+		if n.Role == identity.RolePeer && !seen[n.Org] {
+			seen[n.Org] = true
+			out = append(out, n.Org)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Node returns the node called name.
+func (l *Layout) Node(name string) (Node, bool) {
+	for _, n := range l.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return Node{}, false
+}
+
+// Peer returns the first peer of org; an unknown org is an error that
+// lists the orgs.
+func (l *Layout) Peer(org string) (Node, error) {
+	for _, n := range l.Nodes {
+		if n.Org == org && n.Role == identity.RolePeer {
+			return n, nil
+		}
+	}
+	return Node{}, fmt.Errorf("localnet: org %q has no peer in the network in %s: want one of %s", org, l.Dir, strings.Join(l.Orgs(), ", "))
+}
+
+// Client returns the first client identity of org.
+func (l *Layout) Client(org string) (Client, error) {
+	for _, c := range l.Clients {
+		if c.Org == org {
+			return c, nil
+		}
+	}
+	return Client{}, fmt.Errorf("localnet: org %q has no client identity in the network in %s: want one of %s", org, l.Dir, strings.Join(l.Orgs(), ", "))
+}

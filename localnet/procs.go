@@ -1,0 +1,292 @@
+package localnet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/node"
+)
+
+// Proc is what Up, Down and Status know of one node's process.
+type Proc struct {
+	Node
+	PID       int    // recorded PID; 0 when none is recorded
+	Alive     bool   // PID runs this node's start command
+	Reachable bool   // Address accepted a TCP connection
+	Started   bool   // Up started it (it was not running)
+	Log       string // its log file
+
+	died <-chan struct{} // closed when a process Up started exits
+}
+
+// LogFile returns the log file of node name: logs/<name>.log.
+func (l *Layout) LogFile(name string) string { return filepath.Join(l.Dir, "logs", name+".log") }
+
+// PIDFile returns the file that records node name's PID: pids/<name>.pid.
+func (l *Layout) PIDFile(name string) string { return filepath.Join(l.Dir, "pids", name+".pid") }
+
+// UpOptions configures Up.
+type UpOptions struct {
+	// Command is the strand binary (and any arguments before the
+	// subcommand); Up appends "<role> start --config <node file>". Required.
+	Command []string
+	// Wait bounds how long each node may take to accept connections.
+	// Default 20s.
+	Wait time.Duration
+}
+
+// Up starts every node of the network that is not running, each as a
+// process of its own in a new session (so it outlives the caller), with
+// stdout and stderr appended to LogFile and its PID in PIDFile. Orderers
+// start first; Up returns once every node accepts TCP connections at its
+// address, or with an error naming the node and its log file.
+func Up(l *Layout, opts UpOptions) ([]Proc, error) {
+	if len(opts.Command) == 0 {
+		return nil, errors.New("localnet: UpOptions.Command is empty, want the strand binary")
+	}
+	if opts.Wait == 0 {
+		opts.Wait = 20 * time.Second
+	}
+	procs := make([]Proc, len(l.Nodes))
+	for _, role := range []identity.Role{identity.RoleOrderer, identity.RolePeer} {
+		var started []int
+		for i, n := range l.Nodes {
+			if n.Role != role {
+				continue
+			}
+			procs[i] = l.proc(n)
+			if procs[i].Alive {
+				continue
+			}
+			done, err := l.start(&procs[i], opts.Command)
+			if err != nil {
+				return procs, err
+			}
+			started = append(started, i)
+			procs[i].died = done
+		}
+		for _, i := range started {
+			if err := l.awaitReachable(&procs[i], opts.Wait); err != nil {
+				return procs, err
+			}
+		}
+	}
+	return procs, nil
+}
+
+// start starts n's process and records its PID. The returned channel is
+// closed when the process exits (it is reaped, so no zombie is left when
+// the caller lives on).
+func (l *Layout) start(p *Proc, command []string) (<-chan struct{}, error) {
+	if err := os.MkdirAll(filepath.Dir(p.Log), 0o755); err != nil {
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	logf, err := os.OpenFile(p.Log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("localnet: log of %s: %w", p.Name, err)
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "--- %s: starting %s %s\n", time.Now().Format(time.RFC3339), p.Role, p.Name)
+	args := append(append([]string{}, command[1:]...), nodeArgs(p.Node)...)
+	cmd := exec.Command(command[0], args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = l.Dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("localnet: starting %s %s (%s): %w", p.Role, p.Name, command[0], err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	p.PID, p.Alive, p.Started = cmd.Process.Pid, true, true
+	pidFile := l.PIDFile(p.Name)
+	if err := os.MkdirAll(filepath.Dir(pidFile), 0o755); err != nil {
+		return done, fmt.Errorf("localnet: %w", err)
+	}
+	if err := os.WriteFile(pidFile, []byte(strconv.Itoa(p.PID)+"\n"), 0o644); err != nil {
+		return done, fmt.Errorf("localnet: recording the PID of %s: %w", p.Name, err)
+	}
+	return done, nil
+}
+
+// nodeArgs are the arguments that start node n: the tail of the command
+// line that identifies its process.
+func nodeArgs(n Node) []string { return []string{n.Role.String(), "start", "--config", n.Config} }
+
+func (l *Layout) awaitReachable(p *Proc, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		if reachable(p.Address, 200*time.Millisecond) {
+			p.Reachable = true
+			return nil
+		}
+		select {
+		case <-p.died:
+			p.Alive = false
+			return fmt.Errorf("localnet: %s %s (pid %d) exited before accepting connections at %s; see its log %s%s",
+				p.Role, p.Name, p.PID, p.Address, p.Log, logTail(p.Log, 8))
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("localnet: %s %s (pid %d) does not accept connections at %s after %v; see its log %s%s",
+				p.Role, p.Name, p.PID, p.Address, wait, p.Log, logTail(p.Log, 8))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// DownOptions configures Down.
+type DownOptions struct {
+	// Timeout bounds the wait after SIGTERM before SIGKILL. Default 10s.
+	Timeout time.Duration
+	// Purge also deletes every node's data directory (ledger and state).
+	Purge bool
+}
+
+// Down stops every recorded node process: SIGTERM, then SIGKILL to those
+// still running after Timeout. It signals a PID only while that PID runs
+// this node's start command for this network's node file, so a process
+// that reused a PID is left alone. It removes the PID files.
+func Down(l *Layout, opts DownOptions) ([]Proc, error) {
+	if opts.Timeout == 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	procs := make([]Proc, len(l.Nodes))
+	var errs []error
+	for i, n := range l.Nodes {
+		procs[i] = l.proc(n)
+		if procs[i].Alive {
+			if err := syscall.Kill(procs[i].PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+				errs = append(errs, fmt.Errorf("localnet: SIGTERM to %s (pid %d): %w", n.Name, procs[i].PID, err))
+			}
+		}
+	}
+	deadline := time.Now().Add(opts.Timeout)
+	for i := range procs {
+		p := &procs[i]
+		for p.Alive && isNodeProcess(p.PID, p.Node) {
+			if time.Now().After(deadline) {
+				if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+					errs = append(errs, fmt.Errorf("localnet: SIGKILL to %s (pid %d): %w", p.Name, p.PID, err))
+				}
+				deadline = time.Now().Add(2 * time.Second) // let the kernel reap it
+				if waitGone(p, deadline) {
+					break
+				}
+				errs = append(errs, fmt.Errorf("localnet: %s (pid %d) still runs after SIGKILL", p.Name, p.PID))
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		p.Alive = p.Alive && isNodeProcess(p.PID, p.Node)
+		if !p.Alive {
+			if err := os.Remove(l.PIDFile(p.Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("localnet: %w", err))
+			}
+		}
+	}
+	if opts.Purge && len(errs) == 0 {
+		for _, n := range l.Nodes {
+			cfg, err := node.LoadNode(n.Config)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := os.RemoveAll(cfg.DataDir); err != nil {
+				errs = append(errs, fmt.Errorf("localnet: purging %s: %w", n.Name, err))
+			}
+		}
+	}
+	return procs, errors.Join(errs...)
+}
+
+func waitGone(p *Proc, deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		if !isNodeProcess(p.PID, p.Node) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// Status reports every node's recorded PID, whether it runs, and whether
+// its address accepts TCP connections.
+func Status(l *Layout) []Proc {
+	procs := make([]Proc, len(l.Nodes))
+	for i, n := range l.Nodes {
+		procs[i] = l.proc(n)
+		procs[i].Reachable = reachable(n.Address, 500*time.Millisecond)
+	}
+	return procs
+}
+
+// proc reads node n's PID file and checks the process.
+func (l *Layout) proc(n Node) Proc {
+	p := Proc{Node: n, Log: l.LogFile(n.Name)}
+	raw, err := os.ReadFile(l.PIDFile(n.Name))
+	if err != nil {
+		return p
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err == nil && pid > 0 {
+		p.PID = pid
+		p.Alive = isNodeProcess(pid, n)
+	}
+	return p
+}
+
+// isNodeProcess reports whether pid runs `strand <role> start --config
+// <n.Config>`. The binary itself is not compared (tests run a test binary
+// in its place); the arguments name this network's node file, which no
+// unrelated process does. A zombie has an empty command line: not running.
+func isNodeProcess(pid int, n Node) bool {
+	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	if err != nil || len(raw) == 0 {
+		return false
+	}
+	args := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+	want := nodeArgs(n)
+	if len(args) < len(want)+1 {
+		return false
+	}
+	tail := args[len(args)-len(want):]
+	for i := range want {
+		if tail[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func reachable(addr string, timeout time.Duration) bool {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// logTail returns the last n lines of a log file, indented, for an error
+// message; "" when it cannot be read.
+func logTail(path string, n int) string {
+	raw, err := os.ReadFile(path)
+	if err != nil || len(raw) == 0 {
+		return ""
+	}
+	lines := bytes.Split(bytes.TrimRight(raw, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return "; its last lines:\n    " + string(bytes.Join(lines, []byte("\n    ")))
+}
