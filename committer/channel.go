@@ -1,7 +1,11 @@
 package committer
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"fmt"
+
+	"github.com/strand-ledger/strand/api"
 
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/policy"
@@ -18,6 +22,10 @@ type Channel struct {
 	// Policies maps each contract (and state namespace) to its endorsement
 	// policy. A transaction for a contract not listed is INVALID_CHAINCODE.
 	Policies map[string]*policy.Policy
+	// Genesis, if set, is the channel's genesis document: block 0 must hold
+	// exactly it as its only transaction (and is otherwise refused), and it
+	// changes no state. Without it, block 0 is an ordinary block.
+	Genesis []byte
 }
 
 func (ch *Channel) validate() error {
@@ -43,6 +51,26 @@ func (ch *Channel) rules() map[string]*rule {
 		m[name] = &rule{pol: p, orgs: p.Orgs()}
 	}
 	return m
+}
+
+// isGenesis reports whether b is the genesis block of a channel that has one.
+func (ch *Channel) isGenesis(b *api.Block) bool {
+	return ch.Genesis != nil && b.Header.Number == 0
+}
+
+// checkGenesis refuses a genesis block that does not hold exactly the
+// channel's genesis document.
+func (ch *Channel) checkGenesis(b *api.Block) error {
+	if len(b.Transactions) != 1 || !bytes.Equal(b.Transactions[0], ch.Genesis) {
+		got := []byte(nil)
+		if len(b.Transactions) > 0 {
+			got = b.Transactions[0]
+		}
+		return fmt.Errorf("%w: block 0 holds a channel config with hash %.16x (%d transactions), this peer's channel %q has %.16x: "+
+			"the peer is configured for a different channel than the orderer", ErrBlockRefused, sha256.Sum256(got), len(b.Transactions),
+			ch.Name, sha256.Sum256(ch.Genesis))
+	}
+	return nil
 }
 
 func (ch *Channel) isOrdererOrg(org string) bool {

@@ -186,3 +186,18 @@ func dumpState(t testing.TB, db statedb.DB, namespaces ...string) map[string]str
 	}
 	return out
 }
+
+// reopenRaw opens a peer directory's block store and state without a
+// committer.
+func reopenRaw(t testing.TB, dir string) (*ledger.BlockStore, statedb.DB) {
+	t.Helper()
+	store, err := ledger.OpenBlockStore(filepath.Join(dir, "blocks"), ledger.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := pebbledb.Open(filepath.Join(dir, "state"), pebbledb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, db
+}

@@ -25,6 +25,13 @@ func (c *Committer) recover() error {
 	if sp > height {
 		return fmt.Errorf("committer: state savepoint %d is ahead of block store height %d: the state database does not belong to this block store", sp, height)
 	}
+	if c.ch.Genesis != nil && height > 0 && sp > 0 {
+		// The state is past block 0, so reapply will not look at it:
+		// check here that this ledger belongs to this channel.
+		if err := c.checkStoredGenesis(); err != nil {
+			return err
+		}
+	}
 	if sp == height {
 		return nil
 	}
@@ -54,6 +61,9 @@ func (c *Committer) reapply(n uint64, batch *statedb.Batch) error {
 	if err := proto.Unmarshal(raw, blk); err != nil {
 		return fmt.Errorf("committer: recovery: stored block %d does not decode: %w", n, err)
 	}
+	if c.ch.isGenesis(blk) {
+		return c.ch.checkGenesis(blk)
+	}
 	codes := blk.GetMetadata().GetValidationCodes()
 	if len(codes) != len(blk.Transactions) {
 		return fmt.Errorf("committer: recovery: stored block %d has %d validation codes for %d transactions", n, len(codes), len(blk.Transactions))
@@ -67,6 +77,21 @@ func (c *Committer) reapply(n uint64, batch *statedb.Batch) error {
 			return fmt.Errorf("committer: recovery: stored block %d tx %d is marked VALID but does not decode: %w", n, i, err)
 		}
 		appendWrites(batch, tx.Response.Rwset, statedb.Version{Block: n, Tx: uint32(i)})
+	}
+	return nil
+}
+
+func (c *Committer) checkStoredGenesis() error {
+	raw, err := c.store.RawBlock(0)
+	if err != nil {
+		return fmt.Errorf("committer: reading the genesis block: %w", err)
+	}
+	blk, err := api.DecodeBlock(raw)
+	if err != nil || blk.Header == nil {
+		return fmt.Errorf("committer: stored genesis block does not decode: %v", err)
+	}
+	if err := c.ch.checkGenesis(blk); err != nil {
+		return fmt.Errorf("committer: this ledger's %w", err)
 	}
 	return nil
 }

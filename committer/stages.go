@@ -16,6 +16,9 @@ func (c *Committer) verifyLoop() {
 		b := j.b
 		if j.tx < 0 {
 			b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
+			if b.blockErr == nil && c.ch.isGenesis(b.blk) {
+				b.blockErr = c.ch.checkGenesis(b.blk)
+			}
 		} else {
 			b.results[j.tx] = verifyTx(&c.ch, c.rules, b.blk.Transactions[j.tx])
 		}
@@ -74,6 +77,10 @@ func (c *Committer) refuse(b *blockWork) {
 // view, and prepares its state batch for stage 3.
 func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 	num := b.blk.Header.Number
+	if c.ch.isGenesis(b.blk) { // checked in stage 1; it writes nothing
+		return &persistWork{blk: b.blk, raw: b.raw, headerHash: b.headerHash, txIDs: []string{""},
+			codes: []byte{byte(api.TxValidationCode_VALID)}, received: b.received, verified: b.verified, validated: time.Now()}, nil
+	}
 	txs := make([]txWork, len(b.results))
 	ids := make([]string, len(b.results))
 	inBlock := make(map[string]struct{}, len(b.results))

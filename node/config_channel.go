@@ -318,7 +318,8 @@ func (c *ChannelConfig) Committer() (committer.Channel, error) {
 	if err != nil {
 		return committer.Channel{}, err
 	}
-	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies()}, nil
+	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies(),
+		Genesis: c.Genesis()}, nil
 }
 
 // PeersOf returns the peers of org, in file order.
@@ -345,22 +346,25 @@ func (c *ChannelConfig) Orderers() []OrdererEndpoint {
 	return eps
 }
 
-// Hash returns the hex SHA-256 of the channel's canonical content: the
-// name, the orgs with their CA certificates (not their paths), nodes and
-// addresses, the batch limits and the contracts with their policies in
-// canonical form. Nodes compare it to check they share one channel.
-func (c *ChannelConfig) Hash() string {
+// Genesis returns the channel's genesis document: a canonical JSON encoding
+// of everything that defines the channel (orgs with their CA certificates
+// and endpoints, batch parameters, contracts with their policies in
+// canonical form). The orderer makes it the only transaction of block 0;
+// every peer checks that block 0 carries exactly this document, so nodes
+// configured for different channels can never share a chain.
+func (c *ChannelConfig) Genesis() []byte {
 	type org struct {
 		ID              string
 		CACerts         [][]byte
 		Peers, Orderers []EndpointConfig
 	}
 	canon := struct {
+		Format    string
 		Channel   string
 		Orgs      []org
 		Batch     BatchConfig
 		Contracts []ContractConfig
-	}{Channel: c.Channel, Batch: c.Batch}
+	}{Format: GenesisFormat, Channel: c.Channel, Batch: c.Batch}
 	for _, o := range c.Orgs {
 		canon.Orgs = append(canon.Orgs, org{o.ID, o.CACerts, o.Peers, o.Orderers})
 	}
@@ -374,7 +378,15 @@ func (c *ChannelConfig) Hash() string {
 	if err != nil {
 		panic(err) // plain strings, ints and byte slices always marshal
 	}
-	sum := sha256.Sum256(b)
+	return b
+}
+
+// GenesisFormat names the genesis document's format.
+const GenesisFormat = "strand-channel-v1"
+
+// Hash returns the SHA-256 of the genesis document, in hex.
+func (c *ChannelConfig) Hash() string {
+	sum := sha256.Sum256(c.Genesis())
 	return hex.EncodeToString(sum[:])
 }
 

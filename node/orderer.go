@@ -61,6 +61,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	}
 	if o.Orderer, err = orderer.New(orderer.Config{
 		Channel: ch.Channel, Registry: reg, Signer: signer, Batch: ch.OrdererBatch(), Store: o.store, Log: o.log,
+		Genesis: ch.Genesis(),
 	}); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,10 @@ type Config struct {
 	// Clock is the time against which creator certificates expire.
 	// Default time.Now.
 	Clock func() time.Time
+	// Genesis, if set, is the channel's genesis document: on an empty
+	// store the orderer writes it as block 0, on a non-empty one it checks
+	// that block 0 holds exactly it.
+	Genesis []byte
 }
 
 // EnsureDefaults fills in zero fields with their defaults.
@@ -144,6 +148,9 @@ type sealedBlock struct {
 func New(cfg Config) (*Orderer, error) {
 	o, err := newOrderer(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := o.genesis(); err != nil {
 		return nil, err
 	}
 	o.start()
