@@ -20,8 +20,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/bench"
@@ -39,6 +37,8 @@ type demoFlags struct {
 	seed                            int64
 	keep                            bool
 	cpuProfile                      string
+	net                             string
+	base                            int64 // first account id
 }
 
 func demoCmd() *cobra.Command {
@@ -65,6 +65,7 @@ then checks the Smallbank invariant and that every peer holds the same state.`,
 	fl.DurationVar(&f.timeout, "batch-timeout", 2*time.Millisecond, "cut a block after this long even if not full")
 	fl.Int64Var(&f.seed, "seed", 1, "random seed of the workload")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the load to this file")
+	fl.StringVar(&f.net, "net", "", "run the load against the network `strand net up` started in this directory instead of an embedded one")
 	fl.BoolVar(&f.keep, "keep", false, "keep the network's directory (crypto, config, ledgers) and print where it is")
 	return cmd
 }
@@ -87,93 +88,77 @@ func (f demoFlags) validate() error {
 	return nil
 }
 
-// demoNet is the embedded network.
+// demoNet is the network under load: embedded in this process, or one
+// that `strand net up` runs (then peers and orderer are nil).
 type demoNet struct {
 	dir     string
 	layout  *localnet.Layout
-	ch      *node.ChannelConfig
 	orderer *node.Orderer
 	peers   []*node.Peer
 	orgs    []*client.Contract // one client per org, through its own peer
-	conns   []*client.Gateway
+	conns   []*localnet.Conn
 }
 
 func startDemoNet(f demoFlags) (_ *demoNet, err error) {
-	dir, err := os.MkdirTemp("", "strand-demo-")
-	if err != nil {
-		return nil, err
-	}
-	n := &demoNet{dir: dir}
+	n := &demoNet{}
 	defer func() {
 		if err != nil {
-			n.close(false)
+			n.close(f.keep)
 		}
 	}()
+	if f.net != "" {
+		if n.layout, err = localnet.Load(f.net); err != nil {
+			return nil, err
+		}
+	} else if err := n.startEmbedded(f); err != nil {
+		return nil, err
+	}
+	for _, org := range n.layout.Orgs() {
+		conn, err := n.layout.Connect(org, "")
+		if err != nil {
+			return nil, err
+		}
+		n.conns = append(n.conns, conn)
+		n.orgs = append(n.orgs, conn.Contract(smallbank.Name))
+	}
+	return n, nil
+}
+
+func (n *demoNet) startEmbedded(f demoFlags) error {
+	dir, err := os.MkdirTemp("", "strand-demo-")
+	if err != nil {
+		return err
+	}
+	n.dir = dir
 	n.layout, err = localnet.Generate(dir, localnet.Spec{Orgs: f.orgs,
 		Batch: node.BatchConfig{MaxTxs: f.maxTxs, MaxBytes: 16 << 20, Timeout: f.timeout}})
 	if err != nil {
-		return nil, err
-	}
-	if n.ch, err = node.LoadChannel(n.layout.Channel); err != nil {
-		return nil, err
+		return err
 	}
 	for _, nd := range n.layout.Nodes {
 		cfg, err := node.LoadNode(nd.Config)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		cfg.Log.Level = "error" // the demo prints its own progress
 		if nd.Role == identity.RoleOrderer {
 			if n.orderer, err = node.StartOrderer(cfg); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		p, err := node.StartPeer(cfg)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n.peers = append(n.peers, p)
 	}
-	for i, c := range n.layout.Clients {
-		contract, gw, err := connectClient(n.ch, c, n.peers[i].Addr)
-		if err != nil {
-			return nil, err
-		}
-		n.conns = append(n.conns, gw)
-		n.orgs = append(n.orgs, contract)
-	}
-	return n, nil
-}
-
-// connectClient connects an org's client identity to a peer over mutual TLS.
-func connectClient(ch *node.ChannelConfig, c localnet.Client, addr string) (*client.Contract, *client.Gateway, error) {
-	certPEM, err := os.ReadFile(c.Cert)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyPEM, err := os.ReadFile(c.Key)
-	if err != nil {
-		return nil, nil, err
-	}
-	signer, err := identity.LoadSigner(c.Org, certPEM, keyPEM)
-	if err != nil {
-		return nil, nil, err
-	}
-	tlsCfg, err := node.ClientTLS(ch, c.TLSCert, c.TLSKey)
-	if err != nil {
-		return nil, nil, err
-	}
-	gw, err := client.Connect(addr, signer, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
-	if err != nil {
-		return nil, nil, err
-	}
-	return gw.Contract(ch.Channel, smallbank.Name), gw, nil
+	return nil
 }
 
 func (n *demoNet) close(keep bool) {
-	for _, g := range n.conns {
-		g.Close()
+	for _, c := range n.conns {
+		c.Close()
 	}
 	for _, p := range n.peers {
 		p.Close()
@@ -181,7 +166,7 @@ func (n *demoNet) close(keep bool) {
 	if n.orderer != nil {
 		n.orderer.Close()
 	}
-	if !keep {
+	if !keep && n.dir != "" {
 		os.RemoveAll(n.dir)
 	}
 }
@@ -201,9 +186,17 @@ func runDemo(ctx context.Context, out io.Writer, f demoFlags) error {
 		return err
 	}
 	defer n.close(f.keep)
-	fmt.Fprintf(out, "network up in %v: 1 orderer, %d peers (one per org), mutual TLS on 127.0.0.1\n",
-		time.Since(start).Round(time.Millisecond), len(n.peers))
-	if err := createAccounts(ctx, n, f.accounts); err != nil {
+	if f.net == "" {
+		fmt.Fprintf(out, "network up in %v: 1 orderer, %d peers (one per org), mutual TLS on 127.0.0.1\n",
+			time.Since(start).Round(time.Millisecond), len(n.peers))
+	} else {
+		fmt.Fprintf(out, "network in %s: %d orgs, mutual TLS\n", f.net, len(n.orgs))
+		f.orgs = len(n.orgs)
+	}
+	// Account ids start at a base unique to this run, so that runs against
+	// a long-lived network do not collide.
+	f.base = time.Now().Unix() * 1_000_000
+	if err := createAccounts(ctx, n, f); err != nil {
 		return err
 	}
 	fmt.Fprintf(out, "created %d accounts\n", f.accounts)
@@ -222,11 +215,8 @@ func runDemo(ctx context.Context, out io.Writer, f demoFlags) error {
 	if err != nil {
 		return err
 	}
-	before := n.orderer.Orderer.Metrics()
 	res := runLoad(ctx, n, f)
 	pprof.StopCPUProfile()
-	after := n.orderer.Orderer.Metrics()
-	res.avgBlock = float64(after.Txs-before.Txs) / float64(max(after.Blocks-before.Blocks, 1))
 	printDemo(out, f, res)
 	printBound(out, f, res, rates)
 	if err := checkDemo(ctx, out, n, f, res); err != nil {
@@ -238,13 +228,14 @@ func runDemo(ctx context.Context, out io.Writer, f demoFlags) error {
 	return nil
 }
 
-func createAccounts(ctx context.Context, n *demoNet, accounts int) error {
-	for first := 0; first < accounts; first += smallbank.MaxCreatedAccounts {
-		count := min(smallbank.MaxCreatedAccounts, accounts-first)
-		_, err := n.orgs[0].Submit(ctx, "create_accounts", strconv.Itoa(first), strconv.Itoa(count),
+func createAccounts(ctx context.Context, n *demoNet, f demoFlags) error {
+	for i := 0; i < f.accounts; i += smallbank.MaxCreatedAccounts {
+		count := min(smallbank.MaxCreatedAccounts, f.accounts-i)
+		first := f.base + int64(i)
+		_, err := n.orgs[0].Submit(ctx, "create_accounts", strconv.FormatInt(first, 10), strconv.Itoa(count),
 			strconv.Itoa(demoBalance), strconv.Itoa(demoBalance))
 		if err != nil {
-			return fmt.Errorf("creating accounts %d-%d: %w", first, first+count-1, err)
+			return fmt.Errorf("creating accounts %d-%d: %w", first, first+int64(count)-1, err)
 		}
 	}
 	return nil
@@ -259,11 +250,20 @@ type demoResult struct {
 	latencies []time.Duration
 	delta     int64 // money added by VALID deposit/transact_savings/write_check
 	lastErr   error
-	avgBlock  float64 // transactions per block during the load
+	blocks    map[uint64]struct{} // blocks the committed transactions were in
+}
+
+// avgBlock is the load's transactions per block.
+func (r *demoResult) avgBlock() float64 {
+	var committed int64
+	for _, n := range r.byCode {
+		committed += n
+	}
+	return float64(committed) / float64(max(len(r.blocks), 1))
 }
 
 func runLoad(ctx context.Context, n *demoNet, f demoFlags) *demoResult {
-	res := &demoResult{byCode: map[api.TxValidationCode]int64{}}
+	res := &demoResult{byCode: map[api.TxValidationCode]int64{}, blocks: map[uint64]struct{}{}}
 	var mu sync.Mutex
 	var committed atomic.Int64
 	ctx, cancel := context.WithTimeout(ctx, f.duration)
@@ -277,7 +277,7 @@ func runLoad(ctx context.Context, n *demoNet, f demoFlags) *demoResult {
 			rng := rand.New(rand.NewSource(f.seed + int64(w)))
 			c := n.orgs[w%len(n.orgs)]
 			for ctx.Err() == nil {
-				fn, args, delta := smallbankOp(rng, f.accounts)
+				fn, args, delta := smallbankOp(rng, f.base, f.accounts)
 				t0 := time.Now()
 				commit, err := c.Submit(context.Background(), fn, args...)
 				lat := time.Since(t0)
@@ -289,10 +289,12 @@ func runLoad(ctx context.Context, n *demoNet, f demoFlags) *demoResult {
 					res.byCode[commit.Code]++
 					res.latencies = append(res.latencies, lat)
 					res.delta += delta
+					res.blocks[commit.Block] = struct{}{}
 					committed.Add(1)
 				case errors.As(err, &ce):
 					res.byCode[ce.Code]++
 					res.latencies = append(res.latencies, lat)
+					res.blocks[ce.Block] = struct{}{}
 					committed.Add(1)
 				default:
 					res.failed++
@@ -330,14 +332,14 @@ func runLoad(ctx context.Context, n *demoNet, f demoFlags) *demoResult {
 // smallbankOp draws one transaction of Caliper's "modify" mix: the five
 // writes with equal probability, amounts 1-200, two distinct accounts for
 // two-account operations. delta is the money it adds if VALID.
-func smallbankOp(rng *rand.Rand, accounts int) (fn string, args []string, delta int64) {
+func smallbankOp(rng *rand.Rand, base int64, accounts int) (fn string, args []string, delta int64) {
 	a := rng.Intn(accounts)
 	b := rng.Intn(accounts - 1)
 	if b >= a {
 		b++
 	}
 	amount := int64(1 + rng.Intn(200))
-	ids, amt := strconv.Itoa(a), strconv.FormatInt(amount, 10)
+	ids, idb, amt := strconv.FormatInt(base+int64(a), 10), strconv.FormatInt(base+int64(b), 10), strconv.FormatInt(amount, 10)
 	switch rng.Intn(5) {
 	case 0:
 		return "deposit_checking", []string{ids, amt}, amount
@@ -346,9 +348,9 @@ func smallbankOp(rng *rand.Rand, accounts int) (fn string, args []string, delta 
 	case 2:
 		return "transact_savings", []string{ids, amt}, amount
 	case 3:
-		return "send_payment", []string{ids, strconv.Itoa(b), amt}, 0
+		return "send_payment", []string{ids, idb, amt}, 0
 	}
-	return "amalgamate", []string{ids, strconv.Itoa(b)}, 0
+	return "amalgamate", []string{ids, idb}, 0
 }
 
 func printDemo(out io.Writer, f demoFlags, r *demoResult) {
@@ -385,31 +387,42 @@ func printDemo(out io.Writer, f demoFlags, r *demoResult) {
 	fmt.Fprintln(out, "latency = end to end per transaction: propose, endorse on every org, order, validate, durable commit")
 }
 
-// checkDemo checks the Smallbank invariant through queries and that every
-// peer's state is identical.
+// checkDemo checks the Smallbank invariant through queries, and that every
+// peer holds the same state: directly for an embedded network, through
+// every org's peer otherwise.
 func checkDemo(ctx context.Context, out io.Writer, n *demoNet, f demoFlags, r *demoResult) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for !sameHeight(n) {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("demo: peers did not reach the orderer's height %d within 30 s", n.orderer.Orderer.Height())
+	if n.orderer != nil {
+		deadline := time.Now().Add(30 * time.Second)
+		for !sameHeight(n) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("demo: peers did not reach the orderer's height %d within 30 s", n.orderer.Orderer.Height())
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 	var total int64
-	for id := 0; id < f.accounts; id++ {
-		raw, err := n.orgs[id%len(n.orgs)].Evaluate(ctx, "query", strconv.Itoa(id))
-		if err != nil {
-			return fmt.Errorf("demo: query account %d: %w", id, err)
+	var agreed bool
+	for attempt := 0; attempt < 50 && !agreed; attempt++ {
+		if attempt > 0 {
+			time.Sleep(200 * time.Millisecond) // another org's peer may still be committing the last blocks
 		}
-		var b smallbank.Balance
-		if err := json.Unmarshal(raw, &b); err != nil {
+		var err error
+		if total, agreed, err = queryTotals(ctx, n, f); err != nil {
 			return err
 		}
-		total += b.Checking + b.Savings
+	}
+	if !agreed {
+		return fmt.Errorf("demo: the orgs' peers answer different balances")
 	}
 	want := int64(f.accounts)*2*demoBalance + r.delta
 	if total != want {
 		return fmt.Errorf("demo: Smallbank invariant BROKEN: total money %d, want %d", total, want)
+	}
+	fmt.Fprintf(out, "\nSmallbank invariant holds: total %d = initial %d + committed deposits and checks %+d\n",
+		total, int64(f.accounts)*2*demoBalance, r.delta)
+	if n.orderer == nil {
+		fmt.Fprintf(out, "every org's peer answers the same balance for all %d accounts\n", f.accounts)
+		return nil
 	}
 	hashes := map[string]bool{}
 	for _, p := range n.peers {
@@ -422,10 +435,35 @@ func checkDemo(ctx context.Context, out io.Writer, n *demoNet, f demoFlags, r *d
 	if len(hashes) != 1 {
 		return fmt.Errorf("demo: the %d peers hold different states", len(n.peers))
 	}
-	fmt.Fprintf(out, "\nSmallbank invariant holds: total %d = initial %d + committed deposits and checks %+d\n",
-		total, int64(f.accounts)*2*demoBalance, r.delta)
 	fmt.Fprintf(out, "all %d peers at height %d with identical state\n", len(n.peers), n.peers[0].Committer.Height())
 	return nil
+}
+
+// queryTotals queries every account through every org's peer; it returns
+// the total money and whether all peers gave the same balances.
+func queryTotals(ctx context.Context, n *demoNet, f demoFlags) (int64, bool, error) {
+	var total int64
+	for i := 0; i < f.accounts; i++ {
+		id := strconv.FormatInt(f.base+int64(i), 10)
+		var first []byte
+		for o, c := range n.orgs {
+			raw, err := c.Evaluate(ctx, "query", id)
+			if err != nil {
+				return 0, false, fmt.Errorf("demo: query account %s through %s: %w", id, n.layout.Orgs()[o], err)
+			}
+			if o == 0 {
+				first = raw
+				var b smallbank.Balance
+				if err := json.Unmarshal(raw, &b); err != nil {
+					return 0, false, err
+				}
+				total += b.Checking + b.Savings
+			} else if string(raw) != string(first) {
+				return 0, false, nil
+			}
+		}
+	}
+	return total, true, nil
 }
 
 func sameHeight(n *demoNet) bool {
@@ -450,7 +488,7 @@ func stateHash(db statedb.DB) (string, error) {
 // printBound compares the load's throughput with the network's crypto
 // bound at the signing and verifying rates measured before the load.
 func printBound(out io.Writer, f demoFlags, r *demoResult, rates bench.CryptoRates) {
-	b := bench.NetworkBound(rates, f.orgs, max(r.avgBlock, 1))
+	b := bench.NetworkBound(rates, f.orgs, max(r.avgBlock(), 1))
 	var committed int64
 	for _, n := range r.byCode {
 		committed += n
@@ -458,5 +496,5 @@ func printBound(out io.Writer, f demoFlags, r *demoResult, rates bench.CryptoRat
 	tps := float64(committed) / r.elapsed.Seconds()
 	fmt.Fprintf(out, "\nend-to-end crypto bound: %.0f tx/s (%.2f signatures created and %.2f verified per transaction,\n"+
 		"  %.0f signs/s and %.0f verifies/s on %d cores, %.1f transactions per block): throughput is %.0f%% of it\n",
-		b.TxPerSec, b.SignsPerTx, b.VerifiesPerTx, rates.SignPerSec, rates.VerifyPerSec, rates.Workers, r.avgBlock, 100*tps/b.TxPerSec)
+		b.TxPerSec, b.SignsPerTx, b.VerifiesPerTx, rates.SignPerSec, rates.VerifyPerSec, rates.Workers, r.avgBlock(), 100*tps/b.TxPerSec)
 }

@@ -89,6 +89,16 @@ func TestNetLifecycle(t *testing.T) {
 	var delta atomic.Int64
 	netLoad(t, ctx, 3*time.Second, &delta, c1.Contract(smallbank.Name), c2.Contract(smallbank.Name))
 
+	// `strand demo --net` drives the same network with its own accounts
+	// (ids from a per-run base, so this test's accounts are untouched) and
+	// checks its invariant and the orgs' agreement.
+	demo := mustCLI(t, "demo", "--net", dir, "--duration", "1s", "--accounts", "20", "--clients", "2")
+	for _, want := range []string{"Smallbank invariant holds", "every org's peer answers the same balance", "end-to-end crypto bound"} {
+		if !strings.Contains(demo, want) {
+			t.Errorf("demo --net output lacks %q:\n%s", want, demo)
+		}
+	}
+
 	// SIGKILL peer0.Org2: Smallbank (AND policy) is refused with an error
 	// naming the org; kv (OR policy) goes on committing through Org1.
 	victim := pids["peer0.Org2"]
