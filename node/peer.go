@@ -4,13 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -24,7 +20,6 @@ import (
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
-	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
@@ -41,40 +36,25 @@ var Builtins = map[string]func() contract.Contract{
 // Peer is a running peer: ledger, committer, endorser, gateway, and the
 // loop that pulls blocks from the ordering service.
 type Peer struct {
-	Name      string
-	Addr      string
+	base
 	Committer *committer.Committer
-	Store     *ledger.BlockStore
 	State     statedb.DB
 
-	log     *slog.Logger
-	srv     *grpc.Server
-	conns   []*grpc.ClientConn
-	metrics *metricsServer
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	conns  []*grpc.ClientConn
+	cancel context.CancelFunc
 }
 
 // StartPeer starts the peer a node config describes. The returned peer
 // serves until Close.
 func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
-	ch, err := LoadChannel(cfg.Channel)
-	if err != nil {
-		return nil, err
-	}
-	if err := cfg.CheckChannel(ch); err != nil {
-		return nil, err
-	}
-	p := &Peer{Name: cfg.Name, log: cfg.Logger()}
+	p := &Peer{}
 	defer func() {
 		if err != nil {
 			p.Close()
 		}
 	}()
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("node: data directory: %w", err)
-	}
-	if p.Store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{}); err != nil {
+	ch, err := p.open(cfg)
+	if err != nil {
 		return nil, err
 	}
 	if p.State, err = openState(cfg); err != nil {
@@ -139,10 +119,10 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p.srv = grpc.NewServer(grpc.Creds(credentials.NewTLS(serverTLS)))
-	api.RegisterGatewayServer(p.srv, gw)
-	api.RegisterEndorserServer(p.srv, gateway.NewEndorserServer(e))
-	if err := p.serve(cfg.Listen); err != nil {
+	if err := p.serve(cfg.Listen, serverTLS, func(s *grpc.Server) {
+		api.RegisterGatewayServer(s, gw)
+		api.RegisterEndorserServer(s, gateway.NewEndorserServer(e))
+	}); err != nil {
 		return nil, err
 	}
 	if p.metrics, err = startMetrics(cfg.Metrics, p.log,
@@ -204,40 +184,15 @@ func (p *Peer) dial(addr string, creds grpc.DialOption) (*grpc.ClientConn, error
 	return conn, nil
 }
 
-func (p *Peer) serve(addr string) error {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("node: listen %s: %w", addr, err)
-	}
-	p.Addr = lis.Addr().String()
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		if err := p.srv.Serve(lis); err != nil {
-			p.log.Error("gRPC server stopped", "err", err)
-		}
-	}()
-	return nil
-}
-
-// MetricsAddr returns where /metrics is served, "" if nowhere.
-func (p *Peer) MetricsAddr() string { return p.metrics.Addr() }
-
 // Close stops the peer: serving, following, committing, and its storage.
 func (p *Peer) Close() error {
 	if p.cancel != nil {
 		p.cancel()
 	}
-	if p.srv != nil {
-		p.srv.Stop()
-	}
-	p.wg.Wait()
+	p.stopServing()
 	var errs []error
 	for _, c := range p.conns {
 		errs = append(errs, c.Close())
-	}
-	if p.metrics != nil {
-		errs = append(errs, p.metrics.Close())
 	}
 	if p.Committer != nil {
 		if err := p.Committer.Close(); err != nil && !errors.Is(err, committer.ErrClosed) {
@@ -247,8 +202,5 @@ func (p *Peer) Close() error {
 	if p.State != nil {
 		errs = append(errs, p.State.Close())
 	}
-	if p.Store != nil {
-		errs = append(errs, p.Store.Close())
-	}
-	return errors.Join(errs...)
+	return p.closeRest(errs...)
 }
