@@ -150,6 +150,25 @@ func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) 
 	return resp
 }
 
+// Evaluate runs a signed proposal as a query: the same checks as
+// ProcessProposal (signature, creator, tx id, contract) and the same
+// simulation, but nothing is signed, since nothing will be ordered. On
+// failure StatusOf(err) is the status to report.
+func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api.ResponsePayload, err error) {
+	e.metrics.proposals.Add(1)
+	defer func() {
+		if err != nil {
+			e.metrics.refused(err)
+		}
+	}()
+	defer recoverInto(&err)
+	p, member, c, err := e.admit(sp)
+	if err != nil {
+		return nil, err
+	}
+	return e.simulate(ctx, p, member, c)
+}
+
 func (e *Endorser) processProposal(ctx context.Context, sp *api.SignedProposal) (resp *api.ProposalResponse, err error) {
 	defer recoverInto(&err)
 	p, member, c, err := e.admit(sp)

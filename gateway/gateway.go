@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/endorser"
@@ -189,16 +187,10 @@ func (g *Gateway) Evaluate(ctx context.Context, sp *api.SignedProposal) (*api.Ev
 	g.metrics.evaluate.Add(1)
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	r := g.cfg.Local.ProcessProposal(cctx, sp)
-	if r.Status != http.StatusOK {
+	rp, err := g.cfg.Local.Evaluate(cctx, sp)
+	if err != nil {
 		g.metrics.evaluateRefused.Add(1)
-		return &api.EvaluateResponse{Status: r.Status, Message: r.Message}, nil
-	}
-	rp := new(api.ResponsePayload)
-	if err := proto.Unmarshal(r.ResponsePayload, rp); err != nil {
-		g.metrics.evaluateRefused.Add(1)
-		return &api.EvaluateResponse{Status: http.StatusInternalServerError,
-			Message: fmt.Sprintf("gateway: local endorser's response payload does not decode: %v", err)}, nil
+		return &api.EvaluateResponse{Status: endorser.StatusOf(err), Message: err.Error()}, nil
 	}
 	return &api.EvaluateResponse{Status: http.StatusOK, Result: rp.Result}, nil
 }
