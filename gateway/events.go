@@ -13,68 +13,52 @@ import (
 	"github.com/strand-ledger/strand/committer"
 )
 
-// CommitStatus waits until the transaction is committed on this peer and
-// returns its validation code and block. It waits until the request's
-// context ends: past its deadline it answers codes.DeadlineExceeded (504).
+// CommitStatus waits until the transaction is committed on this peer.
 func (g *Gateway) CommitStatus(ctx context.Context, req *api.CommitStatusRequest) (*api.CommitStatusResponse, error) {
 	g.metrics.commitStatus.Add(1)
 	id := req.GetTxId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "gateway: commit status request names no tx id, expected the id Endorse's payload carries")
 	}
-	for {
-		// Subscribe before the lookup: a block appended after the lookup
-		// is published to this subscription.
-		sub := g.cfg.Ledger.Subscribe(g.cfg.EventBuffer)
-		resp, err := g.waitCommit(ctx, id, sub)
-		sub.Close()
-		if !errors.Is(err, errLagged) {
-			if status.Code(err) == codes.DeadlineExceeded {
-				g.metrics.commitTimeouts.Add(1)
-			}
-			return resp, err
+	// Register before the lookup: a block committed after the lookup
+	// reaches this call through the dispatcher.
+	ch := g.waiters.register(id)
+	if resp, ok, err := g.lookup(id); err != nil || ok {
+		g.waiters.cancel(id, ch)
+		return resp, err
+	}
+	select {
+	case r := <-ch:
+		return r.resp, r.err
+	case <-ctx.Done():
+		g.waiters.cancel(id, ch)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			g.metrics.commitTimeouts.Add(1)
+			return nil, status.Errorf(codes.DeadlineExceeded,
+				"gateway: 504: tx %s is not committed on this peer (height %d) by the request's deadline; ask again later, or check that it was submitted",
+				id, g.cfg.Ledger.Height())
 		}
-		g.metrics.lagged.Add(1)
+		return nil, status.FromContextError(ctx.Err()).Err()
 	}
 }
+
+// lookup answers from the block store's index, if the tx id is there.
+func (g *Gateway) lookup(id string) (*api.CommitStatusResponse, bool, error) {
+	loc, ok, err := g.cfg.Ledger.TxLocation(id)
+	if err != nil {
+		return nil, false, status.Errorf(codes.Internal, "gateway: looking up tx %s in the block store: %v", id, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return &api.CommitStatusResponse{Code: loc.Code, Block: loc.Block}, true, nil
+}
+
+// errCommitterStopped answers the calls waiting when the peer stops.
+var errCommitterStopped = status.Error(codes.Unavailable, "gateway: the peer's committer stopped while waiting for the transaction")
 
 // errLagged says a subscription was cut off for falling behind.
 var errLagged = errors.New("gateway: commit event subscription lagged")
-
-func (g *Gateway) waitCommit(ctx context.Context, id string, sub *committer.Subscription) (*api.CommitStatusResponse, error) {
-	loc, ok, err := g.cfg.Ledger.TxLocation(id)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "gateway: looking up tx %s in the block store: %v", id, err)
-	}
-	if ok {
-		return &api.CommitStatusResponse{Code: loc.Code, Block: loc.Block}, nil
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, status.Errorf(codes.DeadlineExceeded,
-					"gateway: 504: tx %s is not committed on this peer (height %d) by the request's deadline; ask again later, or check that it was submitted",
-					id, g.cfg.Ledger.Height())
-			}
-			return nil, status.FromContextError(ctx.Err()).Err()
-		case ev, ok := <-sub.C:
-			if !ok {
-				if sub.Lagged() {
-					return nil, errLagged
-				}
-				return nil, status.Errorf(codes.Unavailable, "gateway: the peer's committer stopped while waiting for tx %s", id)
-			}
-			for i, txID := range ev.TxIDs {
-				// Only a code that claims the tx id settles it, as in the
-				// block store's index.
-				if txID == id && i < len(ev.Codes) && api.TxIDCounts(api.TxValidationCode(ev.Codes[i])) {
-					return &api.CommitStatusResponse{Code: api.TxValidationCode(ev.Codes[i]), Block: ev.Number}, nil
-				}
-			}
-		}
-	}
-}
 
 // BlockEvents streams the commit events of every block from req.Start on,
 // in order, until the client goes away.

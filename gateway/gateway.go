@@ -125,6 +125,7 @@ type Gateway struct {
 	plans   map[string][]string // contract → orgs to ask, local org first
 	names   string              // sorted contract names, for messages
 	metrics counters
+	waiters waiters // CommitStatus calls waiting for their tx ids
 }
 
 // New validates cfg and plans, for each contract, which orgs Endorse asks.
@@ -136,6 +137,7 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies))}
+	g.waiters.g = g
 	names := make([]string, 0, len(cfg.Policies))
 	for name, pol := range cfg.Policies {
 		if pol == nil {

@@ -1,22 +1,19 @@
 package orderer
 
 import (
-	"bufio"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/datadriven"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output in testdata/*.txt")
-
-// TestCutterScripts runs the scripts in testdata/cutter*.txt. A file is a
-// sequence of cases separated by blank lines; '#' lines before a case are
-// comments. A case is
+// TestCutterScripts runs the scripts in testdata/cutter*.txt with
+// github.com/cockroachdb/datadriven (go test -rewrite regenerates the expected
+// output). A case is
 //
 //	run maxtxs=N maxbytes=N timeout=D   (omitted fields take the defaults)
 //	<command lines>
@@ -40,125 +37,35 @@ func TestCutterScripts(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			cases := readScript(t, path)
-			for i := range cases {
-				c := &cases[i]
-				got := runScript(t, path, c)
-				if *rewrite {
-					c.want = got
-					continue
-				}
-				if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
-					t.Errorf("%s:%d: %s\ngot:\n%s\nwant:\n%s", path, c.line, c.header,
-						strings.Join(got, "\n"), strings.Join(c.want, "\n"))
-				}
-			}
-			if *rewrite {
-				writeScript(t, path, cases)
-			}
+			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+				return strings.Join(runScript(t, d), "\n")
+			})
 		})
-	}
-}
-
-type scriptCase struct {
-	comments []string
-	header   string
-	cmds     []string
-	want     []string
-	line     int
-}
-
-func readScript(t *testing.T, path string) []scriptCase {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var (
-		cases    []scriptCase
-		cur      *scriptCase
-		comments []string
-		inOutput bool
-	)
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch {
-		case cur == nil && line == "":
-		case cur == nil && strings.HasPrefix(line, "#"):
-			comments = append(comments, line)
-		case cur == nil:
-			cases = append(cases, scriptCase{comments: comments, header: line, line: n})
-			cur, comments, inOutput = &cases[len(cases)-1], nil, false
-		case line == "----" && !inOutput:
-			inOutput = true
-		case line == "":
-			cur = nil
-		case inOutput:
-			cur.want = append(cur.want, line)
-		default:
-			cur.cmds = append(cur.cmds, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cases
-}
-
-func writeScript(t *testing.T, path string, cases []scriptCase) {
-	t.Helper()
-	var b strings.Builder
-	for i, c := range cases {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		for _, l := range c.comments {
-			b.WriteString(l + "\n")
-		}
-		b.WriteString(c.header + "\n")
-		for _, l := range c.cmds {
-			b.WriteString(l + "\n")
-		}
-		b.WriteString("----\n")
-		for _, l := range c.want {
-			b.WriteString(l + "\n")
-		}
-	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
 
 var scriptEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func runScript(t *testing.T, path string, c *scriptCase) []string {
+func runScript(t *testing.T, d *datadriven.TestData) []string {
 	t.Helper()
 	fail := func(format string, args ...any) {
 		t.Helper()
-		t.Fatalf("%s:%d: %s", path, c.line, fmt.Sprintf(format, args...))
+		d.Fatalf(t, format, args...)
 	}
-	fields := strings.Fields(c.header)
-	if len(fields) == 0 || fields[0] != "run" {
-		fail("case starts with %q, want \"run key=value...\"", c.header)
+	if d.Cmd != "run" {
+		fail("case starts with %q, want \"run key=value...\"", d.Cmd)
 	}
 	var cfg BatchConfig
-	for _, kv := range fields[1:] {
-		k, v, _ := strings.Cut(kv, "=")
-		var err error
-		switch k {
+	for _, a := range d.CmdArgs {
+		switch a.Key {
 		case "maxtxs":
-			cfg.MaxTxs, err = strconv.Atoi(v)
+			d.ScanArgs(t, a.Key, &cfg.MaxTxs)
 		case "maxbytes":
-			cfg.MaxBytes, err = strconv.Atoi(v)
+			d.ScanArgs(t, a.Key, &cfg.MaxBytes)
 		case "timeout":
-			cfg.Timeout, err = time.ParseDuration(v)
+			d.ScanArgs(t, a.Key, &cfg.Timeout)
 		default:
-			err = fmt.Errorf("unknown key, want maxtxs, maxbytes or timeout")
-		}
-		if err != nil {
-			fail("%q: %v", kv, err)
+			fail("%q: unknown key, want maxtxs, maxbytes or timeout", a.String())
 		}
 	}
 	cu := NewCutter(cfg)
@@ -166,14 +73,17 @@ func runScript(t *testing.T, path string, c *scriptCase) []string {
 		if !strings.HasPrefix(s, "@") {
 			fail("time %q, want @DURATION", s)
 		}
-		d, err := time.ParseDuration(s[1:])
+		off, err := time.ParseDuration(s[1:])
 		if err != nil {
 			fail("time %q: %v", s, err)
 		}
-		return scriptEpoch.Add(d)
+		return scriptEpoch.Add(off)
 	}
-	var out []string
-	for _, cmd := range c.cmds {
+	var cmds, out []string
+	if d.Input != "" {
+		cmds = strings.Split(d.Input, "\n")
+	}
+	for _, cmd := range cmds {
 		f := strings.Fields(cmd)
 		var cuts [][][]byte
 		var res string
@@ -192,8 +102,8 @@ func runScript(t *testing.T, path string, c *scriptCase) []string {
 				cuts = append(cuts, b)
 			}
 		case len(f) == 1 && f[0] == "deadline":
-			if d, ok := cu.Deadline(); ok {
-				res = "@" + d.Sub(scriptEpoch).String()
+			if dl, ok := cu.Deadline(); ok {
+				res = "@" + dl.Sub(scriptEpoch).String()
 			} else {
 				res = "none"
 			}
