@@ -51,14 +51,7 @@ func TestBlockEventsLagged(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p := n.Peers[0]
-	gw, err := gateway.New(gateway.Config{Channel: testnet.Channel, LocalOrg: "Org1", Local: p.Endorser,
-		Remote:   map[string][]api.EndorserClient{"Org2": {api.NewEndorserClient(dial(t, n.Peers[1].Addr))}},
-		Policies: map[string]*policy.Policy{smallbank.Name: policy.MustParse("AND('Org1.peer','Org2.peer')")},
-		Orderers: []api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))},
-		Ledger:   gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store, EventBuffer: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := oneEventGateway(t, n)
 	sctx, stop := context.WithCancel(ctx)
 	s := &slowStream{ctx: sctx, delay: 60 * time.Millisecond}
 	done := make(chan error, 1)
@@ -99,14 +92,7 @@ func TestCommitStatusManyWaiters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	p := n.Peers[0]
-	gw, err := gateway.New(gateway.Config{Channel: testnet.Channel, LocalOrg: "Org1", Local: p.Endorser,
-		Remote:   map[string][]api.EndorserClient{"Org2": {api.NewEndorserClient(dial(t, n.Peers[1].Addr))}},
-		Policies: map[string]*policy.Policy{smallbank.Name: policy.MustParse("AND('Org1.peer','Org2.peer')")},
-		Orderers: []api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))},
-		Ledger:   gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store, EventBuffer: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	gw := oneEventGateway(t, n)
 	user := n.Issue(t, "Org1", "user", identity.RoleClient)
 	client := gatewayClient(t, p.Addr)
 	const calls = 40
@@ -151,4 +137,20 @@ func endorseAndSubmit(t *testing.T, ctx context.Context, gw api.GatewayClient, s
 		t.Fatalf("Submit %s: %v %d %s", fn, err, sr.GetStatus(), sr.GetMessage())
 	}
 	return tp.Header.TxId
+}
+
+// oneEventGateway is a second gateway on the first peer whose commit-event
+// subscriptions hold a single event, so that they lag easily.
+func oneEventGateway(t *testing.T, n *testnet.Network) *gateway.Gateway {
+	t.Helper()
+	p := n.Peers[0]
+	gw, err := gateway.New(gateway.Config{Channel: testnet.Channel, LocalOrg: "Org1", Local: p.Endorser,
+		Remote:   map[string][]api.EndorserClient{"Org2": {api.NewEndorserClient(dial(t, n.Peers[1].Addr))}},
+		Policies: map[string]*policy.Policy{smallbank.Name: policy.MustParse("AND('Org1.peer','Org2.peer')")},
+		Orderers: []api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))},
+		Ledger:   gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store, EventBuffer: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gw
 }
