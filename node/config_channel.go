@@ -58,8 +58,13 @@ type EndpointConfig struct {
 
 // BatchConfig limits the blocks the ordering service cuts: a block is cut
 // when it holds MaxTxs transactions, when the next transaction would take it
-// over MaxBytes, or Timeout after its first transaction arrived.
+// over MaxBytes, and, by Mode: Timeout after its first transaction arrived
+// ("block"), or as soon as the orderer's seal stage is free ("stream").
 type BatchConfig struct {
+	// Mode is "block" or "stream" (default "block"). The genesis document
+	// leaves out "block", so channels written before modes existed keep
+	// their hash.
+	Mode     string        `yaml:"mode,omitempty" json:",omitempty"`
 	MaxTxs   int           `yaml:"maxTxs"`   // default 500, 1 to 100000
 	MaxBytes int           `yaml:"maxBytes"` // default 10 MiB, 1 KiB to 256 MiB
 	Timeout  time.Duration `yaml:"timeout"`  // default 2s, 1ms to 10m
@@ -74,7 +79,7 @@ const (
 
 // OrdererBatch converts the batch section for the ordering service.
 func (c *ChannelConfig) OrdererBatch() orderer.BatchConfig {
-	return orderer.BatchConfig{MaxTxs: c.Batch.MaxTxs, MaxBytes: c.Batch.MaxBytes, Timeout: c.Batch.Timeout}
+	return orderer.BatchConfig{Mode: orderer.Mode(c.Batch.Mode), MaxTxs: c.Batch.MaxTxs, MaxBytes: c.Batch.MaxBytes, Timeout: c.Batch.Timeout}
 }
 
 // ContractConfig is one contract and its endorsement policy.
@@ -158,6 +163,9 @@ func readCACerts(path, org string) ([][]byte, string) {
 
 // EnsureDefaults fills in the zero batch fields.
 func (c *ChannelConfig) EnsureDefaults() {
+	if c.Batch.Mode == "" {
+		c.Batch.Mode = string(orderer.ModeBlock)
+	}
 	if c.Batch.MaxTxs == 0 {
 		c.Batch.MaxTxs = DefaultMaxTxs
 	}
@@ -253,6 +261,9 @@ func checkEndpoint(ck *checker, f string, ep EndpointConfig, names, addrs map[st
 }
 
 func checkBatch(ck *checker, b BatchConfig) {
+	if m := orderer.Mode(b.Mode); m != orderer.ModeBlock && m != orderer.ModeStream {
+		ck.bad("batch.mode", b.Mode, "block or stream (empty means block)")
+	}
 	if b.MaxTxs < 1 || b.MaxTxs > 100000 {
 		ck.bad("batch.maxTxs", b.MaxTxs, "1 to 100000 (0 means 500)")
 	}
@@ -365,6 +376,9 @@ func (c *ChannelConfig) Genesis() []byte {
 		Batch     BatchConfig
 		Contracts []ContractConfig
 	}{Format: GenesisFormat, Channel: c.Channel, Batch: c.Batch}
+	if canon.Batch.Mode == string(orderer.ModeBlock) {
+		canon.Batch.Mode = "" // omitted: the hash of a block-mode channel predates modes
+	}
 	for _, o := range c.Orgs {
 		canon.Orgs = append(canon.Orgs, org{o.ID, o.CACerts, o.Peers, o.Orderers})
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/orderer"
 )
 
 const channelYAML = `channel: demo
@@ -93,7 +94,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ch.Batch != (BatchConfig{MaxTxs: 100, MaxBytes: DefaultMaxBytes, Timeout: time.Second}) {
+	if ch.Batch != (BatchConfig{Mode: "block", MaxTxs: 100, MaxBytes: DefaultMaxBytes, Timeout: time.Second}) {
 		t.Errorf("batch %+v", ch.Batch)
 	}
 	if got := ch.OrdererOrgs(); len(got) != 1 || got[0] != "OrdererOrg" {
@@ -168,6 +169,11 @@ func TestHash(t *testing.T) {
 	if c1.Hash() == c2.Hash() {
 		t.Error("hash equal for different batch")
 	}
+	c2.Batch.MaxTxs--
+	c2.Batch.Mode = "stream"
+	if c1.Hash() == c2.Hash() {
+		t.Error("hash equal for stream and block mode")
+	}
 	// Another CA under the same path changes the hash.
 	d := writeNet(t, channelYAML, nodeYAML)
 	c3, err := LoadChannel(filepath.Join(d, "channel.yaml"))
@@ -194,6 +200,7 @@ func TestChannelErrors(t *testing.T) {
 		{"bad policy", "AND('Org1.peer','Org2.peer')", "AND('Org1.peer' 'Org2.peer')", []string{"contracts[0].policy", "at position 16"}},
 		{"policy org", "OR('Org1.peer', 'Org2.peer')", "OR('Org1.peer', 'Org9.peer')", []string{"contracts[1].policy", `org "Org9" is not one of ["Org1" "Org2" "OrdererOrg"]`}},
 		{"bad batch", "maxTxs: 100", "maxTxs: -1", []string{"batch.maxTxs = -1: want 1 to 100000"}},
+		{"bad batch mode", "maxTxs: 100", "mode: streaming, maxTxs: 100", []string{"channel.yaml:15: batch.mode = \"streaming\": want block or stream"}},
 		{"bad duration", "timeout: 1s", "timeout: 1", []string{"line 15", "time.Duration"}},
 		{"missing CA", "crypto/Org2/ca.pem", "crypto/Org2/nope.pem", []string{"orgs[1].ca", "nope.pem", "no such file"}},
 		{"bad channel", "channel: demo", "channel: de mo", []string{":1: channel = \"de mo\""}},
@@ -262,5 +269,30 @@ func TestCheckChannel(t *testing.T) {
 	}
 	if _, err := n.Signer(); err == nil {
 		t.Error("signer of Org1 loaded as Org2")
+	}
+}
+
+func TestBatchMode(t *testing.T) {
+	dir := writeNet(t, channelYAML, nodeYAML)
+	block, err := LoadChannel(filepath.Join(dir, "channel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := block.OrdererBatch().Mode; m != orderer.ModeBlock {
+		t.Errorf("default mode %q, want block", m)
+	}
+	if g := string(block.Genesis()); strings.Contains(g, "Mode") {
+		t.Errorf("a block-mode genesis document names its mode, so its hash changed: %s", g)
+	}
+	dir = writeNet(t, strings.Replace(channelYAML, "maxTxs: 100", "mode: stream, maxTxs: 100", 1), nodeYAML)
+	stream, err := LoadChannel(filepath.Join(dir, "channel.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := stream.OrdererBatch().Mode; m != orderer.ModeStream {
+		t.Errorf("mode %q, want stream", m)
+	}
+	if g := string(stream.Genesis()); !strings.Contains(g, `"Mode":"stream"`) {
+		t.Errorf("a stream-mode genesis document does not name its mode: %s", g)
 	}
 }

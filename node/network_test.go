@@ -128,6 +128,10 @@ func TestNetwork(t *testing.T) {
 	}
 	mustSubmit(org1, "create_account", "alice", "Alice", "1000", "0")
 	mustSubmit(org2, "create_account", "bob", "Bob", "1000", "0")
+	// A commit is reported by the submitting client's own peer; the other
+	// org's peer may be a block behind. Both accounts must be on both
+	// peers before either org endorses a payment between them.
+	n.waitSameHeight(t)
 	// Two clients pay each other concurrently: they contend on the same
 	// keys, so some attempts conflict and SubmitWithRetry runs them again.
 	errc := make(chan error, 1)
@@ -166,13 +170,7 @@ func TestNetwork(t *testing.T) {
 	}
 
 	// Both peers converge on the same chain and state.
-	deadline := time.Now().Add(30 * time.Second)
-	for n.peers[0].Committer.Height() != n.peers[1].Committer.Height() || n.peers[0].Committer.Height() != n.orderer.Orderer.Height() {
-		if time.Now().After(deadline) {
-			t.Fatalf("heights: peers %d, %d; orderer %d", n.peers[0].Committer.Height(), n.peers[1].Committer.Height(), n.orderer.Orderer.Height())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	n.waitSameHeight(t)
 	if h0, h1 := n.peers[0].Store.LastHash(), n.peers[1].Store.LastHash(); string(h0) != string(h1) {
 		t.Fatalf("peers disagree on the last block hash")
 	}
@@ -217,4 +215,17 @@ func dump(t *testing.T, db statedb.DB) map[string]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// waitSameHeight waits until both peers have committed every block the
+// orderer has cut.
+func (n *network) waitSameHeight(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for n.peers[0].Committer.Height() != n.peers[1].Committer.Height() || n.peers[0].Committer.Height() != n.orderer.Orderer.Height() {
+		if time.Now().After(deadline) {
+			t.Fatalf("heights: peers %d, %d; orderer %d", n.peers[0].Committer.Height(), n.peers[1].Committer.Height(), n.orderer.Orderer.Height())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -13,8 +13,24 @@ const (
 	DefaultTimeout  = 2 * time.Second
 )
 
-// BatchConfig says when the cutter closes a block (block mode).
+// Mode is how the cutter decides that a block ends.
+type Mode string
+
+const (
+	// ModeBlock cuts a block when it is full (MaxTxs, MaxBytes) or Timeout
+	// after its first transaction: Fabric's batching.
+	ModeBlock Mode = "block"
+	// ModeStream cuts the pending transactions as soon as the seal stage is
+	// free (Cutter.Free), and when they reach MaxTxs or MaxBytes; there is no
+	// timer. A block holds one transaction under light load and grows with
+	// the load (StreamChain).
+	ModeStream Mode = "stream"
+)
+
+// BatchConfig says when the cutter closes a block.
 type BatchConfig struct {
+	// Mode is ModeBlock or ModeStream. Default ModeBlock.
+	Mode Mode
 	// MaxTxs cuts a block once it holds this many transactions.
 	// Default DefaultMaxTxs (500).
 	MaxTxs int
@@ -25,12 +41,16 @@ type BatchConfig struct {
 	// (10 MiB).
 	MaxBytes int
 	// Timeout cuts a non-empty pending block this long after its first
-	// transaction arrived. Default DefaultTimeout (2 s).
+	// transaction arrived (block mode; stream mode has no timer). Default
+	// DefaultTimeout (2 s).
 	Timeout time.Duration
 }
 
 // EnsureDefaults fills in zero fields with their defaults.
 func (c *BatchConfig) EnsureDefaults() {
+	if c.Mode == "" {
+		c.Mode = ModeBlock
+	}
 	if c.MaxTxs == 0 {
 		c.MaxTxs = DefaultMaxTxs
 	}
@@ -52,6 +72,8 @@ func (c BatchConfig) Validate() error {
 		return fmt.Errorf("%w: BatchConfig.MaxBytes is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.MaxBytes, DefaultMaxBytes)
 	case c.Timeout <= 0:
 		return fmt.Errorf("%w: BatchConfig.Timeout is %s, want more than 0 (0 means the default, %s)", ErrBadConfig, c.Timeout, DefaultTimeout)
+	case c.Mode != ModeBlock && c.Mode != ModeStream:
+		return fmt.Errorf("%w: BatchConfig.Mode is %q, want %q or %q (\"\" means the default, %q)", ErrBadConfig, c.Mode, ModeBlock, ModeStream, ModeBlock)
 	}
 	return nil
 }
@@ -64,7 +86,9 @@ func (c BatchConfig) Validate() error {
 //
 // The caller's contract: call Add for each admitted transaction, and Tick
 // no later than shortly after the time Deadline reports (the loop arms a
-// timer for it); Tick before the deadline cuts nothing. Flush cuts whatever
+// timer for it); Tick before the deadline cuts nothing. In stream mode,
+// also call Free whenever the next stage is idle: after it finished its
+// last batch, and after an Add while it is still idle. Flush cuts whatever
 // is pending (on shutdown).
 type Cutter struct {
 	cfg      BatchConfig
@@ -98,7 +122,9 @@ func (c *Cutter) Add(tx []byte, now time.Time) [][][]byte {
 		return append(out, [][]byte{tx})
 	}
 	if len(c.pending) == 0 {
-		c.deadline = now.Add(c.cfg.Timeout)
+		if c.cfg.Mode == ModeBlock {
+			c.deadline = now.Add(c.cfg.Timeout)
+		}
 		c.pending = make([][]byte, 0, min(c.cfg.MaxTxs, 64))
 	}
 	c.pending = append(c.pending, tx)
@@ -110,15 +136,25 @@ func (c *Cutter) Add(tx []byte, now time.Time) [][][]byte {
 }
 
 // Deadline returns when the pending batch times out, and false when
-// nothing is pending.
+// nothing is pending or in stream mode (which has no timer).
 func (c *Cutter) Deadline() (time.Time, bool) {
-	return c.deadline, len(c.pending) > 0
+	return c.deadline, len(c.pending) > 0 && c.cfg.Mode == ModeBlock
 }
 
 // Tick cuts the pending batch if its deadline is at or before now, and
-// returns it (nil otherwise).
+// returns it (nil otherwise, and always in stream mode).
 func (c *Cutter) Tick(now time.Time) [][]byte {
-	if len(c.pending) == 0 || now.Before(c.deadline) {
+	if len(c.pending) == 0 || c.cfg.Mode != ModeBlock || now.Before(c.deadline) {
+		return nil
+	}
+	return c.cut()
+}
+
+// Free tells the cutter, at now, that the next stage is idle. In stream
+// mode it cuts and returns whatever is pending, which Add has kept within
+// MaxTxs and MaxBytes (nil if nothing is); in block mode it cuts nothing.
+func (c *Cutter) Free(now time.Time) [][]byte {
+	if len(c.pending) == 0 || c.cfg.Mode != ModeStream {
 		return nil
 	}
 	return c.cut()

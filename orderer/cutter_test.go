@@ -15,7 +15,7 @@ import (
 // github.com/cockroachdb/datadriven (go test -rewrite regenerates the expected
 // output). A case is
 //
-//	run maxtxs=N maxbytes=N timeout=D   (omitted fields take the defaults)
+//	run mode=M maxtxs=N maxbytes=N timeout=D   (omitted fields take the defaults)
 //	<command lines>
 //	----
 //	<one output line per command>
@@ -24,6 +24,7 @@ import (
 //
 //	add NAME:SIZE... @T   add transactions (SIZE bytes, named NAME) at time T
 //	tick @T               Tick at time T
+//	free @T               Free at time T (the next stage is idle)
 //	flush                 Flush
 //	deadline              print Deadline
 //
@@ -64,8 +65,12 @@ func runScript(t *testing.T, d *datadriven.TestData) []string {
 			d.ScanArgs(t, a.Key, &cfg.MaxBytes)
 		case "timeout":
 			d.ScanArgs(t, a.Key, &cfg.Timeout)
+		case "mode":
+			var m string
+			d.ScanArgs(t, a.Key, &m)
+			cfg.Mode = Mode(m)
 		default:
-			fail("%q: unknown key, want maxtxs, maxbytes or timeout", a.String())
+			fail("%q: unknown key, want mode, maxtxs, maxbytes or timeout", a.String())
 		}
 	}
 	cu := NewCutter(cfg)
@@ -95,6 +100,10 @@ func runScript(t *testing.T, d *datadriven.TestData) []string {
 			}
 		case len(f) == 2 && f[0] == "tick":
 			if b := cu.Tick(at(f[1])); b != nil {
+				cuts = append(cuts, b)
+			}
+		case len(f) == 2 && f[0] == "free":
+			if b := cu.Free(at(f[1])); b != nil {
 				cuts = append(cuts, b)
 			}
 		case len(f) == 1 && f[0] == "flush":
@@ -159,6 +168,7 @@ func TestBatchConfigValidate(t *testing.T) {
 		{BatchConfig{MaxTxs: -1, MaxBytes: 1, Timeout: 1}, "BatchConfig.MaxTxs is -1"},
 		{BatchConfig{MaxTxs: 1, MaxBytes: 0, Timeout: 1}, "BatchConfig.MaxBytes is 0"},
 		{BatchConfig{MaxTxs: 1, MaxBytes: 1, Timeout: -time.Second}, "BatchConfig.Timeout is -1s"},
+		{BatchConfig{Mode: "streaming", MaxTxs: 1, MaxBytes: 1, Timeout: 1}, `BatchConfig.Mode is "streaming", want "block" or "stream"`},
 	} {
 		err := c.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -167,7 +177,7 @@ func TestBatchConfigValidate(t *testing.T) {
 	}
 	var d BatchConfig
 	d.EnsureDefaults()
-	if d != (BatchConfig{MaxTxs: 500, MaxBytes: 10 << 20, Timeout: 2 * time.Second}) || d.Validate() != nil {
+	if d != (BatchConfig{Mode: ModeBlock, MaxTxs: 500, MaxBytes: 10 << 20, Timeout: 2 * time.Second}) || d.Validate() != nil {
 		t.Errorf("defaults %+v (Validate %v), want Fabric's 500 txs, 10 MiB, 2s", d, d.Validate())
 	}
 }

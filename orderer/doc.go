@@ -7,9 +7,10 @@
 //	Submit (caller's goroutine, all cores): decode, channel, creator, signature
 //	   │ bounded queue (Config.Queue; full → ErrOverloaded, never blocks)
 //	   ▼
-//	loop (one goroutine): owns the Cutter, arms a timer at Cutter.Deadline
-//	   │ cut batches
-//	   ▼
+//	loop (one goroutine): owns the Cutter; block mode: arms a timer at Cutter.Deadline;
+//	   │                  stream mode: calls Cutter.Free when nothing is in flight
+//	   │ cut batches                                ▲
+//	   ▼                                            │ idle (stream mode, from persist)
 //	seal (one goroutine): number, previous hash, data hash, orderer signature, encode
 //	   │ sealed blocks
 //	   ▼
@@ -21,23 +22,38 @@
 // # The cutter: a pure decision core
 //
 // Cutter decides where blocks end and nothing else: no goroutine, no
-// clock, no I/O. Time is an argument (Add and Tick take now); the cutter
-// reports when it wants to be woken (Deadline) and returns the batches it
-// cut, which the loop turns into work for the next stage. Block mode uses
-// Fabric's three parameters (BatchConfig: MaxTxs, MaxBytes, Timeout); its
-// behaviour is pinned by the script tests in testdata/cutter.txt.
+// clock, no I/O. Time is an argument (Add, Tick and Free take now); the
+// cutter reports when it wants to be woken (Deadline) and returns the
+// batches it cut, which the loop turns into work for the next stage.
+// BatchConfig.Mode picks one of two policies, both pinned by the script
+// tests in testdata/cutter.txt:
 //
-// Streaming mode (a later issue) fits without changing this API:
-// BatchConfig gains a Mode (Block, Stream); a new method
+//   - ModeBlock (the default) uses Fabric's three parameters (MaxTxs,
+//     MaxBytes, Timeout): a block is cut when full or Timeout after its
+//     first transaction. Free cuts nothing.
+//   - ModeStream (StreamChain's idea) cuts the pending transactions as soon
+//     as the next stage can take them: Free(now) returns them, so a block
+//     holds one transaction under light load and, under heavy load,
+//     everything that arrived while seal was busy. Add still cuts at
+//     MaxTxs/MaxBytes; there is no timer (Deadline reports none, Tick cuts
+//     nothing).
 //
-//	func (c *Cutter) Free(now time.Time) [][]byte
+// # Stream mode: who calls Free, and when
 //
-// tells the cutter the downstream pipeline has room and returns what is
-// pending (bounded by MaxTxs/MaxBytes) at once, so a block holds one
-// transaction under light load and many under heavy load. In stream mode
-// Add still cuts at MaxTxs/MaxBytes, Deadline reports no deadline, and the
-// loop calls Free when seal signals that it took the previous block (the
-// cuts channel then has depth 1, so "free" means "seal is idle").
+// "Free" means nothing is in flight: every batch the loop sent downstream
+// is a durable block (appended and fsynced by persist), as in StreamChain,
+// where a new block is cut when the pipeline can take it. The loop counts
+// the batches it sends (Orderer.inSeal); persist counts them down after
+// each group's fsync (seal does, for a batch it could not seal), and at
+// zero wakes the loop on a channel of capacity 1 (a non-blocking send, so
+// persist never waits on the loop and a wake-up is never lost). After
+// every event (a transaction, a wake-up) the loop checks the count and, at
+// zero, calls Free and sends what it returns. So at low load each
+// transaction is cut at once, with no timer; under load the next batch
+// grows inside the cutter while the previous block is signed and fsynced,
+// which is what keeps throughput. Batches that Add cuts because they are
+// full (MaxTxs/MaxBytes) are sent at once even while others are in
+// flight, as in block mode.
 //
 // # Invariants
 //

@@ -108,6 +108,17 @@ type Orderer struct {
 	cuts   chan batch       // loop → seal
 	sealed chan sealedBlock // seal → persist
 
+	// Stream mode only (see "Stream mode" in doc.go): inSeal counts the
+	// batches the loop has sent downstream whose blocks are not yet
+	// durable; the loop increments it, persist decrements it after the
+	// block store's fsync and, on reaching zero, wakes the loop through
+	// idle (capacity 1, so a wake-up is never lost and persist never
+	// blocks on it). idle is nil in block mode.
+	inSeal atomic.Int64
+	idle   chan struct{}
+	// sealHook, if set (tests only), runs in seal before each batch.
+	sealHook func()
+
 	stop      chan struct{} // closed by Close: loop flushes and exits
 	done      chan struct{} // closed when persist has exited
 	closeOnce sync.Once
@@ -173,13 +184,16 @@ func newOrderer(cfg Config) (*Orderer, error) {
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
+	if cfg.Batch.Mode == ModeStream {
+		o.idle = make(chan struct{}, 1)
+	}
 	o.notify.ch = make(chan struct{})
 	return o, nil
 }
 
 func (o *Orderer) start() {
 	h, last := o.cfg.Store.Height(), o.cfg.Store.LastHash()
-	o.cfg.Log.Info("orderer started", "channel", o.cfg.Channel, "height", h,
+	o.cfg.Log.Info("orderer started", "channel", o.cfg.Channel, "height", h, "mode", o.cfg.Batch.Mode,
 		"max_txs", o.cfg.Batch.MaxTxs, "max_bytes", o.cfg.Batch.MaxBytes, "timeout", o.cfg.Batch.Timeout, "queue", o.cfg.Queue)
 	go o.loop()
 	go o.seal(h, last)
@@ -207,8 +221,8 @@ func (o *Orderer) Close() error {
 }
 
 // loop is the ordered path: it owns the cutter, feeds it admitted
-// transactions and timer ticks, and hands cut batches to seal. It never
-// hashes, signs or writes.
+// transactions, timer ticks (block mode) and seal's idle signals (stream
+// mode), and hands cut batches to seal. It never hashes, signs or writes.
 func (o *Orderer) loop() {
 	defer close(o.cuts)
 	timer := time.NewTimer(time.Hour)
@@ -218,6 +232,9 @@ func (o *Orderer) loop() {
 	emit := func(txs [][]byte) {
 		b := batch{txs: txs, ids: ids[:len(txs):len(txs)]}
 		ids = ids[len(txs):]
+		if o.idle != nil {
+			o.inSeal.Add(1)
+		}
 		o.cuts <- b
 	}
 	add := func(a admitted) {
@@ -235,6 +252,7 @@ func (o *Orderer) loop() {
 			if txs := o.cutter.Tick(time.Now()); txs != nil {
 				emit(txs)
 			}
+		case <-o.idle: // nil in block mode; the Free below handles it
 		case <-o.stop:
 			timer.Stop()
 			for drained := false; !drained; {
@@ -249,6 +267,14 @@ func (o *Orderer) loop() {
 				emit(txs)
 			}
 			return
+		}
+		// Stream mode: whenever seal has nothing in hand, what is pending
+		// goes now. A batch cut here never waits behind another, so while
+		// seal works the next batch grows in the cutter, not in o.cuts.
+		if o.idle != nil && o.inSeal.Load() == 0 {
+			if txs := o.cutter.Free(time.Now()); txs != nil {
+				emit(txs)
+			}
 		}
 		d, ok := o.cutter.Deadline()
 		switch {
@@ -267,34 +293,58 @@ func (o *Orderer) loop() {
 // overlaps cutting the next.
 func (o *Orderer) seal(next uint64, prev []byte) {
 	defer close(o.sealed)
-	notValidated := byte(api.TxValidationCode_NOT_VALIDATED)
 	for b := range o.cuts {
-		if o.fatal.Load() != nil {
-			continue // nothing more can be stored; drain so the loop never blocks
+		if o.sealHook != nil {
+			o.sealHook()
 		}
-		blk, err := api.BuildBlock(next, prev, b.txs, o.cfg.Signer)
-		if err != nil {
-			o.fail(fmt.Errorf("%w: sealing block %d: %w", ErrFailed, next, err))
-			continue
+		if o.fatal.Load() == nil { // else drain so the loop never blocks
+			if hh, ok := o.sealOne(next, prev, b); ok {
+				next, prev = next+1, hh
+				continue // persist releases it once durable
+			}
 		}
-		codes := bytes.Repeat([]byte{notValidated}, len(b.txs))
-		blk.Metadata.ValidationCodes = codes
-		raw, err := proto.Marshal(blk)
-		if err != nil {
-			o.fail(fmt.Errorf("%w: encoding block %d: %w", ErrFailed, next, err))
-			continue
-		}
-		hh := api.HeaderHash(blk.Header)
-		n := 0
-		for _, tx := range b.txs {
-			n += len(tx)
-		}
-		o.sealed <- sealedBlock{
-			entry:   ledger.Entry{Number: next, HeaderHash: hh, PrevHash: prev, Raw: raw, TxIDs: b.ids, Codes: codes},
-			txBytes: n,
-		}
-		next, prev = next+1, hh
+		o.released(1) // no block will reach persist
 	}
+}
+
+// released tells the loop, in stream mode, that n batches are now durable
+// blocks (or were dropped after a failure): when none is left in flight,
+// the pipeline is free and the loop cuts whatever is pending.
+func (o *Orderer) released(n int) {
+	if o.idle != nil && o.inSeal.Add(-int64(n)) == 0 {
+		select {
+		case o.idle <- struct{}{}:
+		default: // a wake-up is already pending
+		}
+	}
+}
+
+// sealOne builds, signs and encodes block next from b, hands it to
+// persist and returns its header hash; on failure it records the fatal
+// error and returns false.
+func (o *Orderer) sealOne(next uint64, prev []byte, b batch) ([]byte, bool) {
+	blk, err := api.BuildBlock(next, prev, b.txs, o.cfg.Signer)
+	if err != nil {
+		o.fail(fmt.Errorf("%w: sealing block %d: %w", ErrFailed, next, err))
+		return nil, false
+	}
+	codes := bytes.Repeat([]byte{byte(api.TxValidationCode_NOT_VALIDATED)}, len(b.txs))
+	blk.Metadata.ValidationCodes = codes
+	raw, err := proto.Marshal(blk)
+	if err != nil {
+		o.fail(fmt.Errorf("%w: encoding block %d: %w", ErrFailed, next, err))
+		return nil, false
+	}
+	hh := api.HeaderHash(blk.Header)
+	n := 0
+	for _, tx := range b.txs {
+		n += len(tx)
+	}
+	o.sealed <- sealedBlock{
+		entry:   ledger.Entry{Number: next, HeaderHash: hh, PrevHash: prev, Raw: raw, TxIDs: b.ids, Codes: codes},
+		txBytes: n,
+	}
+	return hh, true
 }
 
 // persist appends consecutive sealed blocks to the store, as many as are
@@ -321,14 +371,17 @@ func (o *Orderer) persist() {
 			}
 		}
 		if o.fatal.Load() != nil {
+			o.released(len(group))
 			continue
 		}
 		start := time.Now()
 		if err := o.cfg.Store.Append(group); err != nil {
 			o.fail(fmt.Errorf("%w: appending blocks %d..%d: %w", ErrFailed, group[0].Number, group[len(group)-1].Number, err))
+			o.released(len(group))
 			continue
 		}
 		o.m.persisted(len(group), txs, txBytes, time.Since(start))
+		o.released(len(group))
 		o.notify.broadcast()
 	}
 	o.notify.broadcast()

@@ -38,6 +38,7 @@ type demoFlags struct {
 	keep                            bool
 	cpuProfile                      string
 	net                             string
+	batchMode                       string
 	base                            int64 // first account id
 }
 
@@ -63,6 +64,7 @@ then checks the Smallbank invariant and that every peer holds the same state.`,
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run the load")
 	fl.IntVar(&f.maxTxs, "block-size", 100, "most transactions per block")
 	fl.DurationVar(&f.timeout, "batch-timeout", 2*time.Millisecond, "cut a block after this long even if not full")
+	fl.StringVar(&f.batchMode, "batch-mode", "block", "block: cut full blocks or at --batch-timeout; stream: cut whenever the orderer can take a block (StreamChain)")
 	fl.Int64Var(&f.seed, "seed", 1, "random seed of the workload")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the load to this file")
 	fl.StringVar(&f.net, "net", "", "run the load against the network `strand net up` started in this directory instead of an embedded one")
@@ -84,6 +86,8 @@ func (f demoFlags) validate() error {
 		return fmt.Errorf("--block-size %d: want at least 1", f.maxTxs)
 	case f.timeout < time.Millisecond:
 		return fmt.Errorf("--batch-timeout %v: want at least 1ms", f.timeout)
+	case f.batchMode != "block" && f.batchMode != "stream":
+		return fmt.Errorf("--batch-mode %q: want block or stream", f.batchMode)
 	}
 	return nil
 }
@@ -131,7 +135,7 @@ func (n *demoNet) startEmbedded(f demoFlags) error {
 	}
 	n.dir = dir
 	n.layout, err = localnet.Generate(dir, localnet.Spec{Orgs: f.orgs,
-		Batch: node.BatchConfig{MaxTxs: f.maxTxs, MaxBytes: 16 << 20, Timeout: f.timeout}})
+		Batch: node.BatchConfig{Mode: f.batchMode, MaxTxs: f.maxTxs, MaxBytes: 16 << 20, Timeout: f.timeout}})
 	if err != nil {
 		return err
 	}
@@ -236,6 +240,22 @@ func createAccounts(ctx context.Context, n *demoNet, f demoFlags) error {
 			strconv.Itoa(demoBalance), strconv.Itoa(demoBalance))
 		if err != nil {
 			return fmt.Errorf("creating accounts %d-%d: %w", first, first+int64(count)-1, err)
+		}
+	}
+	// The commit was reported by the first org's peer; wait until every
+	// org's peer has the accounts before their clients use them.
+	last := strconv.FormatInt(f.base+int64(f.accounts)-1, 10)
+	deadline := time.Now().Add(30 * time.Second)
+	for o, c := range n.orgs {
+		for {
+			_, err := c.Evaluate(ctx, "query", last)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("demo: %s's peer does not have the new accounts after 30 s: %w", n.layout.Orgs()[o], err)
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	return nil

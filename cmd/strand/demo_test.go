@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// TestDemo runs `strand demo` briefly: an embedded two-org network under
-// Smallbank load, with its invariant and state-agreement checks.
+// TestDemo runs `strand demo` briefly: an embedded two-org network, with a
+// streaming orderer, under Smallbank load, with its invariant and
+// state-agreement checks.
 func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network")
@@ -15,7 +16,7 @@ func TestDemo(t *testing.T) {
 	var out bytes.Buffer
 	cmd := rootCmd()
 	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"demo", "--duration", "1s", "--accounts", "50", "--clients", "4"})
+	cmd.SetArgs([]string{"demo", "--duration", "1s", "--accounts", "50", "--clients", "4", "--batch-mode", "stream"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
@@ -27,7 +28,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestDemoBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"--orgs", "0"}, {"--accounts", "1"}, {"--clients", "0"}, {"--duration", "0s"}, {"--batch-timeout", "0s"}} {
+	for _, args := range [][]string{{"--orgs", "0"}, {"--accounts", "1"}, {"--clients", "0"}, {"--duration", "0s"}, {"--batch-timeout", "0s"}, {"--batch-mode", "fast"}} {
 		cmd := rootCmd()
 		cmd.SetOut(&bytes.Buffer{})
 		cmd.SetArgs(append([]string{"demo"}, args...))

@@ -68,6 +68,7 @@ type specFlags struct {
 	orgs, peers, orderers, basePort int
 	batchTimeout                    time.Duration
 	batchMaxTxs                     int
+	batchMode                       string
 }
 
 func (f *specFlags) bind(cmd *cobra.Command) {
@@ -78,6 +79,7 @@ func (f *specFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports (0: free ports)")
 	fl.DurationVar(&f.batchTimeout, "batch-timeout", 0, "cut a non-empty block this long after its first transaction (0: the channel default, 2s)")
 	fl.IntVar(&f.batchMaxTxs, "batch-max-txs", 0, "cut a block at this many transactions (0: the channel default, 500)")
+	fl.StringVar(&f.batchMode, "batch-mode", "", "block or stream: cut blocks when full or timed out, or whenever the orderer can take one (empty: the channel default, block)")
 }
 
 func (f *specFlags) spec() (localnet.Spec, error) {
@@ -95,8 +97,11 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	if f.batchTimeout < 0 || f.batchMaxTxs < 0 {
 		return localnet.Spec{}, fmt.Errorf("--batch-timeout %v, --batch-max-txs %d: want 0 (default) or more", f.batchTimeout, f.batchMaxTxs)
 	}
+	if f.batchMode != "" && f.batchMode != "block" && f.batchMode != "stream" {
+		return localnet.Spec{}, fmt.Errorf("--batch-mode %q: want block or stream", f.batchMode)
+	}
 	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort}
-	s.Batch.Timeout, s.Batch.MaxTxs = f.batchTimeout, f.batchMaxTxs
+	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.batchMaxTxs, f.batchMode
 	return s, nil
 }
 
