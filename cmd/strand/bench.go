@@ -111,17 +111,11 @@ func runValidator(out io.Writer, f validatorFlags) error {
 	if f.stateDB != "pebble" && f.stateDB != "memory" {
 		return fmt.Errorf("--state-db %q: want pebble or memory", f.stateDB)
 	}
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this executable to run the peer process: %w", err)

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand"
 	"os"
-	"runtime/pprof"
 	"sort"
 	"strconv"
 	"sync"
@@ -204,23 +203,17 @@ func runDemo(ctx context.Context, out io.Writer, f demoFlags) error {
 		return err
 	}
 	fmt.Fprintf(out, "created %d accounts\n", f.accounts)
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-	}
 	// The crypto bound is measured on the idle network, before the load.
 	rates, err := bench.MeasureCryptoRates(identity.ECDSAP256, 0, time.Second, 1500)
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
+	}
 	res := runLoad(ctx, n, f)
-	pprof.StopCPUProfile()
+	stopProfile()
 	printDemo(out, f, res)
 	printBound(out, f, res, rates)
 	if err := checkDemo(ctx, out, n, f, res); err != nil {
