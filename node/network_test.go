@@ -151,6 +151,8 @@ func TestNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustSubmit(org2, "deposit_checking", "bob", "7")
+	// Queries below go to Org1's peer, which may be a block behind Org2's.
+	n.waitSameHeight(t)
 
 	var a, b smallbank.Balance
 	for _, acct := range []struct {
