@@ -47,7 +47,7 @@ func FuzzDecodersMatchProto(f *testing.F) {
 		check(t, "Identity", raw, new(Identity), func() (proto.Message, error) { return decodeIdentity(raw) })
 		check(t, "Endorsement", raw, new(Endorsement), func() (proto.Message, error) { return decodeEndorsement(raw) })
 		check(t, "TxHeader", raw, new(TxHeader), func() (proto.Message, error) { return decodeTxHeader(raw) })
-		check(t, "TxPayload", raw, new(TxPayload), func() (proto.Message, error) { return decodeTxPayload(raw) })
+		check(t, "TxPayload", raw, new(TxPayload), func() (proto.Message, error) { return DecodeTxPayload(raw) })
 		check(t, "Transaction", raw, new(Transaction), func() (proto.Message, error) { return decodeTransaction(raw) })
 		check(t, "Block", raw, new(Block), func() (proto.Message, error) { return DecodeBlock(raw) })
 	})

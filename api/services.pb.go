@@ -25,16 +25,157 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-type SubmitRequest struct {
+// Call is one unary call carried by Mux.Calls.
+type Call struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Transaction   []byte                 `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"` // a Transaction's exact bytes
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`                                // the caller's, unique among its calls in flight on the stream; echoed in the Reply
+	Method        string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`                         // the full gRPC method name, e.g. /strand.api.Orderer/Submit
+	Request       []byte                 `protobuf:"bytes,3,opt,name=request,proto3" json:"request,omitempty"`                       // the request message
+	TimeoutUs     int64                  `protobuf:"varint,4,opt,name=timeout_us,json=timeoutUs,proto3" json:"timeout_us,omitempty"` // the caller's deadline, in microseconds from when it sent the call; 0 for none
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Call) Reset() {
+	*x = Call{}
+	mi := &file_services_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Call) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Call) ProtoMessage() {}
+
+func (x *Call) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Call.ProtoReflect.Descriptor instead.
+func (*Call) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Call) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Call) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *Call) GetRequest() []byte {
+	if x != nil {
+		return x.Request
+	}
+	return nil
+}
+
+func (x *Call) GetTimeoutUs() int64 {
+	if x != nil {
+		return x.TimeoutUs
+	}
+	return 0
+}
+
+// Reply answers the Call with the same id.
+type Reply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Response      []byte                 `protobuf:"bytes,2,opt,name=response,proto3" json:"response,omitempty"` // the response message, when code is 0
+	Code          uint32                 `protobuf:"varint,3,opt,name=code,proto3" json:"code,omitempty"`        // a gRPC status code; 0 is OK
+	Message       string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`   // the status message, when code is not 0
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reply) Reset() {
+	*x = Reply{}
+	mi := &file_services_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reply) ProtoMessage() {}
+
+func (x *Reply) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reply.ProtoReflect.Descriptor instead.
+func (*Reply) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Reply) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Reply) GetResponse() []byte {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *Reply) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *Reply) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type SubmitRequest struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Transaction []byte                 `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"` // a Transaction's exact bytes
+	// Gateway only: answer once the transaction is committed on the
+	// gateway's peer (SubmitResponse.commit), saving the CommitStatus call.
+	WaitCommit    bool `protobuf:"varint,2,opt,name=wait_commit,json=waitCommit,proto3" json:"wait_commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_services_proto_msgTypes[0]
+	mi := &file_services_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +187,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[0]
+	mi := &file_services_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +200,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{0}
+	return file_services_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SubmitRequest) GetTransaction() []byte {
@@ -69,17 +210,118 @@ func (x *SubmitRequest) GetTransaction() []byte {
 	return nil
 }
 
-type SubmitResponse struct {
+func (x *SubmitRequest) GetWaitCommit() bool {
+	if x != nil {
+		return x.WaitCommit
+	}
+	return false
+}
+
+type SubmitBatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"` // 200 admitted
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Transactions  [][]byte               `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"` // Transactions' exact bytes
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitBatchRequest) Reset() {
+	*x = SubmitBatchRequest{}
+	mi := &file_services_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitBatchRequest) ProtoMessage() {}
+
+func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitBatchRequest.ProtoReflect.Descriptor instead.
+func (*SubmitBatchRequest) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SubmitBatchRequest) GetTransactions() [][]byte {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
+type SubmitBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One answer per transaction, in the request's order, as Submit gives.
+	Responses     []*SubmitResponse `protobuf:"bytes,1,rep,name=responses,proto3" json:"responses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitBatchResponse) Reset() {
+	*x = SubmitBatchResponse{}
+	mi := &file_services_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitBatchResponse) ProtoMessage() {}
+
+func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitBatchResponse.ProtoReflect.Descriptor instead.
+func (*SubmitBatchResponse) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SubmitBatchResponse) GetResponses() []*SubmitResponse {
+	if x != nil {
+		return x.Responses
+	}
+	return nil
+}
+
+type SubmitResponse struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"` // 200 admitted
+	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// With status 429: how long the caller should wait before trying again.
+	RetryAfterMs uint32 `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	// With wait_commit and status 200: the transaction's commit on the
+	// gateway's peer.
+	Commit        *CommitStatusResponse `protobuf:"bytes,4,opt,name=commit,proto3" json:"commit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_services_proto_msgTypes[1]
+	mi := &file_services_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -91,7 +333,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[1]
+	mi := &file_services_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -104,7 +346,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{1}
+	return file_services_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubmitResponse) GetStatus() int32 {
@@ -121,6 +363,20 @@ func (x *SubmitResponse) GetMessage() string {
 	return ""
 }
 
+func (x *SubmitResponse) GetRetryAfterMs() uint32 {
+	if x != nil {
+		return x.RetryAfterMs
+	}
+	return 0
+}
+
+func (x *SubmitResponse) GetCommit() *CommitStatusResponse {
+	if x != nil {
+		return x.Commit
+	}
+	return nil
+}
+
 type DeliverRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Channel       string                 `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
@@ -132,7 +388,7 @@ type DeliverRequest struct {
 
 func (x *DeliverRequest) Reset() {
 	*x = DeliverRequest{}
-	mi := &file_services_proto_msgTypes[2]
+	mi := &file_services_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -144,7 +400,7 @@ func (x *DeliverRequest) String() string {
 func (*DeliverRequest) ProtoMessage() {}
 
 func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[2]
+	mi := &file_services_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -157,7 +413,7 @@ func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverRequest.ProtoReflect.Descriptor instead.
 func (*DeliverRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{2}
+	return file_services_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DeliverRequest) GetChannel() string {
@@ -190,7 +446,7 @@ type DeliverResponse struct {
 
 func (x *DeliverResponse) Reset() {
 	*x = DeliverResponse{}
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -202,7 +458,7 @@ func (x *DeliverResponse) String() string {
 func (*DeliverResponse) ProtoMessage() {}
 
 func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -215,7 +471,7 @@ func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverResponse.ProtoReflect.Descriptor instead.
 func (*DeliverResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{3}
+	return file_services_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *DeliverResponse) GetBlock() []byte {
@@ -236,7 +492,7 @@ type EvaluateResponse struct {
 
 func (x *EvaluateResponse) Reset() {
 	*x = EvaluateResponse{}
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -248,7 +504,7 @@ func (x *EvaluateResponse) String() string {
 func (*EvaluateResponse) ProtoMessage() {}
 
 func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -261,7 +517,7 @@ func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{4}
+	return file_services_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EvaluateResponse) GetStatus() int32 {
@@ -289,7 +545,9 @@ type EndorseResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Status  int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
 	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Result  []byte                 `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
+	// With status 429: how long the caller should wait before trying again.
+	RetryAfterMs uint32 `protobuf:"varint,5,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
+	Result       []byte `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
 	// The TxPayload's exact bytes (header, contract, the response every
 	// endorser signed, their endorsements): the client checks and signs them.
 	Payload       []byte `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
@@ -299,7 +557,7 @@ type EndorseResponse struct {
 
 func (x *EndorseResponse) Reset() {
 	*x = EndorseResponse{}
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -311,7 +569,7 @@ func (x *EndorseResponse) String() string {
 func (*EndorseResponse) ProtoMessage() {}
 
 func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -324,7 +582,7 @@ func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndorseResponse.ProtoReflect.Descriptor instead.
 func (*EndorseResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{5}
+	return file_services_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EndorseResponse) GetStatus() int32 {
@@ -339,6 +597,13 @@ func (x *EndorseResponse) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *EndorseResponse) GetRetryAfterMs() uint32 {
+	if x != nil {
+		return x.RetryAfterMs
+	}
+	return 0
 }
 
 func (x *EndorseResponse) GetResult() []byte {
@@ -364,7 +629,7 @@ type CommitStatusRequest struct {
 
 func (x *CommitStatusRequest) Reset() {
 	*x = CommitStatusRequest{}
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +641,7 @@ func (x *CommitStatusRequest) String() string {
 func (*CommitStatusRequest) ProtoMessage() {}
 
 func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +654,7 @@ func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusRequest.ProtoReflect.Descriptor instead.
 func (*CommitStatusRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{6}
+	return file_services_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CommitStatusRequest) GetTxId() string {
@@ -409,7 +674,7 @@ type CommitStatusResponse struct {
 
 func (x *CommitStatusResponse) Reset() {
 	*x = CommitStatusResponse{}
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +686,7 @@ func (x *CommitStatusResponse) String() string {
 func (*CommitStatusResponse) ProtoMessage() {}
 
 func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +699,7 @@ func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusResponse.ProtoReflect.Descriptor instead.
 func (*CommitStatusResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{7}
+	return file_services_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CommitStatusResponse) GetCode() TxValidationCode {
@@ -460,7 +725,7 @@ type BlockEventsRequest struct {
 
 func (x *BlockEventsRequest) Reset() {
 	*x = BlockEventsRequest{}
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -472,7 +737,7 @@ func (x *BlockEventsRequest) String() string {
 func (*BlockEventsRequest) ProtoMessage() {}
 
 func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -485,7 +750,7 @@ func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEventsRequest.ProtoReflect.Descriptor instead.
 func (*BlockEventsRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{8}
+	return file_services_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *BlockEventsRequest) GetStart() uint64 {
@@ -507,7 +772,7 @@ type BlockEvent struct {
 
 func (x *BlockEvent) Reset() {
 	*x = BlockEvent{}
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +784,7 @@ func (x *BlockEvent) String() string {
 func (*BlockEvent) ProtoMessage() {}
 
 func (x *BlockEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +797,7 @@ func (x *BlockEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEvent.ProtoReflect.Descriptor instead.
 func (*BlockEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{9}
+	return file_services_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *BlockEvent) GetNumber() uint64 {
@@ -574,7 +839,7 @@ type TxEvent struct {
 
 func (x *TxEvent) Reset() {
 	*x = TxEvent{}
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +851,7 @@ func (x *TxEvent) String() string {
 func (*TxEvent) ProtoMessage() {}
 
 func (x *TxEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -599,7 +864,7 @@ func (x *TxEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxEvent.ProtoReflect.Descriptor instead.
 func (*TxEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{10}
+	return file_services_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TxEvent) GetTxId() string {
@@ -628,12 +893,31 @@ var File_services_proto protoreflect.FileDescriptor
 const file_services_proto_rawDesc = "" +
 	"\n" +
 	"\x0eservices.proto\x12\n" +
-	"strand.api\x1a\fstrand.proto\"1\n" +
+	"strand.api\x1a\fstrand.proto\"g\n" +
+	"\x04Call\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x18\n" +
+	"\arequest\x18\x03 \x01(\fR\arequest\x12\x1d\n" +
+	"\n" +
+	"timeout_us\x18\x04 \x01(\x03R\ttimeoutUs\"a\n" +
+	"\x05Reply\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
+	"\bresponse\x18\x02 \x01(\fR\bresponse\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"R\n" +
 	"\rSubmitRequest\x12 \n" +
-	"\vtransaction\x18\x01 \x01(\fR\vtransaction\"B\n" +
+	"\vtransaction\x18\x01 \x01(\fR\vtransaction\x12\x1f\n" +
+	"\vwait_commit\x18\x02 \x01(\bR\n" +
+	"waitCommit\"8\n" +
+	"\x12SubmitBatchRequest\x12\"\n" +
+	"\ftransactions\x18\x01 \x03(\fR\ftransactions\"O\n" +
+	"\x13SubmitBatchResponse\x128\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1a.strand.api.SubmitResponseR\tresponses\"\xa2\x01\n" +
 	"\x0eSubmitResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"T\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
+	"\x0eretry_after_ms\x18\x03 \x01(\rR\fretryAfterMs\x128\n" +
+	"\x06commit\x18\x04 \x01(\v2 .strand.api.CommitStatusResponseR\x06commit\"T\n" +
 	"\x0eDeliverRequest\x12\x18\n" +
 	"\achannel\x18\x01 \x01(\tR\achannel\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\x04R\x05start\x12\x12\n" +
@@ -643,10 +927,11 @@ const file_services_proto_rawDesc = "" +
 	"\x10EvaluateResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
-	"\x06result\x18\x03 \x01(\fR\x06result\"u\n" +
+	"\x06result\x18\x03 \x01(\fR\x06result\"\x9b\x01\n" +
 	"\x0fEndorseResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\x12\x16\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
+	"\x0eretry_after_ms\x18\x05 \x01(\rR\fretryAfterMs\x12\x16\n" +
 	"\x06result\x18\x03 \x01(\fR\x06result\x12\x18\n" +
 	"\apayload\x18\x04 \x01(\fR\apayload\"*\n" +
 	"\x13CommitStatusRequest\x12\x13\n" +
@@ -665,9 +950,10 @@ const file_services_proto_rawDesc = "" +
 	"\aTxEvent\x12\x13\n" +
 	"\x05tx_id\x18\x01 \x01(\tR\x04txId\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12'\n" +
-	"\x05event\x18\x03 \x01(\v2\x11.strand.api.EventR\x05event2\x90\x01\n" +
+	"\x05event\x18\x03 \x01(\v2\x11.strand.api.EventR\x05event2\xe0\x01\n" +
 	"\aOrderer\x12?\n" +
-	"\x06Submit\x12\x19.strand.api.SubmitRequest\x1a\x1a.strand.api.SubmitResponse\x12D\n" +
+	"\x06Submit\x12\x19.strand.api.SubmitRequest\x1a\x1a.strand.api.SubmitResponse\x12N\n" +
+	"\vSubmitBatch\x12\x1e.strand.api.SubmitBatchRequest\x1a\x1f.strand.api.SubmitBatchResponse\x12D\n" +
 	"\aDeliver\x12\x1a.strand.api.DeliverRequest\x1a\x1b.strand.api.DeliverResponse0\x012W\n" +
 	"\bEndorser\x12K\n" +
 	"\x0fProcessProposal\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.ProposalResponse2\xf0\x02\n" +
@@ -676,7 +962,9 @@ const file_services_proto_rawDesc = "" +
 	"\aEndorse\x12\x1a.strand.api.SignedProposal\x1a\x1b.strand.api.EndorseResponse\x12?\n" +
 	"\x06Submit\x12\x19.strand.api.SubmitRequest\x1a\x1a.strand.api.SubmitResponse\x12Q\n" +
 	"\fCommitStatus\x12\x1f.strand.api.CommitStatusRequest\x1a .strand.api.CommitStatusResponse\x12G\n" +
-	"\vBlockEvents\x12\x1e.strand.api.BlockEventsRequest\x1a\x16.strand.api.BlockEvent0\x01B%Z#github.com/strand-ledger/strand/apib\x06proto3"
+	"\vBlockEvents\x12\x1e.strand.api.BlockEventsRequest\x1a\x16.strand.api.BlockEvent0\x0127\n" +
+	"\x03Mux\x120\n" +
+	"\x05Calls\x12\x10.strand.api.Call\x1a\x11.strand.api.Reply(\x010\x01B%Z#github.com/strand-ledger/strand/apib\x06proto3"
 
 var (
 	file_services_proto_rawDescOnce sync.Once
@@ -690,49 +978,59 @@ func file_services_proto_rawDescGZIP() []byte {
 	return file_services_proto_rawDescData
 }
 
-var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_services_proto_goTypes = []any{
-	(*SubmitRequest)(nil),        // 0: strand.api.SubmitRequest
-	(*SubmitResponse)(nil),       // 1: strand.api.SubmitResponse
-	(*DeliverRequest)(nil),       // 2: strand.api.DeliverRequest
-	(*DeliverResponse)(nil),      // 3: strand.api.DeliverResponse
-	(*EvaluateResponse)(nil),     // 4: strand.api.EvaluateResponse
-	(*EndorseResponse)(nil),      // 5: strand.api.EndorseResponse
-	(*CommitStatusRequest)(nil),  // 6: strand.api.CommitStatusRequest
-	(*CommitStatusResponse)(nil), // 7: strand.api.CommitStatusResponse
-	(*BlockEventsRequest)(nil),   // 8: strand.api.BlockEventsRequest
-	(*BlockEvent)(nil),           // 9: strand.api.BlockEvent
-	(*TxEvent)(nil),              // 10: strand.api.TxEvent
-	(TxValidationCode)(0),        // 11: strand.api.TxValidationCode
-	(*Event)(nil),                // 12: strand.api.Event
-	(*SignedProposal)(nil),       // 13: strand.api.SignedProposal
-	(*ProposalResponse)(nil),     // 14: strand.api.ProposalResponse
+	(*Call)(nil),                 // 0: strand.api.Call
+	(*Reply)(nil),                // 1: strand.api.Reply
+	(*SubmitRequest)(nil),        // 2: strand.api.SubmitRequest
+	(*SubmitBatchRequest)(nil),   // 3: strand.api.SubmitBatchRequest
+	(*SubmitBatchResponse)(nil),  // 4: strand.api.SubmitBatchResponse
+	(*SubmitResponse)(nil),       // 5: strand.api.SubmitResponse
+	(*DeliverRequest)(nil),       // 6: strand.api.DeliverRequest
+	(*DeliverResponse)(nil),      // 7: strand.api.DeliverResponse
+	(*EvaluateResponse)(nil),     // 8: strand.api.EvaluateResponse
+	(*EndorseResponse)(nil),      // 9: strand.api.EndorseResponse
+	(*CommitStatusRequest)(nil),  // 10: strand.api.CommitStatusRequest
+	(*CommitStatusResponse)(nil), // 11: strand.api.CommitStatusResponse
+	(*BlockEventsRequest)(nil),   // 12: strand.api.BlockEventsRequest
+	(*BlockEvent)(nil),           // 13: strand.api.BlockEvent
+	(*TxEvent)(nil),              // 14: strand.api.TxEvent
+	(TxValidationCode)(0),        // 15: strand.api.TxValidationCode
+	(*Event)(nil),                // 16: strand.api.Event
+	(*SignedProposal)(nil),       // 17: strand.api.SignedProposal
+	(*ProposalResponse)(nil),     // 18: strand.api.ProposalResponse
 }
 var file_services_proto_depIdxs = []int32{
-	11, // 0: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
-	10, // 1: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
-	12, // 2: strand.api.TxEvent.event:type_name -> strand.api.Event
-	0,  // 3: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
-	2,  // 4: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
-	13, // 5: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
-	13, // 6: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
-	13, // 7: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
-	0,  // 8: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
-	6,  // 9: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
-	8,  // 10: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
-	1,  // 11: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
-	3,  // 12: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
-	14, // 13: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
-	4,  // 14: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
-	5,  // 15: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
-	1,  // 16: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
-	7,  // 17: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
-	9,  // 18: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
-	11, // [11:19] is the sub-list for method output_type
-	3,  // [3:11] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	5,  // 0: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
+	11, // 1: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
+	15, // 2: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
+	14, // 3: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
+	16, // 4: strand.api.TxEvent.event:type_name -> strand.api.Event
+	2,  // 5: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
+	3,  // 6: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
+	6,  // 7: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
+	17, // 8: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
+	17, // 9: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
+	17, // 10: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
+	2,  // 11: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
+	10, // 12: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
+	12, // 13: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
+	0,  // 14: strand.api.Mux.Calls:input_type -> strand.api.Call
+	5,  // 15: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
+	4,  // 16: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
+	7,  // 17: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
+	18, // 18: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
+	8,  // 19: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
+	9,  // 20: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
+	5,  // 21: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
+	11, // 22: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
+	13, // 23: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
+	1,  // 24: strand.api.Mux.Calls:output_type -> strand.api.Reply
+	15, // [15:25] is the sub-list for method output_type
+	5,  // [5:15] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_services_proto_init() }
@@ -747,9 +1045,9 @@ func file_services_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_services_proto_rawDesc), len(file_services_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   15,
 			NumExtensions: 0,
-			NumServices:   3,
+			NumServices:   4,
 		},
 		GoTypes:           file_services_proto_goTypes,
 		DependencyIndexes: file_services_proto_depIdxs,

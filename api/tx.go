@@ -48,7 +48,7 @@ func DecodeTx(raw []byte) (*Tx, TxValidationCode, error) {
 	if len(t.Envelope.Signature) == 0 {
 		return t, TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("api: transaction has no creator signature")
 	}
-	if t.Payload, err = decodeTxPayload(t.Envelope.Payload); err != nil {
+	if t.Payload, err = DecodeTxPayload(t.Envelope.Payload); err != nil {
 		return t, TxValidationCode_BAD_PAYLOAD, fmt.Errorf("api: transaction payload: %w", err)
 	}
 	if code, err := checkHeader(t.Payload.Header); err != nil {

@@ -20,7 +20,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -124,7 +123,7 @@ func MeasureCryptoBound(c *Chain, workers int, minDuration time.Duration) (Crypt
 		counts   = make([]int, workers)
 		n        = int64(len(checks))
 	)
-	cpu0, err := cryptoProcessCPU()
+	cpu0, err := SelfCPU()
 	if err != nil {
 		return CryptoBound{}, err
 	}
@@ -151,7 +150,7 @@ func MeasureCryptoBound(c *Chain, workers int, minDuration time.Duration) (Crypt
 	wg.Wait()
 	wall := time.Since(start)
 	timer.Stop()
-	cpu1, err := cryptoProcessCPU()
+	cpu1, err := SelfCPU()
 	if err != nil {
 		return CryptoBound{}, err
 	}
@@ -167,13 +166,4 @@ func MeasureCryptoBound(c *Chain, workers int, minDuration time.Duration) (Crypt
 	b.TxPerSec = b.VerifiesPerSec / b.SigsPerTx
 	b.CPUPerTx = time.Duration(float64(b.CPU) / float64(b.Verifies) * b.SigsPerTx)
 	return b, nil
-}
-
-// cryptoProcessCPU returns the process's user+system CPU time so far.
-func cryptoProcessCPU() (time.Duration, error) {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, fmt.Errorf("bench: crypto bound: getrusage: %w", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
 }

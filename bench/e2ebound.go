@@ -61,10 +61,10 @@ func MeasureCryptoRates(alg identity.Algorithm, workers int, d time.Duration, ms
 		}
 	}
 	var signCPU, verifyCPU time.Duration
-	if r.SignPerSec, signCPU, err = rate(workers, d, sign); err != nil {
+	if r.SignPerSec, signCPU, err = opRate(workers, d, sign); err != nil {
 		return r, err
 	}
-	if r.VerifyPerSec, verifyCPU, err = rate(workers, d, verify); err != nil {
+	if r.VerifyPerSec, verifyCPU, err = opRate(workers, d, verify); err != nil {
 		return r, err
 	}
 	if failed.Load() {
@@ -74,10 +74,10 @@ func MeasureCryptoRates(alg identity.Algorithm, workers int, d time.Duration, ms
 	return r, nil
 }
 
-// rate runs op on workers goroutines for about d and returns operations
+// opRate runs op on workers goroutines for about d and returns operations
 // per second and process CPU per operation.
-func rate(workers int, d time.Duration, op func()) (float64, time.Duration, error) {
-	cpu0, err := cryptoProcessCPU()
+func opRate(workers int, d time.Duration, op func()) (float64, time.Duration, error) {
+	cpu0, err := SelfCPU()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -96,7 +96,7 @@ func rate(workers int, d time.Duration, op func()) (float64, time.Duration, erro
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	cpu1, err := cryptoProcessCPU()
+	cpu1, err := SelfCPU()
 	if err != nil {
 		return 0, 0, err
 	}

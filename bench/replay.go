@@ -18,8 +18,7 @@ import (
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"github.com/strand-ledger/strand/ledger/statedb/memdb"
-	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/policy"
 )
 
@@ -91,13 +90,7 @@ func (s *ReplaySpec) channel() (committer.Channel, error) {
 }
 
 func openStateDB(name, dir string) (statedb.DB, error) {
-	switch name {
-	case "pebble":
-		return pebbledb.Open(dir, pebbledb.Options{})
-	case "memory":
-		return memdb.New(), nil
-	}
-	return nil, fmt.Errorf("bench: unknown state database %q: want pebble or memory", name)
+	return backend.Open(name, dir, backend.Options{})
 }
 
 // Replay runs a fresh peer over the chain file in this process: setup
@@ -142,7 +135,7 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 	}
 	before := c.Metrics()
 	sub := c.Subscribe(spec.Blocks + 1)
-	cpu0, err := cryptoProcessCPU()
+	cpu0, err := SelfCPU()
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +152,7 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 		return nil, err
 	}
 	res := &ReplayResult{Elapsed: time.Since(start)}
-	cpu1, err := cryptoProcessCPU()
+	cpu1, err := SelfCPU()
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/grpctune"
+	"github.com/strand-ledger/strand/mux"
 )
 
 // NonceSize is the number of random bytes in every proposal's nonce.
@@ -25,9 +27,10 @@ const NonceSize = 24
 // Gateway is a connection to one peer's gateway, acting as one identity.
 // It is safe for concurrent use.
 type Gateway struct {
-	conn   *grpc.ClientConn
-	gw     api.GatewayClient
-	signer *identity.Signer
+	conn    *mux.Conn
+	gw      api.GatewayClient
+	signer  *identity.Signer
+	derived bool // made by As: the connection is the original's
 }
 
 // Connect dials the gateway at addr. The caller passes the transport
@@ -36,15 +39,33 @@ func Connect(addr string, signer *identity.Signer, opts ...grpc.DialOption) (*Ga
 	if signer == nil {
 		return nil, fmt.Errorf("client: connecting to %s: signer is nil, expected the identity that signs proposals", addr)
 	}
-	conn, err := grpc.NewClient(addr, opts...)
+	// A block event lists every tx id of its block: past gRPC's 4 MiB
+	// default for the largest blocks. The caller's options come after, so
+	// they can set another limit.
+	opts = append(append(grpctune.DialOptions(), grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(api.MaxBlockMessage))), opts...)
+	cc, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("client: connecting to gateway %s: %w", addr, err)
 	}
+	conn := mux.NewConn(cc) // unary calls over one stream: a third of the CPU
 	return &Gateway{conn: conn, gw: api.NewGatewayClient(conn), signer: signer}, nil
 }
 
 // Close closes the connection.
-func (g *Gateway) Close() error { return g.conn.Close() }
+func (g *Gateway) Close() error {
+	if g.derived {
+		return nil
+	}
+	return g.conn.Close()
+}
+
+// As returns a Gateway that acts as signer over g's connection. Many
+// identities on one connection cost the peer and the client far less than
+// a connection each (their calls share one stream and its writes). Its
+// Close does nothing: closing g closes the connection for all.
+func (g *Gateway) As(signer *identity.Signer) *Gateway {
+	return &Gateway{conn: g.conn, gw: g.gw, signer: signer, derived: true}
+}
 
 // Contract returns a handle on contract name of channel.
 func (g *Gateway) Contract(channel, name string) *Contract {
@@ -120,10 +141,30 @@ func (c *Contract) Submit(ctx context.Context, fn string, args ...string) (*Comm
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Submit(ctx); err != nil {
-		return nil, err
+	return tx.submitAndWait(ctx)
+}
+
+// submitAndWait is Submit then Wait in one call to the gateway.
+func (t *Transaction) submitAndWait(ctx context.Context) (*Commit, error) {
+	r, err := t.g.gw.Submit(ctx, &api.SubmitRequest{Transaction: t.raw, WaitCommit: true})
+	if err != nil {
+		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, &SubmitError{TxID: t.id, Status: http.StatusGatewayTimeout,
+				Message: fmt.Sprintf("submitted, but not known to be committed on the gateway's peer before the deadline (%v); wait again with CommitStatus", status.Convert(err).Message())}
+		}
+		return nil, fmt.Errorf("client: submitting tx %s: %w", t.id, err)
 	}
-	return tx.Wait(ctx)
+	if r.Status != http.StatusOK {
+		return nil, &SubmitError{TxID: t.id, Status: r.Status, Message: r.Message, RetryAfter: retryAfter(r.RetryAfterMs)}
+	}
+	if r.Commit == nil {
+		return nil, fmt.Errorf("client: tx %s: the gateway admitted it but sent no commit status (an older gateway?); wait with CommitStatus", t.id)
+	}
+	c := &Commit{TxID: t.id, Block: r.Commit.Block, Code: r.Commit.Code, Result: t.result}
+	if c.Code != api.TxValidationCode_VALID {
+		return c, &CommitError{TxID: t.id, Block: c.Block, Code: c.Code}
+	}
+	return c, nil
 }
 
 // Retry waits: a random time up to retryBackoff, doubling per attempt up to
@@ -135,26 +176,36 @@ const (
 
 // SubmitWithRetry is Submit that runs the transaction again, as a new
 // proposal, up to retries more times while it commits with
-// MVCC_READ_CONFLICT or PHANTOM_READ_CONFLICT.
+// MVCC_READ_CONFLICT or PHANTOM_READ_CONFLICT, or while the gateway
+// answers 429 (overloaded; it then waits the gateway's hint first).
 func (c *Contract) SubmitWithRetry(ctx context.Context, retries int, fn string, args ...string) (*Commit, error) {
 	backoff := retryBackoff
 	for attempt := 0; ; attempt++ {
 		commit, err := c.Submit(ctx, fn, args...)
-		var ce *CommitError
-		if err == nil || !errors.As(err, &ce) || !ce.Retryable() || attempt >= retries || ctx.Err() != nil {
+		if err == nil || attempt >= retries || ctx.Err() != nil {
 			return commit, err
 		}
 		// Wait a random part of a growing interval before running it
 		// again: clients that collided on a key then rarely collide on
 		// it again, where retrying at once keeps them in step.
+		wait := time.Duration(mrand.Int64N(int64(backoff)))
+		var ce *CommitError
+		if hint, ok := overloaded(err); ok {
+			wait += hint
+		} else if !errors.As(err, &ce) || !ce.Retryable() {
+			return commit, err
+		}
 		select {
 		case <-ctx.Done():
 			return commit, err
-		case <-time.After(time.Duration(mrand.Int64N(int64(backoff)))):
+		case <-time.After(wait):
 		}
 		backoff = min(2*backoff, maxRetryBackoff)
 	}
 }
+
+// retryAfter converts a response's retry hint.
+func retryAfter(ms uint32) time.Duration { return time.Duration(ms) * time.Millisecond }
 
 // Transaction is an endorsed transaction, signed by the client and ready
 // to submit: the lower-level steps of Contract.Submit.
@@ -186,7 +237,7 @@ func (c *Contract) Endorse(ctx context.Context, fn string, args ...string) (*Tra
 		return nil, fmt.Errorf("client: endorsing %s.%s (tx %s): %w", c.name, fn, p.header.TxId, err)
 	}
 	if r.Status != http.StatusOK {
-		return nil, &EndorseError{TxID: p.header.TxId, Status: r.Status, Message: r.Message}
+		return nil, &EndorseError{TxID: p.header.TxId, Status: r.Status, Message: r.Message, RetryAfter: retryAfter(r.RetryAfterMs)}
 	}
 	result, err := c.check(p, r.Payload)
 	if err != nil {
@@ -210,8 +261,8 @@ func (c *Contract) check(p *proposal, payload []byte) ([]byte, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("client: the gateway's payload for tx %s %s; refusing to sign it", id, fmt.Sprintf(format, args...))
 	}
-	tp := new(api.TxPayload)
-	if err := proto.Unmarshal(payload, tp); err != nil {
+	tp, err := api.DecodeTxPayload(payload)
+	if err != nil {
 		return nil, bad("does not decode: %v", err)
 	}
 	if !proto.Equal(tp.Header, p.header) {
@@ -245,7 +296,7 @@ func (t *Transaction) Submit(ctx context.Context) error {
 		return fmt.Errorf("client: submitting tx %s: %w", t.id, err)
 	}
 	if r.Status != http.StatusOK {
-		return &SubmitError{TxID: t.id, Status: r.Status, Message: r.Message}
+		return &SubmitError{TxID: t.id, Status: r.Status, Message: r.Message, RetryAfter: retryAfter(r.RetryAfterMs)}
 	}
 	return nil
 }

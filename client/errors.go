@@ -1,19 +1,24 @@
 package client
 
 import (
+	"errors"
 	"fmt"
+	"net/http"
+	"time"
 
 	"github.com/strand-ledger/strand/api"
 )
 
 // EndorseError says the gateway refused to evaluate or endorse a
 // proposal. Status follows HTTP: 400 malformed, 403 creator or signature
-// refused, 404 unknown channel or contract, 409 tx id used, 5xx the
-// contract or the network failed.
+// refused, 404 unknown channel or contract, 409 tx id used, 429 the peer
+// is overloaded (try again after RetryAfter), 5xx the contract or the
+// network failed.
 type EndorseError struct {
-	TxID    string
-	Status  int32
-	Message string
+	TxID       string
+	Status     int32
+	Message    string
+	RetryAfter time.Duration // with 429: the gateway's hint
 }
 
 func (e *EndorseError) Error() string {
@@ -21,12 +26,28 @@ func (e *EndorseError) Error() string {
 }
 
 // SubmitError says the transaction was not ordered (the ordering service
-// refused it), or that waiting for its commit failed; Status 504 means the
-// wait's deadline passed, and the transaction may still commit later.
+// or the gateway refused it), or that waiting for its commit failed;
+// Status 429 means overloaded (submit it again after RetryAfter), 504 that
+// the wait's deadline passed, and the transaction may still commit later.
 type SubmitError struct {
-	TxID    string
-	Status  int32
-	Message string
+	TxID       string
+	Status     int32
+	Message    string
+	RetryAfter time.Duration // with 429: the gateway's hint
+}
+
+// overloaded returns the retry hint of a 429 from endorsement or
+// submission.
+func overloaded(err error) (time.Duration, bool) {
+	var ee *EndorseError
+	if errors.As(err, &ee) && ee.Status == http.StatusTooManyRequests {
+		return ee.RetryAfter, true
+	}
+	var se *SubmitError
+	if errors.As(err, &se) && se.Status == http.StatusTooManyRequests {
+		return se.RetryAfter, true
+	}
+	return 0, false
 }
 
 func (e *SubmitError) Error() string {

@@ -26,6 +26,13 @@ type Channel struct {
 	// exactly it as its only transaction (and is otherwise refused), and it
 	// changes no state. Without it, block 0 is an ordinary block.
 	Genesis []byte
+	// Checkpoints, set when the channel's orderers sign only checkpoint
+	// blocks (orderer.Checkpoints), accepts a block without a signature:
+	// the peer trusts the mutually authenticated stream it came on, and
+	// the next checkpoint's signature covers it through the hash chain. A
+	// block that carries a signature is checked as ever. Unset, every
+	// block must be signed.
+	Checkpoints bool
 }
 
 func (ch *Channel) validate() error {

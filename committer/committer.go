@@ -37,6 +37,9 @@ type Committer struct {
 	persist  chan *persistWork // validated blocks, into stage 3
 	deliver  sync.Mutex        // serialises Deliver's sends
 	stopping chan struct{}
+	// Relaxed only: flushLoop runs until flushStop is closed.
+	flusher   sync.WaitGroup
+	flushStop chan struct{}
 
 	recv struct {
 		sync.Mutex
@@ -134,6 +137,11 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 	c.stages.Add(2)
 	go c.validateLoop()
 	go c.persistLoop()
+	if opts.Durability == Relaxed {
+		c.flushStop = make(chan struct{})
+		c.flusher.Add(1)
+		go c.flushLoop()
+	}
 	return c, nil
 }
 
@@ -300,6 +308,13 @@ func (c *Committer) Close() error {
 	c.stages.Wait()
 	close(c.jobs)
 	c.workers.Wait()
+	if c.flushStop != nil {
+		close(c.flushStop)
+		c.flusher.Wait()
+		if err := c.store.Sync(); err != nil && c.fatal.Load() == nil {
+			c.fail(fmt.Errorf("block store fsync at close: %w", err))
+		}
+	}
 	c.subs.closeAll()
 	if errp := c.fatal.Load(); errp != nil {
 		return *errp

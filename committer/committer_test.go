@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 )
 
 // TestValidationCodes delivers one block with a transaction for every
@@ -327,4 +329,90 @@ func TestForgedCopyDoesNotBurnTxID(t *testing.T) {
 	}
 	p = openPeer(t, n, dir, Options{})
 	check("rebuilt index")
+}
+
+// TestRelaxedAnnouncesBeforeFsync: in Relaxed a block is announced with no
+// fsync of the block store, which flushLoop then syncs within the
+// interval; Close leaves it durable.
+func TestRelaxedAnnouncesBeforeFsync(t *testing.T) {
+	n := newTestNet(t)
+	dir := t.TempDir()
+	store, err := ledger.OpenBlockStore(filepath.Join(dir, "blocks"), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	c, err := New(n.ch, store, memdb.New(), Options{Durability: Relaxed, FlushInterval: 200 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := c.Subscribe(4)
+	before := store.Stats().Fsyncs
+	raw := n.block(n.tx(rwset(testContract, nil, wr("k", "v"))))
+	if err := c.Deliver(raw); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sub.C:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no commit event")
+	}
+	if got := store.Stats().Fsyncs - before; got != 0 {
+		t.Errorf("%d fsyncs before the announcement, want 0 in Relaxed", got)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for store.Stats().Fsyncs == before {
+		if time.Now().After(deadline) {
+			t.Fatal("the block store was never synced")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ParseDurability("fast"); err == nil {
+		t.Error("ParseDurability accepted \"fast\"")
+	}
+	bad := Options{Durability: Relaxed, FlushInterval: time.Hour}
+	bad.EnsureDefaults()
+	if err := bad.Validate(); err == nil {
+		t.Error("FlushInterval of an hour accepted")
+	}
+}
+
+// TestCheckpointChannel: on a channel whose orderers sign only
+// checkpoints, unsigned blocks commit (the orderer's TLS stream vouches for
+// them) and Metrics.Signed stays at the newest signed block; a block that
+// does carry a signature must still verify. On an ordinary channel the
+// same unsigned block is refused (TestRefusedBlocks).
+func TestCheckpointChannel(t *testing.T) {
+	n := newTestNet(t)
+	n.ch.Checkpoints = true
+	p := openPeer(t, n, t.TempDir(), Options{})
+	deliver(t, p, n.block(n.tx(rwset(testContract, nil, wr("a", "1")))))
+	deliver(t, p, n.blockSignedBy(nil, n.tx(rwset(testContract, nil, wr("b", "1")))))
+	deliver(t, p, n.blockSignedBy(nil, n.tx(rwset(testContract, nil, wr("c", "1")))))
+	if got := dumpState(t, p.db, testContract); got["kv/b"] != "1@1:0" || got["kv/c"] != "1@2:0" {
+		t.Fatalf("unsigned blocks on a checkpoint channel: state %v", got)
+	}
+	if m := p.Metrics(); m.Height != 3 || m.Signed != 1 {
+		t.Errorf("height %d, signed up to %d; want 3 and 1 (only block 0 is signed)", m.Height, m.Signed)
+	}
+	deliver(t, p, n.block(n.tx(rwset(testContract, nil, wr("d", "1")))))
+	if m := p.Metrics(); m.Signed != 4 {
+		t.Errorf("after a checkpoint at block 3: signed up to %d, want 4", m.Signed)
+	}
+
+	b := decodeBlock(t, n.block(n.tx(rwset(testContract, nil, wr("e", "1")))))
+	b.Metadata.Signature.Signature[4] ^= 1
+	if err := p.Deliver(mustMarshal(t, b)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	err := p.Deliver(n.blockSignedBy(nil))
+	if !errors.Is(err, ErrBlockRefused) || !strings.Contains(err.Error(), "block 4 orderer signature") {
+		t.Errorf("a checkpoint with a bad signature: %v, want ErrBlockRefused naming block 4's signature", err)
+	}
 }

@@ -20,7 +20,6 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
-	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
 	"github.com/strand-ledger/strand/policy"
 )
 
@@ -43,13 +42,15 @@ func TestMain(m *testing.M) {
 
 // crashSpec is what the parent hands a child peer: the channel and the chain.
 type crashSpec struct {
-	Dir      string
-	Channel  string
-	Orgs     []identity.Org
-	Orderers []string
-	Policies map[string]string
-	Blocks   [][]byte
-	Mode     Mode
+	Dir        string
+	Channel    string
+	Orgs       []identity.Org
+	Orderers   []string
+	Policies   map[string]string
+	Blocks     [][]byte
+	Mode       Mode
+	Durability Durability
+	StateDB    string // a backend name
 }
 
 func (s *crashSpec) channel() (Channel, error) {
@@ -86,11 +87,11 @@ func runCrashChild(specFile string) error {
 	if err != nil {
 		return err
 	}
-	db, err := pebbledb.Open(filepath.Join(spec.Dir, "state"), pebbledb.Options{})
+	db, err := openStateDB(filepath.Join(spec.Dir, "state"), spec.StateDB)
 	if err != nil {
 		return err
 	}
-	c, err := New(ch, store, db, Options{Mode: spec.Mode, MaxGroup: 8}, nil)
+	c, err := New(ch, store, db, Options{Mode: spec.Mode, MaxGroup: 8, Durability: spec.Durability}, nil)
 	if err != nil {
 		return err
 	}
@@ -126,21 +127,26 @@ func runCrashChild(specFile string) error {
 // TestCrashRecovery kills a real peer process with SIGKILL at random points
 // while it commits, restarts it, and checks that no acknowledged block is
 // lost, that the chain verifies, and that codes and state equal a fresh
-// replay of the chain.
+// replay of the chain: in Durable, in both modes, and in Relaxed, where a
+// process crash must lose nothing either (the kernel holds the writes);
+// and with the memory-checkpoint state, which a crash sets back to its
+// newest checkpoint.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
 	for _, mode := range []Mode{Sequential, Parallel} {
-		t.Run(mode.String(), func(t *testing.T) { crashRecovery(t, mode) })
+		t.Run(mode.String(), func(t *testing.T) { crashRecovery(t, mode, Durable, "pebble") })
 	}
+	t.Run("relaxed", func(t *testing.T) { crashRecovery(t, Sequential, Relaxed, "pebble") })
+	t.Run("memory-checkpoint", func(t *testing.T) { crashRecovery(t, Parallel, Durable, "memory-checkpoint") })
 }
 
-func crashRecovery(t *testing.T, mode Mode) {
+func crashRecovery(t *testing.T, mode Mode, d Durability, stateDB string) {
 	n := newTestNet(t)
-	rng := rand.New(rand.NewSource(int64(mode) + 7))
+	rng := rand.New(rand.NewSource(int64(mode) + 7 + 100*int64(d) + int64(len(stateDB))))
 	blocks := randomChain(t, n, rng, 300)
-	spec := crashSpec{Dir: t.TempDir(), Channel: testChannel, Orderers: n.ch.OrdererOrgs, Blocks: blocks, Mode: mode,
+	spec := crashSpec{Dir: t.TempDir(), Channel: testChannel, Orderers: n.ch.OrdererOrgs, Blocks: blocks, Mode: mode, Durability: d, StateDB: stateDB,
 		Policies: map[string]string{testContract: "AND('Org1.peer','Org2.peer')"}}
 	for _, org := range n.ch.Registry.Orgs() {
 		spec.Orgs = append(spec.Orgs, identity.Org{ID: org, CACerts: [][]byte{n.caCert(org)}})
@@ -155,6 +161,7 @@ func crashRecovery(t *testing.T, mode Mode) {
 	}
 
 	acked := int64(-1)
+	recoveredBefore := recoveredTotal.Load()
 	for round := 0; ; round++ {
 		killAt := acked + 1 + rng.Int63n(60)
 		height, last, finished := runChild(t, specFile, killAt, round < 6)
@@ -172,7 +179,7 @@ func crashRecovery(t *testing.T, mode Mode) {
 		}
 	}
 
-	if recoveredTotal.Load() == 0 {
+	if recoveredTotal.Load() == recoveredBefore {
 		t.Error("no restart re-applied any block: recovery was not exercised")
 	}
 
@@ -187,7 +194,7 @@ func crashRecovery(t *testing.T, mode Mode) {
 		t.Fatal(err)
 	}
 	// Reopen as a restarted peer would: through New, which recovers.
-	got := openPeer(t, n, spec.Dir, Options{})
+	got := openPeerOn(t, n, spec.Dir, Options{}, stateDB)
 	store, db := got.store, got.db
 	if store.Height() != uint64(len(blocks)) {
 		t.Fatalf("height %d, want %d", store.Height(), len(blocks))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/internal/latency"
 )
 
 // Metrics is a snapshot of the pipeline's counters. Durations are sums
@@ -20,13 +21,23 @@ type Metrics struct {
 	Groups    uint64 // group commits, i.e. block store fsyncs
 	Refused   uint64 // blocks refused whole
 	Recovered uint64 // blocks re-applied to the state on start
-	ByCode    map[string]uint64
+	// Signed is the number of the newest block whose orderer signature
+	// was verified, plus one: every block below it is vouched for by a
+	// signature through the hash chain. On a channel that signs every
+	// block it follows Height; on one that signs checkpoints, Height
+	// minus Signed blocks rest on the orderer connection's TLS alone.
+	Signed uint64
+	ByCode map[string]uint64
 
 	Stage1 time.Duration // receive → verified
 	Stage2 time.Duration // verified → validated (includes waiting for earlier blocks)
 	Stage3 time.Duration // validated → committed (includes waiting for the group)
 	Store  time.Duration // block store append incl. fsync
 	Apply  time.Duration // state batch apply
+
+	// Per-block latency of each stage, as histograms (same spans as
+	// Stage1..Stage3).
+	VerifyLatency, ValidateLatency, CommitLatency latency.Snapshot
 
 	QueuedVerify   int // stage-1 jobs waiting
 	QueuedValidate int // blocks waiting for stage 2
@@ -44,8 +55,8 @@ func avg(d time.Duration, n uint64) time.Duration {
 // String renders the snapshot for logs and the CLI.
 func (m Metrics) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "height %d, %d blocks, %d txs, %d groups (%.1f blocks/fsync), %d refused, %d recovered\n",
-		m.Height, m.Blocks, m.Txs, m.Groups, float64(m.Blocks)/float64(max(m.Groups, 1)), m.Refused, m.Recovered)
+	fmt.Fprintf(&b, "height %d (signed up to %d), %d blocks, %d txs, %d groups (%.1f blocks/fsync), %d refused, %d recovered\n",
+		m.Height, m.Signed, m.Blocks, m.Txs, m.Groups, float64(m.Blocks)/float64(max(m.Groups, 1)), m.Refused, m.Recovered)
 	fmt.Fprintf(&b, "avg per block: verify %v, validate %v, commit %v; per group: store %v, apply %v\n",
 		avg(m.Stage1, m.Blocks), avg(m.Stage2, m.Blocks), avg(m.Stage3, m.Blocks), avg(m.Store, m.Groups), avg(m.Apply, m.Groups))
 	fmt.Fprintf(&b, "queued: verify %d, validate %d, persist %d; overlay %d keys\n",
@@ -64,16 +75,20 @@ func (m Metrics) String() string {
 type metrics struct {
 	refused   atomic.Uint64
 	recovered atomic.Uint64
-	mu        sync.Mutex
-	blocks    uint64
-	txs       uint64
-	groups    uint64
-	byCode    [256]uint64
-	stage1    time.Duration
-	stage2    time.Duration
-	stage3    time.Duration
-	store     time.Duration
-	apply     time.Duration
+	signed    atomic.Uint64 // the newest block with a verified orderer signature, plus one
+
+	mu     sync.Mutex
+	blocks uint64
+	txs    uint64
+	groups uint64
+	byCode [256]uint64
+	stage1 time.Duration
+	stage2 time.Duration
+	stage3 time.Duration
+	store  time.Duration
+	apply  time.Duration
+
+	verifyLat, validateLat, commitLat latency.Histogram
 }
 
 func (m *metrics) group(g []*persistWork, start, stored, done time.Time) {
@@ -91,6 +106,9 @@ func (m *metrics) group(g []*persistWork, start, stored, done time.Time) {
 		m.stage1 += p.verified.Sub(p.received)
 		m.stage2 += p.validated.Sub(p.verified)
 		m.stage3 += done.Sub(p.validated)
+		m.verifyLat.Record(p.verified.Sub(p.received))
+		m.validateLat.Record(p.validated.Sub(p.verified))
+		m.commitLat.Record(done.Sub(p.validated))
 	}
 }
 
@@ -109,8 +127,19 @@ func (c *Committer) Metrics() Metrics {
 		}
 	}
 	m.mu.Unlock()
-	out.Refused, out.Recovered = m.refused.Load(), m.recovered.Load()
+	out.VerifyLatency, out.ValidateLatency, out.CommitLatency = m.verifyLat.Snapshot(), m.validateLat.Snapshot(), m.commitLat.Snapshot()
+	out.Refused, out.Recovered, out.Signed = m.refused.Load(), m.recovered.Load(), m.signed.Load()
 	out.QueuedVerify, out.QueuedValidate, out.QueuedPersist = len(c.jobs), len(c.ordered), len(c.persist)
 	out.OverlayKeys = c.view.size()
 	return out
+}
+
+// sawSignature records that block n's orderer signature verified.
+func (m *metrics) sawSignature(n uint64) {
+	for {
+		cur := m.signed.Load()
+		if n+1 <= cur || m.signed.CompareAndSwap(cur, n+1) {
+			return
+		}
+	}
 }

@@ -23,10 +23,10 @@ type txWork struct {
 // that every earlier transaction of the block that writes a key this one
 // reads (or writes, or whose range covers it) has finished, and no later one
 // has started writing such a key. The only error is an I/O error.
-func checkAndApply(v *view, t *txWork, buf *[]byte) error {
+func checkAndApply(v *view, pre *blockReads, t *txWork, buf *[]byte) error {
 	for _, ns := range t.rw.Namespaces {
 		for _, r := range ns.Reads {
-			ok, err := readStillValid(v, ns.Namespace, r, buf)
+			ok, err := readStillValid(v, pre, ns.Namespace, r, buf)
 			if err != nil {
 				return err
 			}
@@ -57,8 +57,8 @@ func checkAndApply(v *view, t *txWork, buf *[]byte) error {
 	return nil
 }
 
-func readStillValid(v *view, ns string, r *api.KVRead, buf *[]byte) (bool, error) {
-	ver, found, err := v.version(ns, r.Key, buf)
+func readStillValid(v *view, pre *blockReads, ns string, r *api.KVRead, buf *[]byte) (bool, error) {
+	ver, found, err := v.version(ns, r.Key, pre, buf)
 	if err != nil {
 		return false, err
 	}
@@ -104,12 +104,20 @@ func rangeStillValid(v *view, ns string, rr *api.RangeRead) (bool, error) {
 
 // validateSequential runs checkAndApply on the candidates in block order.
 func validateSequential(v *view, txs []txWork) error {
+	pre, err := v.fetchReads(txs)
+	if err != nil {
+		return err
+	}
+	return checkSequential(v, pre, txs)
+}
+
+func checkSequential(v *view, pre *blockReads, txs []txWork) error {
 	var buf []byte
 	for i := range txs {
 		if txs[i].code != api.TxValidationCode_VALID {
 			continue
 		}
-		if err := checkAndApply(v, &txs[i], &buf); err != nil {
+		if err := checkAndApply(v, pre, &txs[i], &buf); err != nil {
 			return err
 		}
 	}
@@ -122,9 +130,13 @@ func validateSequential(v *view, txs []txWork) error {
 // which is exactly what checkAndApply's contract requires, so the outcome
 // equals validateSequential's.
 func validateParallel(v *view, txs []txWork, workers int) error {
+	pre, err := v.fetchReads(txs)
+	if err != nil {
+		return err
+	}
 	g := buildGraph(txs)
 	if g.candidates <= 1 || workers <= 1 {
-		return validateSequential(v, txs)
+		return checkSequential(v, pre, txs)
 	}
 	ready := make(chan int32, g.candidates)
 	for i := range txs {
@@ -147,7 +159,7 @@ func validateParallel(v *view, txs []txWork, workers int) error {
 			defer wg.Done()
 			var buf []byte
 			for i := range ready {
-				if err := checkAndApply(v, &txs[i], &buf); err != nil {
+				if err := checkAndApply(v, pre, &txs[i], &buf); err != nil {
 					errOnce.Do(func() { firstErr = err })
 				}
 				for _, s := range g.succ[i] {

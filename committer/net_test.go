@@ -9,7 +9,7 @@ import (
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/policy"
 )
 
@@ -25,7 +25,7 @@ type testNet struct {
 	ch                              Channel
 	client1, client2, peer1, peer2  *identity.Signer
 	peer1b, orderer, foreignClient1 *identity.Signer
-	ordererAdmin                    *identity.Signer
+	ordererAdmin, org1Admin         *identity.Signer
 	unknownOrgClient                *identity.Signer
 	caCerts                         map[string][]byte
 	prevHash                        []byte
@@ -67,6 +67,7 @@ func newTestNet(t testing.TB) *testNet {
 		peer2:            must(org2.Issue("peer2", identity.RolePeer, identity.ECDSAP256)),
 		orderer:          must(ord.Issue("orderer0", identity.RoleOrderer, identity.ECDSAP256)),
 		ordererAdmin:     must(ord.Issue("admin0", identity.RoleAdmin, identity.ECDSAP256)),
+		org1Admin:        must(org1.Issue("admin1", identity.RoleAdmin, identity.ECDSAP256)),
 		foreignClient1:   must(foreign.Issue("mallory", identity.RoleClient, identity.ECDSAP256)),
 		unknownOrgClient: must(unknown.Issue("eve", identity.RoleClient, identity.ECDSAP256)),
 	}
@@ -145,11 +146,17 @@ type peer struct {
 
 func openPeer(t testing.TB, n *testNet, dir string, opts Options) *peer {
 	t.Helper()
+	return openPeerOn(t, n, dir, opts, "pebble")
+}
+
+// openPeerOn is openPeer with the named state database backend.
+func openPeerOn(t testing.TB, n *testNet, dir string, opts Options, stateDB string) *peer {
+	t.Helper()
 	store, err := ledger.OpenBlockStore(filepath.Join(dir, "blocks"), ledger.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := pebbledb.Open(filepath.Join(dir, "state"), pebbledb.Options{})
+	db, err := openStateDB(filepath.Join(dir, "state"), stateDB)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +167,14 @@ func openPeer(t testing.TB, n *testNet, dir string, opts Options) *peer {
 	p := &peer{Committer: c, store: store, db: db}
 	t.Cleanup(p.close)
 	return p
+}
+
+// openStateDB opens the named backend; memory-checkpoint checkpoints
+// every 16 blocks, so that tests see both checkpoints and replays.
+func openStateDB(dir, name string) (statedb.DB, error) {
+	var o backend.Options
+	o.Checkpoint.EveryBlocks = 16
+	return backend.Open(name, dir, o)
 }
 
 func (p *peer) close() {
@@ -195,7 +210,7 @@ func reopenRaw(t testing.TB, dir string) (*ledger.BlockStore, statedb.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := pebbledb.Open(filepath.Join(dir, "state"), pebbledb.Options{})
+	db, err := openStateDB(filepath.Join(dir, "state"), "pebble")
 	if err != nil {
 		t.Fatal(err)
 	}

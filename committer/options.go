@@ -3,6 +3,7 @@ package committer
 import (
 	"fmt"
 	"runtime"
+	"time"
 )
 
 // Mode selects how stage 2 validates the transactions of one block.
@@ -36,6 +37,42 @@ func ParseMode(s string) (Mode, error) {
 	return 0, fmt.Errorf("committer: unknown validation mode %q: want sequential or parallel", s)
 }
 
+// Durability says when a commit is announced (to subscribers, hence to
+// clients): see "Durability" in the package documentation.
+type Durability uint8
+
+const (
+	// Durable announces a block after the block store's fsync.
+	Durable Durability = iota
+	// Relaxed announces a block once it is written and applied; the block
+	// store is fsynced within Options.FlushInterval.
+	Relaxed
+)
+
+func (d Durability) String() string {
+	switch d {
+	case Durable:
+		return "durable"
+	case Relaxed:
+		return "relaxed"
+	}
+	return fmt.Sprintf("Durability(%d)", uint8(d))
+}
+
+// ParseDurability parses "durable" or "relaxed".
+func ParseDurability(s string) (Durability, error) {
+	switch s {
+	case "durable":
+		return Durable, nil
+	case "relaxed":
+		return Relaxed, nil
+	}
+	return 0, fmt.Errorf("committer: unknown durability %q: want durable or relaxed", s)
+}
+
+// DefaultFlushInterval is Options.FlushInterval's default.
+const DefaultFlushInterval = 20 * time.Millisecond
+
 // Options tune the pipeline. The zero value is valid after EnsureDefaults.
 type Options struct {
 	// Mode of stage 2. Default Sequential.
@@ -57,6 +94,11 @@ type Options struct {
 	// SyncState also fsyncs the state batch. Never needed for safety (the
 	// block store is synced and replayed on start); default false.
 	SyncState bool
+	// Durability: Durable (the default) or Relaxed.
+	Durability Durability
+	// FlushInterval bounds, in Relaxed, how long an announced block may
+	// wait for the block store's fsync. Default DefaultFlushInterval.
+	FlushInterval time.Duration
 }
 
 // EnsureDefaults fills in zero fields.
@@ -76,6 +118,9 @@ func (o *Options) EnsureDefaults() {
 	if o.WindowBytes == 0 {
 		o.WindowBytes = 8 << 20
 	}
+	if o.FlushInterval == 0 {
+		o.FlushInterval = DefaultFlushInterval
+	}
 }
 
 // Validate reports the first invalid field.
@@ -93,6 +138,10 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("committer: Options.Window %d: want 2 to 1048576", o.Window)
 	case o.WindowBytes < 1<<10:
 		return fmt.Errorf("committer: Options.WindowBytes %d: want at least 1024", o.WindowBytes)
+	case o.Durability != Durable && o.Durability != Relaxed:
+		return fmt.Errorf("committer: Options.Durability %d: want Durable or Relaxed", o.Durability)
+	case o.FlushInterval < time.Millisecond || o.FlushInterval > 10*time.Second:
+		return fmt.Errorf("committer: Options.FlushInterval %v: want 1ms to 10s", o.FlushInterval)
 	}
 	return nil
 }

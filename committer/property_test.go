@@ -115,7 +115,7 @@ func randomBlock(t *testing.T, rng *rand.Rand, v *view, block uint64, n int) []t
 		}
 		for r := rng.Intn(4); r > 0; r-- {
 			ns, k := key()
-			cur, found, err := v.version(ns, k, &buf)
+			cur, found, err := v.version(ns, k, nil, &buf)
 			if err != nil {
 				t.Fatal(err)
 			}

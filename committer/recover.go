@@ -32,6 +32,10 @@ func (c *Committer) recover() error {
 			return err
 		}
 	}
+	if base := c.store.Base().Height; sp < base {
+		return fmt.Errorf("committer: state savepoint %d is below block %d, where this block store starts (from a snapshot): "+
+			"the blocks needed to bring the state up are not here; load the state from the same snapshot", sp, base)
+	}
 	if sp == height {
 		return nil
 	}
@@ -69,8 +73,8 @@ func (c *Committer) reapply(n uint64, batch *statedb.Batch) error {
 		return fmt.Errorf("committer: recovery: stored block %d has %d validation codes for %d transactions", n, len(codes), len(blk.Transactions))
 	}
 	for i, raw := range blk.Transactions {
-		if api.TxValidationCode(codes[i]) != api.TxValidationCode_VALID {
-			continue
+		if api.TxValidationCode(codes[i]) != api.TxValidationCode_VALID || api.IsConfigEnvelope(raw) {
+			continue // a config transaction writes no state
 		}
 		tx, _, err := api.DecodeTx(raw)
 		if err != nil {
@@ -82,9 +86,12 @@ func (c *Committer) reapply(n uint64, batch *statedb.Batch) error {
 }
 
 func (c *Committer) checkStoredGenesis() error {
-	raw, err := c.store.RawBlock(0)
-	if err != nil {
-		return fmt.Errorf("committer: reading the genesis block: %w", err)
+	raw := c.store.Base().Genesis // a store from a snapshot keeps block 0 in its base
+	if raw == nil {
+		var err error
+		if raw, err = c.store.RawBlock(0); err != nil {
+			return fmt.Errorf("committer: reading the genesis block: %w", err)
+		}
 	}
 	blk, err := api.DecodeBlock(raw)
 	if err != nil || blk.Header == nil {

@@ -16,6 +16,9 @@ func (c *Committer) verifyLoop() {
 		b := j.b
 		if j.tx < 0 {
 			b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
+			if b.blockErr == nil && b.blk.GetMetadata().GetSignature() != nil {
+				c.metrics.sawSignature(b.blk.Header.Number)
+			}
 			if b.blockErr == nil && c.ch.isGenesis(b.blk) {
 				b.blockErr = c.ch.checkGenesis(b.blk)
 			}
@@ -201,7 +204,11 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 		}
 		batch.Writes = append(batch.Writes, p.batch.Writes...)
 	}
-	if err := c.store.Append(entries); err != nil {
+	appendBlocks := c.store.Append
+	if c.opts.Durability == Relaxed {
+		appendBlocks = c.store.AppendNoSync // flushLoop syncs
+	}
+	if err := appendBlocks(entries); err != nil {
 		return fmt.Errorf("block store append of blocks %d-%d: %w", entries[0].Number, entries[len(entries)-1].Number, err)
 	}
 	stored := time.Now()
@@ -229,4 +236,22 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 		})
 	}
 	return nil
+}
+
+// flushLoop, in Relaxed, fsyncs the block store every FlushInterval while
+// blocks were appended without it, until Close.
+func (c *Committer) flushLoop() {
+	defer c.flusher.Done()
+	t := time.NewTicker(c.opts.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-c.flushStop:
+			return
+		}
+		if err := c.store.Sync(); err != nil && c.fatal.Load() == nil {
+			c.fail(fmt.Errorf("block store fsync: %w", err))
+		}
+	}
 }

@@ -3,6 +3,7 @@ package committer
 import (
 	"sort"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
@@ -14,6 +15,9 @@ import (
 type view struct {
 	db     statedb.DB
 	shards [overlayShards]overlayShard
+	// pruneGen counts prunes; a prune increments it before it deletes
+	// any entry (see blockReads).
+	pruneGen atomic.Uint64
 }
 
 const overlayShards = 64
@@ -47,8 +51,10 @@ func (v *view) shard(enc []byte) *overlayShard {
 }
 
 // version returns the committed version of (ns, key); found is false when
-// the key does not exist. buf is scratch space for the encoded key.
-func (v *view) version(ns, key string, buf *[]byte) (ver statedb.Version, found bool, err error) {
+// the key does not exist. It reads the overlay, then pre (nil: none, see
+// blockReads), then the database. buf is scratch space for the encoded
+// key.
+func (v *view) version(ns, key string, pre *blockReads, buf *[]byte) (ver statedb.Version, found bool, err error) {
 	*buf = statedb.AppendKey((*buf)[:0], ns, key)
 	s := v.shard(*buf)
 	s.mu.RLock()
@@ -57,8 +63,20 @@ func (v *view) version(ns, key string, buf *[]byte) (ver statedb.Version, found 
 	if ok {
 		return e.version, !e.deleted, nil
 	}
+	if r, ok := pre.lookup(v, *buf); ok { // after the overlay: see blockReads
+		return r.Version, r.Found, nil
+	}
 	val, found, err := v.db.Get(ns, key)
 	return val.Version, found, err
+}
+
+// inOverlay reports whether the overlay holds the encoded key.
+func (v *view) inOverlay(enc []byte) bool {
+	s := v.shard(enc)
+	s.mu.RLock()
+	_, ok := s.m[string(enc)]
+	s.mu.RUnlock()
+	return ok
 }
 
 // put records a write in the overlay.
@@ -73,6 +91,7 @@ func (v *view) put(ns, key string, value []byte, deleted bool, ver statedb.Versi
 // prune drops overlay entries written by blocks below height, which the
 // state database now holds; entries rewritten by later blocks stay.
 func (v *view) prune(height uint64) {
+	v.pruneGen.Add(1)
 	for i := range v.shards {
 		s := &v.shards[i]
 		s.mu.Lock()

@@ -1,6 +1,7 @@
 package committer
 
 import (
+	"github.com/strand-ledger/strand/api"
 	"reflect"
 	"testing"
 
@@ -56,4 +57,49 @@ func TestStateView(t *testing.T) {
 	if val, _, _ := s.Get("kv", "d"); string(val.Data) != "new-d" {
 		t.Error("prune dropped a write of a later block")
 	}
+}
+
+// TestBlockReadsAfterPrune: versions fetched for a block are used while
+// no prune ran; once stage 3 persisted a block that rewrote a fetched key
+// and pruned it from the overlay, version reads the database again
+// instead of the stale fetched version.
+func TestBlockReadsAfterPrune(t *testing.T) {
+	db := memdb.New()
+	var b statedb.Batch
+	b.Put("kv", "k", []byte("1"), statedb.Version{Block: 0})
+	b.Put("kv", "j", []byte("1"), statedb.Version{Block: 0, Tx: 1})
+	if err := db.Apply(&b, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	v := newView(db)
+	var buf []byte
+	v.put("kv", "o", []byte("2"), false, statedb.Version{Block: 1}, &buf) // block 1, not yet persisted
+	txs := []txWork{{rw: rwset("kv", reads(rd("k", ver(0, 0)), rd("j", ver(0, 1)), rd("o", ver(1, 0)))), code: api.TxValidationCode_VALID}}
+	pre, err := v.fetchReads(txs)
+	if err != nil || pre == nil {
+		t.Fatalf("fetchReads = %v, %v", pre, err)
+	}
+	if _, ok := pre.m[string(statedb.AppendKey(nil, "kv", "o"))]; ok {
+		t.Error("fetched a key the overlay holds")
+	}
+	want := func(key string, w statedb.Version) {
+		t.Helper()
+		got, found, err := v.version("kv", key, pre, &buf)
+		if err != nil || !found || got != w {
+			t.Fatalf("version(%s) = %v, %v, %v; want %v", key, got, found, err, w)
+		}
+	}
+	want("k", statedb.Version{Block: 0})
+	want("o", statedb.Version{Block: 1})
+	// Stage 3 persists block 1, which also rewrote k, and prunes it.
+	v.put("kv", "k", []byte("2"), false, statedb.Version{Block: 1, Tx: 1}, &buf)
+	b.Reset()
+	b.Put("kv", "o", []byte("2"), statedb.Version{Block: 1})
+	b.Put("kv", "k", []byte("2"), statedb.Version{Block: 1, Tx: 1})
+	if err := db.Apply(&b, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	v.prune(2)
+	want("k", statedb.Version{Block: 1, Tx: 1})
+	want("j", statedb.Version{Block: 0, Tx: 1})
 }

@@ -27,16 +27,24 @@ type answer struct {
 // order in which orgs are asked and what makes an answer acceptable.
 func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *api.EndorseResponse, _ error) {
 	g.metrics.endorse.Add(1)
+	start := time.Now()
 	defer func() {
 		if r := recover(); r != nil {
 			resp = refusal(http.StatusInternalServerError, "gateway: endorsing: unexpected panic: %v", r)
 		}
 		if resp.Status != http.StatusOK {
 			g.metrics.endorseRefused.Add(1)
+		} else {
+			g.metrics.endorseLatency.Since(start)
 		}
 	}()
 	if sp == nil || len(sp.Proposal) == 0 {
 		return refusal(http.StatusBadRequest, "gateway: signed proposal has no proposal bytes"), nil
+	}
+	// Refuse before simulating and signing: the work would only queue.
+	if full, wait := g.inflight.full(); full {
+		msg, ms := g.overloaded(wait)
+		return &api.EndorseResponse{Status: http.StatusTooManyRequests, Message: msg, RetryAfterMs: ms}, nil
 	}
 	p := new(api.Proposal)
 	if err := proto.Unmarshal(sp.Proposal, p); err != nil {
@@ -84,21 +92,20 @@ func refusal(status int32, format string, args ...any) *api.EndorseResponse {
 }
 
 // gather asks every org in parallel and returns their answers in orgs'
-// order.
+// order. The local peer (orgs[0]) is asked on this goroutine, whose stack
+// has already grown, while the remote calls wait on goroutines of their
+// own.
 func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []string) []answer {
 	answers := make([]answer, len(orgs))
 	var wg sync.WaitGroup
-	for i, org := range orgs {
+	for i, org := range orgs[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if i == 0 {
-				answers[i] = g.askLocal(ctx, sp)
-			} else {
-				answers[i] = g.askRemote(ctx, sp, org)
-			}
+			answers[i+1] = g.askRemote(ctx, sp, org)
 		}()
 	}
+	answers[0] = g.askLocal(ctx, sp)
 	wg.Wait()
 	return answers
 }

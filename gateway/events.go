@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -11,11 +12,13 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/ledger"
 )
 
 // CommitStatus waits until the transaction is committed on this peer.
 func (g *Gateway) CommitStatus(ctx context.Context, req *api.CommitStatusRequest) (*api.CommitStatusResponse, error) {
 	g.metrics.commitStatus.Add(1)
+	start := time.Now()
 	id := req.GetTxId()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "gateway: commit status request names no tx id, expected the id Endorse's payload carries")
@@ -29,6 +32,9 @@ func (g *Gateway) CommitStatus(ctx context.Context, req *api.CommitStatusRequest
 	}
 	select {
 	case r := <-ch:
+		if r.err == nil {
+			g.metrics.commitLatency.Since(start)
+		}
 		return r.resp, r.err
 	case <-ctx.Done():
 		g.waiters.cancel(id, ch)
@@ -86,6 +92,10 @@ func (g *Gateway) streamFrom(stream grpc.ServerStreamingServer[api.BlockEvent], 
 	sendUpTo := func(end uint64) error {
 		for *next < end {
 			n, raw, err := it.Next()
+			if errors.Is(err, ledger.ErrBeforeBase) {
+				return status.Errorf(codes.OutOfRange, "gateway: block %d is not on this peer: its ledger starts at block %d (it joined the channel from a snapshot); ask for events from %d on",
+					*next, g.cfg.Blocks.Base().Height, g.cfg.Blocks.Base().Height)
+			}
 			if err != nil {
 				return status.Errorf(codes.Internal, "gateway: reading block %d from the block store: %v", *next, err)
 			}
@@ -135,6 +145,12 @@ func blockEvent(n uint64, raw []byte) (*api.BlockEvent, error) {
 	}
 	ev := &api.BlockEvent{Number: n, TxIds: make([]string, len(b.Transactions)), Codes: codes}
 	for i, rawTx := range b.Transactions {
+		if api.IsConfigEnvelope(rawTx) { // a channel config update: its id, no contract event
+			if env, _, err := api.DecodeConfigEnvelope(rawTx); err == nil {
+				ev.TxIds[i] = env.ID()
+			}
+			continue
+		}
 		tx, _, _ := api.DecodeTx(rawTx)
 		ev.TxIds[i] = tx.ID()
 		if api.TxValidationCode(codes[i]) == api.TxValidationCode_VALID && tx.Response.GetEvent() != nil {

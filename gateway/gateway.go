@@ -22,6 +22,7 @@ const (
 	DefaultTimeout         = 10 * time.Second
 	DefaultEndorseAttempts = 5
 	DefaultEventBuffer     = 64
+	DefaultMaxInFlight     = 10000
 )
 
 // ErrBadConfig is wrapped by every error New returns.
@@ -49,7 +50,11 @@ type Config struct {
 	Policies map[string]*policy.Policy
 	// Orderers in preference order; Submit fails over on error.
 	Orderers []api.OrdererClient
-	Ledger   Ledger
+	// OrderersNow, if set, returns the orderers to use now, in preference
+	// order, instead of Orderers (a peer that adopts the orderer set of
+	// config blocks). Orderers must still hold the starting set.
+	OrderersNow func() []api.OrdererClient
+	Ledger      Ledger
 	// Blocks is the peer's block store, read by BlockEvents.
 	Blocks *ledger.BlockStore
 	// Timeout bounds one endorsement or submit call; zero means
@@ -63,6 +68,11 @@ type Config struct {
 	// EventBuffer is the buffer of each commit event subscription; zero
 	// means DefaultEventBuffer.
 	EventBuffer int
+	// MaxInFlight bounds the transactions submitted through this gateway
+	// and not yet committed on its peer; at the bound Endorse and Submit
+	// answer 429 with a retry-after hint (backpressure from a peer that
+	// falls behind). Zero means DefaultMaxInFlight.
+	MaxInFlight int
 }
 
 // EnsureDefaults fills in the zero values that have defaults.
@@ -75,6 +85,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.EventBuffer == 0 {
 		c.EventBuffer = DefaultEventBuffer
+	}
+	if c.MaxInFlight == 0 {
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 }
 
@@ -102,6 +115,8 @@ func (c *Config) Validate() error {
 		return bad("EndorseAttempts is %d, expected 0 (default %d) or more", c.EndorseAttempts, DefaultEndorseAttempts)
 	case c.EventBuffer < 0:
 		return bad("EventBuffer is %d, expected 0 (default %d) or more", c.EventBuffer, DefaultEventBuffer)
+	case c.MaxInFlight < 0:
+		return bad("MaxInFlight is %d, expected 0 (default %d) or more", c.MaxInFlight, DefaultMaxInFlight)
 	}
 	for i, o := range c.Orderers {
 		if o == nil {
@@ -121,11 +136,12 @@ func (c *Config) Validate() error {
 // Gateway implements api.GatewayServer. It is safe for concurrent use.
 type Gateway struct {
 	api.UnimplementedGatewayServer
-	cfg     Config
-	plans   map[string][]string // contract → orgs to ask, local org first
-	names   string              // sorted contract names, for messages
-	metrics counters
-	waiters waiters // CommitStatus calls waiting for their tx ids
+	cfg      Config
+	plans    map[string][]string // contract → orgs to ask, local org first
+	names    string              // sorted contract names, for messages
+	metrics  counters
+	waiters  waiters   // CommitStatus calls waiting for their tx ids
+	inflight *inflight // transactions submitted here, not yet committed here
 }
 
 // New validates cfg and plans, for each contract, which orgs Endorse asks.
@@ -136,7 +152,7 @@ func New(cfg Config) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies))}
+	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies)), inflight: newInflight(cfg.MaxInFlight, time.Now)}
 	g.waiters.g = g
 	names := make([]string, 0, len(cfg.Policies))
 	for name, pol := range cfg.Policies {
@@ -198,8 +214,9 @@ func (g *Gateway) Evaluate(ctx context.Context, sp *api.SignedProposal) (*api.Ev
 }
 
 // Submit forwards a signed transaction to the orderers in preference
-// order. A transport error or a 503 moves on to the next orderer; any
-// other answer is passed through.
+// order. A transport error or a 503 moves on to the next orderer; when
+// every orderer answers 503 (a Raft election), it asks again with a
+// backoff for up to Config.Timeout; any other answer is passed through.
 func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.SubmitResponse, error) {
 	g.metrics.submit.Add(1)
 	tx, _, err := api.DecodeTx(req.GetTransaction())
@@ -208,8 +225,66 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 		return &api.SubmitResponse{Status: http.StatusBadRequest,
 			Message: fmt.Sprintf("gateway: transaction of %d bytes is malformed: %v", len(req.GetTransaction()), err)}, nil
 	}
+	if ok, wait := g.inflight.add(tx.ID()); !ok {
+		g.metrics.submitRefused.Add(1)
+		msg, ms := g.overloaded(wait)
+		return &api.SubmitResponse{Status: http.StatusTooManyRequests, Message: msg, RetryAfterMs: ms}, nil
+	}
+	g.waiters.start() // its dispatcher removes committed ids from inflight
+	start := time.Now()
+	r := g.submitRetrying(ctx, req, tx.ID())
+	if r.Status != http.StatusOK {
+		g.inflight.drop(tx.ID())
+		return r, nil
+	}
+	g.metrics.orderLatency.Since(start)
+	if req.GetWaitCommit() {
+		cs, err := g.CommitStatus(ctx, &api.CommitStatusRequest{TxId: tx.ID()})
+		if err != nil {
+			return nil, err
+		}
+		r.Commit = cs
+	}
+	return r, nil
+}
+
+// overloaded is the message and retry hint of a 429 answer.
+func (g *Gateway) overloaded(wait time.Duration) (string, uint32) {
+	g.metrics.overloaded.Add(1)
+	ms := uint32(wait.Milliseconds())
+	return fmt.Sprintf("gateway: overloaded: %d transactions submitted through this peer (org %s) are not yet committed on it (the bound is %d); retry after %d ms",
+		g.inflight.count(), g.cfg.LocalOrg, g.cfg.MaxInFlight, ms), ms
+}
+
+// submitRetrying submits until an orderer answers other than 503, for up
+// to Config.Timeout: every orderer answers 503 while a Raft cluster elects
+// a leader, which takes about an election timeout (1 s by default).
+func (g *Gateway) submitRetrying(ctx context.Context, req *api.SubmitRequest, id string) *api.SubmitResponse {
+	deadline := time.Now().Add(g.cfg.Timeout)
+	backoff := 20 * time.Millisecond
+	for {
+		r := g.submit(ctx, req, id)
+		if r.Status != http.StatusServiceUnavailable || time.Now().Add(backoff).After(deadline) {
+			return r
+		}
+		g.metrics.submitRetried.Add(1)
+		select {
+		case <-ctx.Done():
+			return r
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 500*time.Millisecond)
+	}
+}
+
+// submit forwards req to the orderers, once; see Submit.
+func (g *Gateway) submit(ctx context.Context, req *api.SubmitRequest, id string) *api.SubmitResponse {
 	var failures []string
-	for i, o := range g.cfg.Orderers {
+	orderers := g.cfg.Orderers
+	if g.cfg.OrderersNow != nil {
+		orderers = g.cfg.OrderersNow()
+	}
+	for i, o := range orderers {
 		if i > 0 {
 			g.metrics.submitFailover.Add(1)
 		}
@@ -225,7 +300,7 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 			if r.Status != http.StatusOK {
 				g.metrics.submitRefused.Add(1)
 			}
-			return r, nil
+			return r
 		}
 		if ctx.Err() != nil {
 			break
@@ -233,7 +308,7 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 	}
 	g.metrics.submitRefused.Add(1)
 	return &api.SubmitResponse{Status: http.StatusServiceUnavailable,
-		Message: fmt.Sprintf("gateway: no orderer admitted tx %s (%s); submit it again later", tx.ID(), strings.Join(failures, "; "))}, nil
+		Message: fmt.Sprintf("gateway: no orderer admitted tx %s (%s); submit it again later", id, strings.Join(failures, "; "))}
 }
 
 // ordererName names orderer i, with its name when it has one (see
@@ -246,4 +321,8 @@ func ordererName(i int, o any) string {
 }
 
 // Metrics returns a snapshot of the gateway's counters.
-func (g *Gateway) Metrics() Metrics { return g.metrics.snapshot() }
+func (g *Gateway) Metrics() Metrics {
+	m := g.metrics.snapshot()
+	m.InFlight = uint64(g.inflight.count())
+	return m
+}

@@ -38,11 +38,22 @@ func (w *waiters) register(id string) chan waitResult {
 		w.mu.calls = map[string][]chan waitResult{}
 	}
 	w.mu.calls[id] = append(w.mu.calls[id], ch)
+	w.startLocked()
+	return ch
+}
+
+// start starts the dispatcher if it is not running.
+func (w *waiters) start() {
+	w.mu.Lock()
+	w.startLocked()
+	w.mu.Unlock()
+}
+
+func (w *waiters) startLocked() {
 	if !w.mu.running {
 		w.mu.running = true
 		go w.dispatch()
 	}
-	return ch
 }
 
 // cancel removes a call that stopped waiting.
@@ -82,6 +93,7 @@ func (w *waiters) dispatch() {
 		sub := w.g.cfg.Ledger.Subscribe(w.g.cfg.EventBuffer)
 		w.recheck()
 		for ev := range sub.C {
+			w.g.inflight.remove(ev.TxIDs...)
 			for i, id := range ev.TxIDs {
 				// Only a code that claims the tx id settles it, as in the
 				// block store's index.
@@ -98,8 +110,14 @@ func (w *waiters) dispatch() {
 	}
 }
 
-// recheck looks up every waiting tx id in the block store.
+// recheck looks up every waiting tx id, and every id in flight, in the
+// block store.
 func (w *waiters) recheck() {
+	for _, id := range w.g.inflight.ids() {
+		if _, ok, err := w.g.lookup(id); err == nil && ok {
+			w.g.inflight.remove(id)
+		}
+	}
 	w.mu.Lock()
 	ids := make([]string, 0, len(w.mu.calls))
 	for id := range w.mu.calls {

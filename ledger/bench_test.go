@@ -87,3 +87,30 @@ func BenchmarkIterate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTxLocationMiss looks up tx ids that are not in a store of
+// 300,000 transactions: the duplicate check every new transaction makes.
+func BenchmarkTxLocationMiss(b *testing.B) {
+	es := benchEntries(3000)
+	for i := range es {
+		ids := make([]string, 100)
+		for j := range ids {
+			ids[j] = fmt.Sprintf("%064x", i*100+j)
+		}
+		es[i].TxIDs, es[i].Codes = ids, make([]byte, len(ids))
+	}
+	s := openStore(b, b.TempDir(), Options{NoSync: true})
+	defer s.Close()
+	for i := 0; i < len(es); i += 100 {
+		if err := s.Append(es[i : i+100]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, ok, err := s.TxLocation(fmt.Sprintf("%064x", 1<<40+i)); ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}

@@ -24,9 +24,20 @@
 //
 // # Invariants
 //
-// Blocks are numbered from 0 and stored contiguously: frame i of the store
-// (counting across segments in order) holds block i, and block i's header
-// names the header hash of block i-1 as its previous hash.
+// Blocks are numbered from the base B (0, unless the store was created
+// from a snapshot) and stored contiguously: frame i of the store (counting
+// across segments in order) holds block B+i, and block n's header names
+// the header hash of block n-1 as its previous hash (for block B: the
+// base's previous hash).
+//
+// # Base
+//
+// CreateBase makes a store that starts at a base height B taken from a
+// snapshot (see base.go for the file): blocks below B are absent (RawBlock,
+// Block and Iterator say so with ErrBeforeBase), Height and LastHash start
+// at B and the hash of block B-1, and TxLocation answers for the tx ids
+// committed below B, which the base file lists and the index holds like
+// any other. The base file never changes; a rebuilt index reads it again.
 //
 // Append writes every frame of its slice, fsyncs once (group commit), then
 // commits the index entries of all its blocks in one unsynced Pebble batch,

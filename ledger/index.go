@@ -15,12 +15,16 @@ import (
 //	'b' + u64 block number (big endian) → uvarint segment, offset, frame size
 //	't' + tx id                         → uvarint block, tx index; one byte code
 //	'm' "last"                          → u64 block, u32 segment, u64 end offset (little endian)
+//	'm' "base"                          → u64 base height: the base file's tx ids are indexed
 const (
 	prefixBlock = 'b'
 	prefixTx    = 't'
 )
 
-var metaLastKey = []byte("mlast")
+var (
+	metaLastKey = []byte("mlast")
+	metaBaseKey = []byte("mbase") // u64 base height (little endian): the base file's tx ids are indexed
+)
 
 // blockLoc is where a block's frame is.
 type blockLoc struct {
@@ -101,21 +105,24 @@ func (x *index) txLocation(id string) (Location, bool, error) {
 	key := make([]byte, 0, 1+len(id))
 	key = append(append(key, prefixTx), id...)
 	var loc Location
-	ok, err := x.get(key, func(v []byte) error {
-		b, n1 := binary.Uvarint(v)
-		tx, n2 := 0, 0
-		if n1 > 0 {
-			var t uint64
-			t, n2 = binary.Uvarint(v[n1:])
-			tx = int(t)
-		}
-		if n1 <= 0 || n2 <= 0 || len(v) != n1+n2+1 || tx > int(^uint32(0)) {
-			return fmt.Errorf("%w: index entry of tx %q is malformed (%x)", ErrCorrupt, id, v)
-		}
-		loc = Location{Block: b, Tx: uint32(tx), Code: api.TxValidationCode(v[n1+n2])}
-		return nil
+	ok, err := x.get(key, func(v []byte) (err error) {
+		loc, err = decodeTxLoc(id, v)
+		return err
 	})
 	return loc, ok, err
+}
+
+func decodeTxLoc(id string, v []byte) (Location, error) {
+	b, n1 := binary.Uvarint(v)
+	var tx uint64
+	n2 := 0
+	if n1 > 0 {
+		tx, n2 = binary.Uvarint(v[n1:])
+	}
+	if n1 <= 0 || n2 <= 0 || len(v) != n1+n2+1 || tx > uint64(^uint32(0)) {
+		return Location{}, fmt.Errorf("%w: index entry of tx %q is malformed (%x)", ErrCorrupt, id, v)
+	}
+	return Location{Block: b, Tx: uint32(tx), Code: api.TxValidationCode(v[n1+n2])}, nil
 }
 
 func (x *index) lastIndexed() (indexMeta, bool, error) {
@@ -130,6 +137,20 @@ func (x *index) lastIndexed() (indexMeta, bool, error) {
 		return nil
 	})
 	return m, ok, err
+}
+
+// baseIndexed returns the base height whose tx ids the index holds, and
+// whether it holds any.
+func (x *index) baseIndexed() (uint64, bool, error) {
+	var h uint64
+	ok, err := x.get(metaBaseKey, func(v []byte) error {
+		if len(v) != 8 {
+			return fmt.Errorf("%w: base record is malformed (%x)", ErrCorrupt, v)
+		}
+		h = binary.LittleEndian.Uint64(v)
+		return nil
+	})
+	return h, ok, err
 }
 
 // clear deletes every record of the index.
@@ -163,10 +184,11 @@ func decodeBlockLoc(v []byte) (blockLoc, bool) {
 // indexWriter collects the index records of appended blocks into one
 // reusable batch, with reusable key and value buffers.
 type indexWriter struct {
-	db    *pebble.DB
-	batch *pebble.Batch
-	key   []byte
-	val   []byte
+	db     *pebble.DB
+	batch  *pebble.Batch
+	key    []byte
+	val    []byte
+	filter *txFilter // gets every tx id indexed; nil during recovery
 }
 
 func newIndexWriter(x *index) *indexWriter {
@@ -190,6 +212,9 @@ func (w *indexWriter) addBlock(n uint64, loc blockLoc, txIDs []string, codes []b
 		if id == "" || !api.TxIDCounts(api.TxValidationCode(code)) {
 			continue
 		}
+		if w.filter != nil {
+			w.filter.add(id)
+		}
 		w.key = append(append(w.key[:0], prefixTx), id...)
 		w.val = binary.AppendUvarint(w.val[:0], n)
 		w.val = binary.AppendUvarint(w.val, uint64(i))
@@ -197,6 +222,32 @@ func (w *indexWriter) addBlock(n uint64, loc blockLoc, txIDs []string, codes []b
 		if err := w.batch.Set(w.key, w.val, nil); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// addTx records a transaction id committed below the base.
+func (w *indexWriter) addTx(t TxRecord) error {
+	w.key = append(append(w.key[:0], prefixTx), t.ID...)
+	w.val = binary.AppendUvarint(w.val[:0], t.Block)
+	w.val = binary.AppendUvarint(w.val, uint64(t.Tx))
+	w.val = append(w.val, byte(t.Code))
+	return w.batch.Set(w.key, w.val, nil)
+}
+
+// commitBase commits the batch, unsynced; with done, it also records that
+// the ids of the base at height are all indexed.
+func (w *indexWriter) commitBase(height uint64, done bool) error {
+	var err error
+	if done {
+		err = w.batch.Set(metaBaseKey, binary.LittleEndian.AppendUint64(nil, height), nil)
+	}
+	if err == nil {
+		err = w.batch.Commit(pebble.NoSync)
+	}
+	w.batch.Reset()
+	if err != nil {
+		return fmt.Errorf("ledger: index the base's tx ids: %w", err)
 	}
 	return nil
 }
@@ -224,3 +275,26 @@ func (w *indexWriter) reset() { w.batch.Reset() }
 func (w *indexWriter) size() int { return w.batch.Len() }
 
 func (w *indexWriter) close() { w.batch.Close() }
+
+// eachTx calls fn for every tx record, in id order, from one view.
+func (x *index) eachTx(fn func(TxRecord) error) error {
+	it, err := x.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixTx}, UpperBound: []byte{prefixTx + 1}})
+	if err != nil {
+		return fmt.Errorf("ledger: reading the index's tx ids: %w", err)
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		id := string(it.Key()[1:])
+		loc, err := decodeTxLoc(id, it.Value())
+		if err == nil {
+			err = fn(TxRecord{ID: id, Location: loc})
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("ledger: reading the index's tx ids: %w", err)
+	}
+	return nil
+}

@@ -41,6 +41,9 @@ func (it *Iterator) Next() (number uint64, raw []byte, err error) {
 	if it.next >= v.height {
 		return 0, nil, io.EOF
 	}
+	if it.next < s.base.Height {
+		return 0, nil, s.beforeBase(it.next)
+	}
 	if !it.positioned {
 		loc, ok, err := s.idx.blockLocation(it.next)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/strand-ledger/strand/api"
 	"google.golang.org/protobuf/proto"
@@ -62,8 +63,11 @@ func (s *BlockStore) recover(segs []*segment) error {
 		if err := s.idx.clear(); err != nil {
 			return err
 		}
-		pos = scanPos{}
+		pos = s.basePos()
 		s.repair.IndexRebuilt, s.repair.RebuildCause = true, cause
+		if err := s.indexBase(); err != nil {
+			return err
+		}
 	}
 	if err := s.scanTail(segs, sizes, &pos); err != nil {
 		return err
@@ -87,6 +91,18 @@ func (s *BlockStore) recover(segs []*segment) error {
 // trustedStart returns where the index ends if the index's last-indexed
 // record names an intact frame; otherwise the reason to rebuild.
 func (s *BlockStore) trustedStart(segs []*segment, sizes []int64) (scanPos, string, error) {
+	if s.base.Height > 0 {
+		h, ok, err := s.idx.baseIndexed()
+		if errors.Is(err, ErrCorrupt) {
+			return scanPos{}, err.Error(), nil
+		}
+		if err != nil {
+			return scanPos{}, "", err
+		}
+		if !ok || h != s.base.Height {
+			return scanPos{}, "the snapshot base's tx ids are not indexed", nil
+		}
+	}
 	m, ok, err := s.idx.lastIndexed()
 	if errors.Is(err, ErrCorrupt) {
 		return scanPos{}, err.Error(), nil
@@ -94,8 +110,14 @@ func (s *BlockStore) trustedStart(segs []*segment, sizes []int64) (scanPos, stri
 	if err != nil {
 		return scanPos{}, "", err
 	}
+	if !ok && s.base.Height > 0 {
+		return s.basePos(), "", nil // no block past the base indexed yet: scan every segment
+	}
 	if !ok {
 		return scanPos{}, "no last-indexed record", nil
+	}
+	if m.block < s.base.Height {
+		return scanPos{}, fmt.Sprintf("last indexed block %d is below the base %d", m.block, s.base.Height), nil
 	}
 	loc, ok, err := s.idx.blockLocation(m.block)
 	switch {
@@ -124,6 +146,46 @@ func (s *BlockStore) trustedStart(segs []*segment, sizes []int64) (scanPos, stri
 	pos := scanPos{seg: m.seg, off: m.end, next: m.block + 1}
 	copy(pos.hash[:], api.HeaderHash(b.Header))
 	return pos, "", nil
+}
+
+// basePos is where the scan of a fresh index starts: at the first
+// segment, expecting the base's first block.
+func (s *BlockStore) basePos() scanPos {
+	pos := scanPos{next: s.base.Height}
+	copy(pos.hash[:], s.base.PrevHash)
+	return pos
+}
+
+// indexBase adds the base file's tx ids to a cleared index, then records
+// that they are there. A crash before that record is written makes the
+// next open clear the index and start again.
+func (s *BlockStore) indexBase() error {
+	if s.base.Height == 0 {
+		return nil
+	}
+	br, err := openBase(s.dir)
+	if err != nil {
+		return err
+	}
+	if br == nil {
+		return fmt.Errorf("%w: base file %s disappeared", ErrCorrupt, filepath.Join(s.dir, BaseFile))
+	}
+	defer br.f.Close()
+	w := s.w.index
+	defer w.reset()
+	err = br.eachTx(func(t TxRecord) error {
+		if err := w.addTx(t); err != nil {
+			return err
+		}
+		if w.size() > indexFlushSize {
+			return w.commitBase(s.base.Height, false)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return w.commitBase(s.base.Height, true)
 }
 
 // indexFlushSize bounds the index batch while recovery scans.

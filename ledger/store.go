@@ -36,6 +36,8 @@ type BlockStore struct {
 	blockDir string
 	opts     Options
 	idx      *index
+	txs      *txFilter // every indexed tx id; set at open
+	base     Base      // where the store starts; zero unless created from a snapshot
 	repair   Repair
 
 	// state is the published view readers use; the appender replaces it
@@ -51,6 +53,7 @@ type BlockStore struct {
 		buf     []byte     // frames not yet written
 		index   *indexWriter
 		lastErr error // sticky write or fsync failure
+		dirty   bool  // cur holds frames written by AppendNoSync and not yet synced
 	}
 
 	// mu guards closed. Readers hold it shared for the length of a call so
@@ -96,6 +99,11 @@ func OpenBlockStore(dir string, opts Options) (*BlockStore, error) {
 	if err := os.MkdirAll(s.blockDir, 0o755); err != nil {
 		return nil, fmt.Errorf("ledger: create %s: %w", s.blockDir, err)
 	}
+	base, err := readBase(dir)
+	if err != nil {
+		return nil, err
+	}
+	s.base = base
 	idx, err := openIndex(filepath.Join(dir, "index"))
 	if err != nil {
 		return nil, err
@@ -113,6 +121,13 @@ func OpenBlockStore(dir string, opts Options) (*BlockStore, error) {
 		idx.close()
 		return nil, err
 	}
+	if s.txs, err = loadTxFilter(idx); err != nil {
+		s.w.index.close()
+		closeSegments(s.w.segs)
+		idx.close()
+		return nil, err
+	}
+	s.w.index.filter = s.txs
 	return s, nil
 }
 
@@ -133,7 +148,37 @@ func (s *BlockStore) LastHash() []byte {
 // unsynced batch and then publishes them. A refused Append (ErrOutOfOrder,
 // ErrChainBroken, invalid entry) writes nothing; a failed write or fsync
 // makes every later Append fail (see the package documentation).
-func (s *BlockStore) Append(entries []Entry) error {
+func (s *BlockStore) Append(entries []Entry) error { return s.append(entries, true) }
+
+// AppendNoSync is Append without the fsync: the blocks are written,
+// indexed and published, and become durable at the next Sync, Append or
+// segment roll. A process crash loses none of them (the kernel holds the
+// writes); a machine crash may lose a suffix of them, which Open cuts off
+// as a torn tail. Only for callers that can recreate the blocks: a Raft
+// orderer, whose fsynced log determines every block.
+func (s *BlockStore) AppendNoSync(entries []Entry) error { return s.append(entries, false) }
+
+// Sync makes every block appended so far durable.
+func (s *BlockStore) Sync() error {
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	if s.mu.closed {
+		return fmt.Errorf("ledger: sync: %w", ErrClosed)
+	}
+	if s.w.lastErr != nil {
+		return fmt.Errorf("ledger: sync refused after an earlier failure: %w", s.w.lastErr)
+	}
+	if !s.w.dirty {
+		return nil
+	}
+	if err := s.syncLocked(s.w.cur); err != nil {
+		s.w.lastErr = err
+		return err
+	}
+	return nil
+}
+
+func (s *BlockStore) append(entries []Entry, sync bool) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -149,7 +194,7 @@ func (s *BlockStore) Append(entries []Entry) error {
 	if err := checkEntries(v, entries); err != nil {
 		return err
 	}
-	next, err := s.writeLocked(v, entries)
+	next, err := s.writeLocked(v, entries, sync)
 	if err != nil {
 		s.w.lastErr = err
 		return err
@@ -207,9 +252,9 @@ func allZero(b []byte) bool {
 // maxPending is how many frame bytes Append buffers before writing them.
 const maxPending = 4 << 20
 
-// writeLocked writes, syncs and indexes entries and returns the view to
-// publish. On failure it truncates what it wrote, best effort.
-func (s *BlockStore) writeLocked(v *snapshot, entries []Entry) (next *snapshot, err error) {
+// writeLocked writes, syncs (if sync) and indexes entries and returns the
+// view to publish. On failure it truncates what it wrote, best effort.
+func (s *BlockStore) writeLocked(v *snapshot, entries []Entry, sync bool) (next *snapshot, err error) {
 	startSegs, startSize := s.w.segs, s.w.size
 	sizeSum := v.sizeSum
 	defer func() {
@@ -247,8 +292,12 @@ func (s *BlockStore) writeLocked(v *snapshot, entries []Entry) (next *snapshot, 
 		return nil, err
 	}
 	s.w.buf = buf
-	if err := s.syncLocked(s.w.cur); err != nil {
-		return nil, err
+	if sync {
+		if err := s.syncLocked(s.w.cur); err != nil {
+			return nil, err
+		}
+	} else {
+		s.w.dirty = true
 	}
 	last := &entries[len(entries)-1]
 	if err := s.w.index.commit(indexMeta{block: last.Number, seg: s.w.cur.num, end: s.w.size}); err != nil {
@@ -278,6 +327,9 @@ func (s *BlockStore) flushLocked(buf []byte) ([]byte, error) {
 }
 
 func (s *BlockStore) syncLocked(seg *segment) error {
+	if seg == s.w.cur {
+		s.w.dirty = false
+	}
 	if s.opts.NoSync {
 		return nil
 	}
@@ -332,6 +384,9 @@ func (s *BlockStore) RawBlock(n uint64) ([]byte, error) {
 	if n >= v.height {
 		return nil, fmt.Errorf("%w: block %d (height %d)", ErrNotFound, n, v.height)
 	}
+	if n < s.base.Height {
+		return nil, s.beforeBase(n)
+	}
 	loc, ok, err := s.idx.blockLocation(n)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: read block %d: %w", n, err)
@@ -347,6 +402,12 @@ func (s *BlockStore) RawBlock(n uint64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: block %d: frame at segment %s offset %d holds block %d", ErrCorrupt, n, segmentName(loc.seg), loc.off, num)
 	}
 	return raw, nil
+}
+
+// beforeBase is the error for block n below the base.
+func (s *BlockStore) beforeBase(n uint64) error {
+	return fmt.Errorf("%w: block %d: this ledger starts at block %d, from a snapshot; blocks below it are not stored here",
+		ErrBeforeBase, n, s.base.Height)
 }
 
 // Block returns block n, decoded.
@@ -373,6 +434,9 @@ func (s *BlockStore) TxLocation(txID string) (Location, bool, error) {
 		return Location{}, false, nil
 	}
 	h := s.state.Load().height
+	if !s.txs.mayHave(txID) {
+		return Location{}, false, nil
+	}
 	loc, ok, err := s.idx.txLocation(txID)
 	if err != nil || !ok {
 		return Location{}, false, err
@@ -395,6 +459,10 @@ func (s *BlockStore) Close() error {
 		return nil
 	}
 	s.mu.closed = true
+	var syncErr error
+	if s.w.dirty && s.w.lastErr == nil { // a clean close leaves everything durable
+		syncErr = s.syncLocked(s.w.cur)
+	}
 	s.w.index.close()
-	return errors.Join(closeSegments(s.w.segs), s.idx.close())
+	return errors.Join(syncErr, closeSegments(s.w.segs), s.idx.close())
 }

@@ -8,17 +8,19 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// VerifyChain reads and decodes every block below the current height and
+// VerifyChain reads and decodes every block below the current height (from
+// the base, in a store created from a snapshot, whose first block must
+// name the base's previous hash) and
 // checks numbering, previous-hash links and data hashes. The error names
 // the first bad block and why; it wraps ErrChainBroken for a broken link
 // and ErrCorrupt for anything else.
 func (s *BlockStore) VerifyChain() error {
 	height := s.Height()
-	it := s.Iterator(0)
+	it := s.Iterator(s.base.Height)
 	defer it.Close()
 	var b api.Block
-	var prev []byte
-	for n := uint64(0); n < height; n++ {
+	prev := s.base.PrevHash
+	for n := s.base.Height; n < height; n++ {
 		num, raw, err := it.Next()
 		if err == io.EOF {
 			return fmt.Errorf("%w: block %d: iterator ended early (height %d)", ErrCorrupt, n, height)

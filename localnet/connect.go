@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/node"
@@ -29,6 +32,13 @@ func (l *Layout) Connect(org, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.ConnectAs(c, peer)
+}
+
+// ConnectAs connects as client c (one of l.Clients) to peer ("" means the
+// first peer of c's org) over mutual TLS.
+func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
+	org := c.Org
 	p, err := l.Peer(org)
 	if err != nil {
 		return nil, err
@@ -43,6 +53,26 @@ func (l *Layout) Connect(org, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	signer, err := c.signer()
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := node.ClientTLS(ch, c.TLSCert, c.TLSKey)
+	if err != nil {
+		return nil, err
+	}
+	gw, err := client.Connect(p.Address, signer, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
+	if err != nil {
+		return nil, err
+	}
+	return &Conn{Gateway: gw, Channel: ch.Channel, Peer: p, Client: c}, nil
+}
+
+// Signer loads the client's (or admin's) signing identity.
+func (c Client) Signer() (*identity.Signer, error) { return c.signer() }
+
+// signer loads the client's signing identity.
+func (c Client) signer() (*identity.Signer, error) {
 	certPEM, err := os.ReadFile(c.Cert)
 	if err != nil {
 		return nil, fmt.Errorf("localnet: client %s: %w", c.Name, err)
@@ -55,15 +85,17 @@ func (l *Layout) Connect(org, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("localnet: client %s: %w", c.Name, err)
 	}
-	tlsCfg, err := node.ClientTLS(ch, c.TLSCert, c.TLSKey)
+	return signer, nil
+}
+
+// As returns a Conn that acts as client cl over c's connection (see
+// client.Gateway.As); its Close does nothing.
+func (c *Conn) As(cl Client) (*Conn, error) {
+	signer, err := cl.signer()
 	if err != nil {
 		return nil, err
 	}
-	gw, err := client.Connect(p.Address, signer, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
-	if err != nil {
-		return nil, err
-	}
-	return &Conn{Gateway: gw, Channel: ch.Channel, Peer: p, Client: c}, nil
+	return &Conn{Gateway: c.Gateway.As(signer), Channel: c.Channel, Peer: c.Peer, Client: cl}, nil
 }
 
 // Contract returns a handle on contract name of the network's channel.
@@ -78,10 +110,34 @@ func (c *Conn) Close() error { return c.Gateway.Close() }
 // needs to cover a pause between two sends (100ms is ample locally). The
 // cost grows with the chain: it is for local networks.
 func (c *Conn) Height(ctx context.Context, idle time.Duration) (uint64, error) {
+	return c.events(ctx, idle, func(*api.BlockEvent) {})
+}
+
+// events streams block events from block 0 to fn, in order, until none
+// has arrived for idle, and returns the height they reached. A peer that
+// joined from a snapshot has no blocks below the snapshot's height: its
+// gateway says where its ledger starts, and events start there.
+func (c *Conn) events(ctx context.Context, idle time.Duration, fn func(*api.BlockEvent)) (uint64, error) {
+	h, err := c.eventsFrom(ctx, 0, idle, fn)
+	if err != nil && h == 0 {
+		if m := ledgerStart.FindStringSubmatch(err.Error()); m != nil {
+			if base, perr := strconv.ParseUint(m[1], 10, 64); perr == nil && base > 0 {
+				return c.eventsFrom(ctx, base, idle, fn)
+			}
+		}
+	}
+	return h, err
+}
+
+// ledgerStart finds the base in the gateway's refusal of block events
+// below it (gateway.BlockEvents).
+var ledgerStart = regexp.MustCompile(`its ledger starts at block (\d+)`)
+
+func (c *Conn) eventsFrom(ctx context.Context, start uint64, idle time.Duration, fn func(*api.BlockEvent)) (uint64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	events, errc := c.Gateway.BlockEvents(ctx, 0)
-	var height uint64
+	events, errc := c.Gateway.BlockEvents(ctx, start)
+	height := start
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
 	for {
@@ -90,6 +146,7 @@ func (c *Conn) Height(ctx context.Context, idle time.Duration) (uint64, error) {
 			if !ok {
 				return 0, fmt.Errorf("localnet: height of %s: %w", c.Peer.Name, <-errc)
 			}
+			fn(ev)
 			height = ev.Number + 1
 			timer.Reset(idle)
 		case <-timer.C:

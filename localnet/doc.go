@@ -23,7 +23,9 @@
 // Down and Status take a recorded PID for the node only while
 // /proc/<pid>/cmdline ends with exactly those arguments, so a PID reused
 // by another process is never signalled. Conn connects a client of an org
-// to a peer over mutual TLS.
+// to a peer over mutual TLS. Verify checks every node's chain through its
+// API (`strand net verify`). Spec.ClusterPorts gives orderers cluster
+// addresses for fault-injecting proxies (internal/faultproxy).
 // Peer orgs are named Org1..OrgN, peers peer<i>.Org<n>, and the orderers
 // orderer<i> of OrdererOrg. Private keys are written with mode 0600.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/node"
@@ -16,8 +17,11 @@ var tlsHosts = []string{"127.0.0.1", "localhost"}
 
 // gen writes the files of one network.
 type gen struct {
-	dir string
-	lay *Layout
+	dir     string
+	lay     *Layout
+	metrics []int // metrics ports not yet given to a node
+	profile bool
+	join    string // node files' join (AddOrderer)
 }
 
 // org creates the CA of org and writes crypto/<org>/ca.pem and ca-key.pem.
@@ -80,7 +84,11 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 		Channel:  filepath.Join("..", "channel.yaml"),
 		Identity: node.KeyPair{Cert: filepath.Join(crypto, "cert.pem"), Key: filepath.Join(crypto, "key.pem")},
 		TLS:      node.KeyPair{Cert: filepath.Join(crypto, "tls-cert.pem"), Key: filepath.Join(crypto, "tls-key.pem")},
+		Metrics:  "127.0.0.1:" + strconv.Itoa(g.metrics[0]),
+		Profile:  g.profile,
+		Join:     g.join,
 	}
+	g.metrics = g.metrics[1:]
 	n.EnsureDefaults()
 	if err := n.Validate(); err != nil {
 		return fmt.Errorf("localnet: the generated node %q is invalid: %w", ep.Name, err)
@@ -90,7 +98,7 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 	if err := g.writeYAML(path, head, n); err != nil {
 		return err
 	}
-	g.lay.Nodes = append(g.lay.Nodes, Node{Name: ep.Name, Org: ca.Org(), Role: role, Address: ep.Address, Config: path})
+	g.lay.Nodes = append(g.lay.Nodes, Node{Name: ep.Name, Org: ca.Org(), Role: role, Address: ep.Address, Metrics: n.Metrics, Cluster: ep.Cluster, Config: path})
 	return nil
 }
 
@@ -103,6 +111,22 @@ func (g *gen) client(ca *identity.CA, name string) error {
 	}
 	d := filepath.Join(g.dir, "crypto", ca.Org(), sub)
 	g.lay.Clients = append(g.lay.Clients, Client{
+		Name: full, Org: ca.Org(),
+		Cert: filepath.Join(d, "cert.pem"), Key: filepath.Join(d, "key.pem"),
+		TLSCert: filepath.Join(d, "tls-cert.pem"), TLSKey: filepath.Join(d, "tls-key.pem"),
+	})
+	return nil
+}
+
+// admin writes the keys of the admin of the CA's org under
+// crypto/<org>/admin.
+func (g *gen) admin(ca *identity.CA) error {
+	full := "admin." + ca.Org()
+	if err := g.keys(ca, full, "admin", identity.RoleAdmin); err != nil {
+		return err
+	}
+	d := filepath.Join(g.dir, "crypto", ca.Org(), "admin")
+	g.lay.Admins = append(g.lay.Admins, Client{
 		Name: full, Org: ca.Org(),
 		Cert: filepath.Join(d, "cert.pem"), Key: filepath.Join(d, "key.pem"),
 		TLSCert: filepath.Join(d, "tls-cert.pem"), TLSKey: filepath.Join(d, "tls-key.pem"),

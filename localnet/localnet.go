@@ -25,22 +25,35 @@ type Spec struct {
 	PeersPerOrg int
 	// Orderers is the number of orderers of OrdererOrg. Default 1.
 	Orderers int
+	// ClientsPerOrg is the number of client identities of each peer org,
+	// client0..clientN-1 (benchmarks give each client its own). Default 1.
+	ClientsPerOrg int
 	// BasePort is the first port; nodes take consecutive ports from it,
-	// orderers first. Default 0: free ports that 127.0.0.1 lends.
+	// orderers first, then their metrics endpoints in the same order.
+	// Default 0: free ports that 127.0.0.1 lends.
 	BasePort int
-	// Contracts of the channel. Default smallbank, kv, fixedasset and
-	// simple, each with the policy AND over the peer role of every peer org.
+	// Profile serves Go's profiles (/debug/pprof/) on every node's metrics
+	// address.
+	Profile bool
+	// Contracts of the channel. Default DefaultContracts, each with the policy AND over the peer role of every peer org.
 	Contracts []ContractSpec
 	// Batch limits of the ordering service; zero fields take
 	// node.ChannelConfig's defaults.
 	Batch node.BatchConfig
+	// ClusterPorts gives every orderer a cluster address of its own (a
+	// port after the metrics ports; Node.Cluster), where the other
+	// orderers dial it for Raft. Nothing listens there: the caller puts a
+	// forwarder to Node.Address there, such as an internal/faultproxy
+	// that can cut the orderer off from the cluster while peers and
+	// clients still reach it. For fault-injection tests.
+	ClusterPorts bool
 }
 
 // ContractSpec is one contract of the channel and its endorsement policy.
 type ContractSpec struct{ Name, Policy string }
 
 // DefaultContracts are the contracts of a Spec without Contracts.
-var DefaultContracts = []string{"smallbank", "kv", "fixedasset", "simple"}
+var DefaultContracts = []string{"smallbank", "kv", "fixedasset", "simple", "kmeans", "scm", "empty"}
 
 // Layout says what Generate wrote. Paths are absolute.
 type Layout struct {
@@ -48,6 +61,10 @@ type Layout struct {
 	Channel string // channel.yaml
 	Nodes   []Node
 	Clients []Client
+	// Admins holds one admin identity per org (RoleAdmin), OrdererOrg's
+	// included: they sign channel config updates and call the orderers'
+	// Admin service.
+	Admins []Client
 }
 
 // Node is one generated peer or orderer.
@@ -56,11 +73,13 @@ type Node struct {
 	Org     string
 	Role    identity.Role // RolePeer or RoleOrderer
 	Address string        // host:port it listens on and is dialled at
+	Metrics string        // host:port of its Prometheus /metrics endpoint
+	Cluster string        // orderer with Spec.ClusterPorts: where the other orderers dial it
 	Config  string        // its node file, for node.LoadNode
 }
 
 // Client is one generated client identity: a signing key pair and a TLS key
-// pair of RoleClient.
+// pair of RoleClient (RoleAdmin in Layout.Admins).
 type Client struct {
 	Name, Org       string
 	Cert, Key       string
@@ -80,6 +99,21 @@ func (s *Spec) ensureDefaults() {
 	if s.Orderers == 0 {
 		s.Orderers = 1
 	}
+	if s.ClientsPerOrg == 0 {
+		s.ClientsPerOrg = 1
+	}
+}
+
+func (s *Spec) nodes() int { return s.Orderers + s.Orgs*s.PeersPerOrg }
+
+// ports is the number of ports the network takes: an address and a
+// metrics address per node, and a cluster address per orderer with
+// ClusterPorts.
+func (s *Spec) ports() int {
+	if s.ClusterPorts {
+		return 2*s.nodes() + s.Orderers
+	}
+	return 2 * s.nodes()
 }
 
 // ensureContracts fills in the default contracts; call it after validate.
@@ -104,8 +138,10 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("localnet: Spec.PeersPerOrg = %d: want 1 to 64 (0 means 1)", s.PeersPerOrg)
 	case s.Orderers < 1 || s.Orderers > 64:
 		return fmt.Errorf("localnet: Spec.Orderers = %d: want 1 to 64 (0 means 1)", s.Orderers)
-	case s.BasePort < 0 || s.BasePort+s.Orderers+s.Orgs*s.PeersPerOrg > 65536:
-		return fmt.Errorf("localnet: Spec.BasePort = %d: want 0 (free ports) or a port with %d ports free above it, at most 65535", s.BasePort, s.Orderers+s.Orgs*s.PeersPerOrg)
+	case s.ClientsPerOrg < 1 || s.ClientsPerOrg > 1024:
+		return fmt.Errorf("localnet: Spec.ClientsPerOrg = %d: want 1 to 1024 (0 means 1)", s.ClientsPerOrg)
+	case s.BasePort < 0 || s.BasePort+s.ports() > 65536:
+		return fmt.Errorf("localnet: Spec.BasePort = %d: want 0 (free ports) or a port with %d ports free above it, at most 65535", s.BasePort, s.ports())
 	}
 	return nil
 }
@@ -128,11 +164,14 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("localnet: %w", err)
 	}
-	ports, err := allocPorts(spec.BasePort, spec.Orderers+spec.Orgs*spec.PeersPerOrg)
+	ports, err := allocPorts(spec.BasePort, spec.ports())
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}}
+	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}, profile: spec.Profile,
+		metrics: ports[spec.nodes() : 2*spec.nodes()]}
+	cluster := ports[2*spec.nodes():]
+	ports = ports[:spec.nodes()]
 	ch := &node.ChannelConfig{Channel: "demo", Batch: spec.Batch}
 	for _, c := range spec.Contracts {
 		ch.Contracts = append(ch.Contracts, node.ContractConfig{Name: c.Name, Policy: c.Policy})
@@ -142,9 +181,15 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.admin(oc); err != nil {
+		return nil, err
+	}
 	ordOrg := node.OrgConfig{ID: OrdererOrg, CA: "crypto/" + OrdererOrg + "/ca.pem"}
 	for i := range spec.Orderers {
 		ep := node.EndpointConfig{Name: fmt.Sprintf("orderer%d", i), Address: next()}
+		if spec.ClusterPorts {
+			ep.Cluster = "127.0.0.1:" + strconv.Itoa(cluster[i])
+		}
 		if err := g.node(oc, ep, fmt.Sprintf("orderer%d", i), identity.RoleOrderer); err != nil {
 			return nil, err
 		}
@@ -156,6 +201,9 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := g.admin(ca); err != nil {
+			return nil, err
+		}
 		oc := node.OrgConfig{ID: id, CA: "crypto/" + id + "/ca.pem"}
 		for i := range spec.PeersPerOrg {
 			ep := node.EndpointConfig{Name: fmt.Sprintf("peer%d.%s", i, id), Address: next()}
@@ -164,8 +212,10 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 			}
 			oc.Peers = append(oc.Peers, ep)
 		}
-		if err := g.client(ca, "client0"); err != nil {
-			return nil, err
+		for c := range spec.ClientsPerOrg {
+			if err := g.client(ca, fmt.Sprintf("client%d", c)); err != nil {
+				return nil, err
+			}
 		}
 		ch.Orgs = append(ch.Orgs, oc)
 	}

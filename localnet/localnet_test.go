@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/strand-ledger/strand/api"
@@ -15,19 +16,25 @@ import (
 
 func TestGenerateLoadsBack(t *testing.T) {
 	dir := t.TempDir()
-	lay, err := Generate(dir, Spec{Orgs: 2, PeersPerOrg: 2, Orderers: 3})
+	lay, err := Generate(dir, Spec{Orgs: 2, PeersPerOrg: 2, Orderers: 3, ClientsPerOrg: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(lay.Nodes) != 7 || len(lay.Clients) != 2 {
-		t.Fatalf("layout has %d nodes and %d clients, want 7 and 2", len(lay.Nodes), len(lay.Clients))
+	if len(lay.Nodes) != 7 || len(lay.Clients) != 6 {
+		t.Fatalf("layout has %d nodes and %d clients, want 7 and 6", len(lay.Nodes), len(lay.Clients))
+	}
+	if a, err := lay.Admin(OrdererOrg); err != nil || a.Name != "admin."+OrdererOrg || len(lay.Admins) != 3 {
+		t.Fatalf("admin of %s: %+v, %v; %d admins, want one per org (3)", OrdererOrg, a, err, len(lay.Admins))
+	}
+	if c := lay.Clients[5]; c.Name != "client2.Org2" || c.Org != "Org2" {
+		t.Fatalf("last client %+v: want client2.Org2", c)
 	}
 	ch, err := node.LoadChannel(lay.Channel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ch.Contracts) != 4 || len(ch.Orderers()) != 3 || len(ch.PeersOf("Org2")) != 2 {
-		t.Fatalf("channel: %d contracts, %d orderers, %d peers of Org2; want 4, 3, 2", len(ch.Contracts), len(ch.Orderers()), len(ch.PeersOf("Org2")))
+	if len(ch.Contracts) != len(DefaultContracts) || len(ch.Orderers()) != 3 || len(ch.PeersOf("Org2")) != 2 {
+		t.Fatalf("channel: %d contracts, %d orderers, %d peers of Org2; want %d, 3, 2", len(ch.Contracts), len(ch.Orderers()), len(ch.PeersOf("Org2")), len(DefaultContracts))
 	}
 	if got := ch.Policies()["smallbank"].String(); got != "AND('Org1.peer','Org2.peer')" {
 		t.Errorf("smallbank policy %s", got)
@@ -116,12 +123,16 @@ func TestGenerateDefaultsAndBasePort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"orderer0 127.0.0.1:17050", "peer0.Org1 127.0.0.1:17051", "peer0.Org2 127.0.0.1:17052"}
+	want := []string{"orderer0 127.0.0.1:17050 127.0.0.1:17053", "peer0.Org1 127.0.0.1:17051 127.0.0.1:17054", "peer0.Org2 127.0.0.1:17052 127.0.0.1:17055"}
 	if len(lay.Nodes) != len(want) {
 		t.Fatalf("%d nodes, want %d", len(lay.Nodes), len(want))
 	}
-	for i, n := range lay.Nodes {
-		if got := n.Name + " " + n.Address; got != want[i] {
+	loaded, err := Load(lay.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range loaded.Nodes {
+		if got := n.Name + " " + n.Address + " " + n.Metrics; got != want[i] {
 			t.Errorf("node %d: %s, want %s", i, got, want[i])
 		}
 	}
@@ -139,5 +150,109 @@ func TestGenerateRefusesNonEmptyDir(t *testing.T) {
 	t.Log(err)
 	if _, err := Generate(t.TempDir(), Spec{Orgs: -1}); err == nil {
 		t.Error("Spec.Orgs -1 accepted")
+	}
+}
+
+func TestGenerateClusterPorts(t *testing.T) {
+	lay, err := Generate(filepath.Join(t.TempDir(), "net"), Spec{Orderers: 2, BasePort: 17050, ClusterPorts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(lay.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 4 nodes: addresses 17050-17053, metrics 17054-17057, cluster 17058-.
+	want := []string{"orderer0 127.0.0.1:17050 127.0.0.1:17058", "orderer1 127.0.0.1:17051 127.0.0.1:17059", "peer0.Org1 127.0.0.1:17052 ", "peer0.Org2 127.0.0.1:17053 "}
+	for i, n := range loaded.Nodes {
+		if got := n.Name + " " + n.Address + " " + n.Cluster; got != want[i] {
+			t.Errorf("node %d: %q, want %q", i, got, want[i])
+		}
+	}
+	ch, err := node.LoadChannel(lay.Channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range ch.Orderers() {
+		if o.Cluster != loaded.Nodes[i].Cluster || o.Address != loaded.Nodes[i].Address {
+			t.Errorf("channel orderer %d: %+v, layout %+v", i, o, loaded.Nodes[i])
+		}
+	}
+	if _, err := Generate(t.TempDir(), Spec{Orderers: 2, BasePort: 65536 - 9, ClusterPorts: true}); err == nil || !strings.Contains(err.Error(), "10 ports free") {
+		t.Errorf("BasePort too high for the cluster ports: %v", err)
+	}
+}
+
+// The orderers' chains must agree block by block; a shorter one is a
+// prefix of the longest.
+func TestVerifierOrderersAgree(t *testing.T) {
+	chain := func(hashes ...string) []block {
+		var out []block
+		for _, h := range hashes {
+			out = append(out, block{hash: []byte(h)})
+		}
+		return out
+	}
+	v := &verifier{}
+	for _, c := range []struct {
+		name string
+		b    []block
+	}{{"o0", chain("g", "a")}, {"o1", chain("g", "a", "b")}, {"o2", nil}, {"o3", chain("g")}} {
+		if err := v.addOrderer(c.name, c.b); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	}
+	if v.refBy != "o1" || len(v.ref) != 3 {
+		t.Fatalf("reference chain from %s with %d blocks, want o1's 3", v.refBy, len(v.ref))
+	}
+	err := v.addOrderer("o4", chain("g", "x"))
+	if !errors.Is(err, ErrDisagree) || !strings.Contains(err.Error(), "block 1 has header hash 78 at o4 and 61 at o1") {
+		t.Fatalf("a fork: %v, want ErrDisagree naming block 1, o4 and o1", err)
+	}
+}
+
+// Peers must agree on every code, position by position. A tx id ordered
+// twice is VALID at its first position and DUPLICATE_TXID at its second on
+// every peer: that is agreement, which a check keyed by tx id had reported
+// as a disagreement (CI, TestNetRaftTwoFollowersDown).
+func TestVerifierPeersAgree(t *testing.T) {
+	valid, dup := byte(api.TxValidationCode_VALID), byte(api.TxValidationCode_DUPLICATE_TXID)
+	newV := func() *verifier {
+		return &verifier{ref: []block{{}, {ids: []string{"t1", "t2"}}, {ids: []string{"t2", "t3"}}}}
+	}
+	first := func(v *verifier) {
+		v.codBy, v.codes = "p0", make([][]byte, len(v.ref))
+		for num, codes := range [][]byte{nil, {valid, valid}, {dup, valid}} {
+			if err := v.peerBlock("p0", uint64(num), v.ref[num].ids, codes); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	v := newV()
+	first(v)
+	if err := v.peerBlock("p1", 1, []string{"t1", "t2"}, []byte{valid, valid}); err != nil {
+		t.Errorf("block 1, same codes: %v", err)
+	}
+	if err := v.peerBlock("p1", 2, []string{"t2", "t3"}, []byte{dup, valid}); err != nil {
+		t.Errorf("block 2, t2 again as DUPLICATE_TXID at both peers: %v", err)
+	}
+	for _, c := range []struct {
+		name  string
+		num   uint64
+		ids   []string
+		codes []byte
+		want  string
+	}{
+		{"code differs", 2, []string{"t2", "t3"}, []byte{valid, valid}, "tx t2 at position 0 of block 2 is VALID at peer p1, DUPLICATE_TXID at peer p0"},
+		{"other txs", 1, []string{"t2", "t1"}, []byte{valid, valid}, "peer p1 block 1 holds transactions [t2 t1], the orderers' block 1 holds [t1 t2]"},
+		{"codes missing", 1, []string{"t1", "t2"}, []byte{valid}, "peer p1 block 1: 1 codes for 2 transactions"},
+		{"beyond orderers", 3, nil, nil, "peer p1 has block 3, beyond every orderer's height 3"},
+	} {
+		v := newV()
+		first(v)
+		err := v.peerBlock("p1", c.num, c.ids, c.codes)
+		if !errors.Is(err, ErrDisagree) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrDisagree with %q", c.name, err, c.want)
+		}
 	}
 }

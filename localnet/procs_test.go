@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,6 +33,19 @@ func TestLayoutSaveLoad(t *testing.T) {
 	}
 	if _, err := Load(t.TempDir()); err == nil {
 		t.Error("Load of an empty directory succeeded")
+	}
+	// The layout file itself is a connection profile: the same layout,
+	// its paths relative to the file's directory.
+	prof, err := Load(filepath.Join(dir, LayoutFile))
+	if err != nil || !reflect.DeepEqual(prof, lay) {
+		t.Fatalf("Load of the layout file: %v\n%+v\nwant %+v", err, prof, lay)
+	}
+	bad := filepath.Join(t.TempDir(), "profile.json")
+	if err := os.WriteFile(bad, []byte(`{"channel": "c.yaml", "nodes": [{"name": "p", "role": "peer", "adress": "x"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(bad); err == nil || !strings.Contains(err.Error(), `unknown field "adress"`) || !strings.Contains(err.Error(), "profile.json") {
+		t.Errorf("a profile with a misspelt field: %v, want an error naming the file and the field", err)
 	}
 }
 

@@ -13,7 +13,10 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/strand-ledger/strand/internal/gctune"
+	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/mux"
 )
 
 // base is what every node has: a name and address, a log, a block store in
@@ -32,6 +35,7 @@ type base struct {
 // open loads and checks the node's channel and opens its block store.
 func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 	b.Name, b.log = cfg.Name, cfg.Logger()
+	gctune.Apply(cfg.GC.Percent, cfg.GC.MemoryLimitMB)
 	ch, err := LoadChannel(cfg.Channel)
 	if err != nil {
 		return nil, err
@@ -48,10 +52,17 @@ func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 	return ch, nil
 }
 
-// serve starts the gRPC server on addr with the services register adds.
-func (b *base) serve(addr string, serverTLS *tls.Config, register func(*grpc.Server)) error {
-	b.srv = grpc.NewServer(grpc.Creds(credentials.NewTLS(serverTLS)))
-	register(b.srv)
+// serve starts the gRPC server on addr with the services register adds;
+// their unary methods are also served over api.Mux (package mux). maxRecv
+// bounds a received message (0: gRPC's 4 MiB): an orderer of a Raft cluster
+// receives whole batches from its leader.
+func (b *base) serve(addr string, serverTLS *tls.Config, maxRecv int, register func(grpc.ServiceRegistrar)) error {
+	opts := append(grpctune.ServerOptions(), grpc.Creds(credentials.NewTLS(serverTLS)))
+	if maxRecv > 0 {
+		opts = append(opts, grpc.MaxRecvMsgSize(maxRecv))
+	}
+	b.srv = grpc.NewServer(opts...)
+	register(mux.NewServer(b.srv))
 	lis, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("node: listen %s: %w", addr, err)

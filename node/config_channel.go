@@ -54,6 +54,13 @@ type OrgConfig struct {
 type EndpointConfig struct {
 	Name    string `yaml:"name"`
 	Address string `yaml:"address"` // host:port other nodes and clients dial
+	// Cluster, for an orderer of a Raft cluster, is the host:port the
+	// other orderers dial for Raft messages and forwarded transactions
+	// (a route of its own, a proxy); default Address. The orderer serves
+	// the cluster service on its listener either way. Omitted from the
+	// genesis document when empty, so channels written before it keep
+	// their hash.
+	Cluster string `yaml:"cluster,omitempty" json:",omitempty"`
 }
 
 // BatchConfig limits the blocks the ordering service cuts: a block is cut
@@ -68,6 +75,29 @@ type BatchConfig struct {
 	MaxTxs   int           `yaml:"maxTxs"`   // default 500, 1 to 100000
 	MaxBytes int           `yaml:"maxBytes"` // default 10 MiB, 1 KiB to 256 MiB
 	Timeout  time.Duration `yaml:"timeout"`  // default 2s, 1ms to 10m
+	// Checkpoint, if set, has the orderers sign only checkpoint blocks and
+	// the peers accept the blocks between them over the orderers'
+	// authenticated streams (orderer.Checkpoints, docs/streaming.md).
+	// Omitted from the genesis document when unset, so channels written
+	// before it keep their hash.
+	Checkpoint *SignCheckpointConfig `yaml:"checkpoint,omitempty" json:",omitempty"`
+}
+
+// SignCheckpointConfig says which blocks the orderers sign: every Blocks-th,
+// and the first one Interval after the last signed one. At least one is
+// needed.
+type SignCheckpointConfig struct {
+	Blocks   int           `yaml:"blocks,omitempty" json:",omitempty"`   // 0 (no count rule) to 1000000
+	Interval time.Duration `yaml:"interval,omitempty" json:",omitempty"` // 0 (no time rule) or 1ms to 1h
+}
+
+// OrdererCheckpoints converts the checkpoint section for the ordering
+// service; the zero value (no section) signs every block.
+func (c *ChannelConfig) OrdererCheckpoints() orderer.Checkpoints {
+	if c.Batch.Checkpoint == nil {
+		return orderer.Checkpoints{}
+	}
+	return orderer.Checkpoints{Blocks: c.Batch.Checkpoint.Blocks, Interval: c.Batch.Checkpoint.Interval}
 }
 
 // Batch defaults, the ordering service's.
@@ -91,8 +121,9 @@ type ContractConfig struct {
 // PeerEndpoint is a peer of the channel.
 type PeerEndpoint struct{ Name, Org, Address string }
 
-// OrdererEndpoint is an orderer of the channel.
-type OrdererEndpoint struct{ Name, Org, Address string }
+// OrdererEndpoint is an orderer of the channel. Cluster is where the
+// other orderers dial it: EndpointConfig.Cluster, or Address.
+type OrdererEndpoint struct{ Name, Org, Address, Cluster string }
 
 // LoadChannel reads, defaults and validates a channel file, then reads the
 // CA certificates of its orgs.
@@ -205,9 +236,15 @@ func (c *ChannelConfig) Validate() error {
 		}
 		for j, ep := range o.Peers {
 			checkEndpoint(ck, fmt.Sprintf("%s.peers[%d]", f, j), ep, names, addrs)
+			if ep.Cluster != "" {
+				ck.bad(fmt.Sprintf("%s.peers[%d].cluster", f, j), ep.Cluster, "no cluster address: only orderers have one")
+			}
 		}
 		for j, ep := range o.Orderers {
 			checkEndpoint(ck, fmt.Sprintf("%s.orderers[%d]", f, j), ep, names, addrs)
+			if ep.Cluster != "" {
+				checkAddress(ck, fmt.Sprintf("%s.orderers[%d].cluster", f, j), ep.Cluster, addrs)
+			}
 		}
 		orderers += len(o.Orderers)
 	}
@@ -250,13 +287,18 @@ func checkEndpoint(ck *checker, f string, ep EndpointConfig, names, addrs map[st
 	default:
 		names[ep.Name] = f + ".name"
 	}
-	switch why := checkHostPort(ep.Address); {
+	checkAddress(ck, f+".address", ep.Address, addrs)
+}
+
+// checkAddress checks that field f is a host:port used by no other field.
+func checkAddress(ck *checker, f, addr string, addrs map[string]string) {
+	switch why := checkHostPort(addr); {
 	case why != "":
-		ck.bad(f+".address", ep.Address, why)
-	case addrs[ep.Address] != "":
-		ck.bad(f+".address", ep.Address, "an address not used elsewhere, but "+addrs[ep.Address]+" has it")
+		ck.bad(f, addr, why)
+	case addrs[addr] != "":
+		ck.bad(f, addr, "an address not used elsewhere, but "+addrs[addr]+" has it")
 	default:
-		addrs[ep.Address] = f + ".address"
+		addrs[addr] = f
 	}
 }
 
@@ -272,6 +314,17 @@ func checkBatch(ck *checker, b BatchConfig) {
 	}
 	if b.Timeout < time.Millisecond || b.Timeout > 10*time.Minute {
 		ck.bad("batch.timeout", b.Timeout.String(), "a duration from 1ms to 10m such as 2s (0 means 2s)")
+	}
+	if c := b.Checkpoint; c != nil {
+		if c.Blocks < 0 || c.Blocks > 1_000_000 {
+			ck.bad("batch.checkpoint.blocks", c.Blocks, "0 (no count rule) to 1000000")
+		}
+		if c.Interval != 0 && (c.Interval < time.Millisecond || c.Interval > time.Hour) {
+			ck.bad("batch.checkpoint.interval", c.Interval.String(), "0 (no time rule) or a duration from 1ms to 1h such as 200ms")
+		}
+		if c.Blocks == 0 && c.Interval == 0 {
+			ck.bad("batch.checkpoint", "{}", "blocks, interval or both (leave the section out to sign every block)")
+		}
 	}
 }
 
@@ -330,7 +383,7 @@ func (c *ChannelConfig) Committer() (committer.Channel, error) {
 		return committer.Channel{}, err
 	}
 	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies(),
-		Genesis: c.Genesis()}, nil
+		Genesis: c.Genesis(), Checkpoints: c.OrdererCheckpoints().Enabled()}, nil
 }
 
 // PeersOf returns the peers of org, in file order.
@@ -351,7 +404,11 @@ func (c *ChannelConfig) Orderers() []OrdererEndpoint {
 	var eps []OrdererEndpoint
 	for _, o := range c.Orgs {
 		for _, p := range o.Orderers {
-			eps = append(eps, OrdererEndpoint{Name: p.Name, Org: o.ID, Address: p.Address})
+			cluster := p.Cluster
+			if cluster == "" {
+				cluster = p.Address
+			}
+			eps = append(eps, OrdererEndpoint{Name: p.Name, Org: o.ID, Address: p.Address, Cluster: cluster})
 		}
 	}
 	return eps

@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
-	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/internal/gctune"
 	"gopkg.in/yaml.v3"
 )
 
@@ -43,25 +44,41 @@ type NodeConfig struct {
 	// Metrics is the host:port of a Prometheus /metrics endpoint. Default
 	// empty: no metrics endpoint.
 	Metrics string `yaml:"metrics,omitempty"`
+	// Profile also serves Go's profiles (/debug/pprof/) on the metrics
+	// address. Default false.
+	Profile bool `yaml:"profile,omitempty"`
+	// GC tunes Go's garbage collector; the environment's GOGC and
+	// GOMEMLIMIT win over it.
+	GC GCConfig `yaml:"gc,omitempty"`
 	// Log configures the node's log.
 	Log LogConfig `yaml:"log"`
+	// Join, for an orderer that a channel config update added to a Raft
+	// ordering service, is the path of that update's envelope (as `strand
+	// channel update --out` writes it): the orderer takes its Raft id and
+	// the orderer set from it and joins the running cluster instead of
+	// bootstrapping. Such an orderer is not in the channel file. Default
+	// empty.
+	Join string `yaml:"join,omitempty"`
 
 	file string
 	root *yaml.Node
+}
+
+// GCConfig tunes Go's garbage collector (package gctune).
+type GCConfig struct {
+	// Percent is GOGC: the heap grows by this percentage of the live heap
+	// between collections. Default 300; -1 turns collection off (use only
+	// with MemoryLimitMB).
+	Percent int `yaml:"percent,omitempty"`
+	// MemoryLimitMB is a soft limit on the Go heap, in MiB: near it the
+	// collector runs more often. Default 0: no limit.
+	MemoryLimitMB int `yaml:"memoryLimitMB,omitempty"`
 }
 
 // KeyPair names a PEM certificate and its PKCS #8 private key.
 type KeyPair struct {
 	Cert string `yaml:"cert"`
 	Key  string `yaml:"key"`
-}
-
-// StateDBConfig selects the world-state database.
-type StateDBConfig struct {
-	// Backend is "pebble" (on disk, under dataDir; default) or "memory".
-	Backend string `yaml:"backend"`
-	// CacheMB is Pebble's block cache in MiB. Default 32; 1 to 65536.
-	CacheMB int `yaml:"cacheMB"`
 }
 
 // PipelineConfig mirrors committer.Options; 0 means the default.
@@ -73,6 +90,10 @@ type PipelineConfig struct {
 	Window        int    `yaml:"window"`                 // default 512; 2 to 1048576
 	WindowBytes   int    `yaml:"windowBytes"`            // default 8 MiB; at least 1024
 	SyncState     bool   `yaml:"syncState,omitempty"`    // default false
+	// Durability: durable (default: a client hears "committed" after the
+	// peer's fsync) or relaxed (after apply; fsync within FlushInterval).
+	Durability    string        `yaml:"durability,omitempty"`
+	FlushInterval time.Duration `yaml:"flushInterval,omitempty"` // relaxed: default 20ms; 1ms to 10s
 }
 
 // LogConfig configures the node's slog logger.
@@ -98,6 +119,9 @@ func LoadNode(path string) (*NodeConfig, error) {
 	for _, p := range []*string{&n.DataDir, &n.Channel, &n.Identity.Cert, &n.Identity.Key, &n.TLS.Cert, &n.TLS.Key} {
 		*p = resolve(dir, *p)
 	}
+	if n.Join != "" {
+		n.Join = resolve(dir, n.Join)
+	}
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}
@@ -113,14 +137,15 @@ func (n *NodeConfig) EnsureDefaults() {
 	if n.Channel == "" {
 		n.Channel = "channel.yaml"
 	}
-	if n.StateDB.Backend == "" {
-		n.StateDB.Backend = "pebble"
-	}
-	if n.StateDB.CacheMB == 0 {
-		n.StateDB.CacheMB = 32
+	n.StateDB.ensureDefaults()
+	if n.GC.Percent == 0 {
+		n.GC.Percent = gctune.DefaultPercent
 	}
 	if n.Pipeline.Mode == "" {
 		n.Pipeline.Mode = "sequential"
+	}
+	if n.Pipeline.Durability == "" {
+		n.Pipeline.Durability = "durable"
 	}
 	if n.Log.Level == "" {
 		n.Log.Level = "info"
@@ -155,17 +180,27 @@ func (n *NodeConfig) Validate() error {
 			ck.bad(f.field, f.path, "a path, relative to this file or absolute")
 		}
 	}
-	if n.StateDB.Backend != "pebble" && n.StateDB.Backend != "memory" {
-		ck.bad("stateDB.backend", n.StateDB.Backend, "pebble or memory")
-	}
-	if n.StateDB.CacheMB < 1 || n.StateDB.CacheMB > 65536 {
-		ck.bad("stateDB.cacheMB", n.StateDB.CacheMB, "1 to 65536 (0 means 32)")
-	}
+	n.StateDB.check(ck)
 	n.checkPipeline(ck)
 	if n.Metrics != "" {
 		if why := checkHostPort(n.Metrics); why != "" {
 			ck.bad("metrics", n.Metrics, why+", or empty for no metrics endpoint")
 		}
+	}
+	if n.Profile && n.Metrics == "" {
+		ck.bad("profile", n.Profile, "false unless metrics is set (profiles are served on the metrics address)")
+	}
+	if p := n.GC.Percent; p != -1 && (p < 10 || p > 10000) {
+		ck.bad("gc.percent", p, "10 to 10000, or -1 for off (0 means 300)")
+	}
+	if m := n.GC.MemoryLimitMB; m < 0 || m > 1<<20 {
+		ck.bad("gc.memoryLimitMB", m, "0 (no limit) to 1048576")
+	}
+	if n.GC.Percent == -1 && n.GC.MemoryLimitMB == 0 {
+		ck.bad("gc.percent", -1, "-1 only with gc.memoryLimitMB set, or the heap grows without bound")
+	}
+	if n.Join != "" && n.Role != "orderer" {
+		ck.bad("join", n.Join, "empty: only an orderer joins a Raft ordering service")
 	}
 	if _, ok := logLevels[n.Log.Level]; !ok {
 		ck.bad("log.level", n.Log.Level, "debug, info, warn or error")
@@ -196,6 +231,12 @@ func (n *NodeConfig) checkPipeline(ck *checker) {
 	if p.WindowBytes != 0 && p.WindowBytes < 1<<10 {
 		ck.bad("pipeline.windowBytes", p.WindowBytes, "0 (8388608) or at least 1024")
 	}
+	if _, err := committer.ParseDurability(p.Durability); err != nil {
+		ck.bad("pipeline.durability", p.Durability, "durable or relaxed")
+	}
+	if f := p.FlushInterval; f != 0 && (f < time.Millisecond || f > 10*time.Second) {
+		ck.bad("pipeline.flushInterval", f, "0 (20ms) or 1ms to 10s")
+	}
 }
 
 // CheckChannel checks that the channel lists this node under its org with
@@ -216,6 +257,8 @@ func (n *NodeConfig) CheckChannel(ch *ChannelConfig) error {
 		}
 	}
 	switch {
+	case len(found) == 0 && n.Join != "":
+		// an orderer added by a config update: raftConfig checks the update
 	case len(found) == 0:
 		ck.bad("name", n.Name, fmt.Sprintf("a peer or orderer of channel %q (file %s)", ch.Channel, ch.file))
 	case found[0] != n.Role:
@@ -233,6 +276,10 @@ func (n *NodeConfig) CommitterOptions() (committer.Options, error) {
 	if err != nil {
 		return committer.Options{}, fileErrorf(n.file, "pipeline.mode: %v", err)
 	}
+	dur, err := committer.ParseDurability(n.Pipeline.Durability)
+	if err != nil {
+		return committer.Options{}, fileErrorf(n.file, "pipeline.durability: %v", err)
+	}
 	o := committer.Options{
 		Mode:          mode,
 		VerifyWorkers: n.Pipeline.VerifyWorkers,
@@ -241,17 +288,14 @@ func (n *NodeConfig) CommitterOptions() (committer.Options, error) {
 		Window:        n.Pipeline.Window,
 		WindowBytes:   n.Pipeline.WindowBytes,
 		SyncState:     n.Pipeline.SyncState,
+		Durability:    dur,
+		FlushInterval: n.Pipeline.FlushInterval,
 	}
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return committer.Options{}, fileErrorf(n.file, "pipeline: %v", err)
 	}
 	return o, nil
-}
-
-// PebbleOptions converts the stateDB section for the pebble backend.
-func (n *NodeConfig) PebbleOptions() pebbledb.Options {
-	return pebbledb.Options{CacheSize: int64(n.StateDB.CacheMB) << 20}
 }
 
 // Signer loads the node's signing identity and checks that its certificate

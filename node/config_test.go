@@ -103,7 +103,7 @@ func TestLoad(t *testing.T) {
 	if got := ch.PeersOf("Org2"); len(got) != 1 || got[0] != (PeerEndpoint{"peer0.Org2", "Org2", "127.0.0.1:8051"}) {
 		t.Errorf("PeersOf(Org2) %+v", got)
 	}
-	if got := ch.Orderers(); len(got) != 1 || got[0] != (OrdererEndpoint{"orderer0", "OrdererOrg", "127.0.0.1:7050"}) {
+	if got := ch.Orderers(); len(got) != 1 || got[0] != (OrdererEndpoint{"orderer0", "OrdererOrg", "127.0.0.1:7050", "127.0.0.1:7050"}) {
 		t.Errorf("Orderers %+v", got)
 	}
 	cc, err := ch.Committer()
@@ -137,7 +137,7 @@ func TestLoad(t *testing.T) {
 	if s.Role() != identity.RolePeer || s.Name() != "peer0.Org1" {
 		t.Errorf("signer %s %s", s.Role(), s.Name())
 	}
-	if n.Logger() == nil || n.PebbleOptions().CacheSize != 32<<20 {
+	if n.Logger() == nil || n.StateDB.Options().Pebble.CacheSize != 32<<20 {
 		t.Error("logger or pebble options")
 	}
 	if _, _, err := LoadTLS(n, ch); err != nil {
@@ -170,6 +170,17 @@ func TestHash(t *testing.T) {
 		t.Error("hash equal for different batch")
 	}
 	c2.Batch.MaxTxs--
+	// A cluster address is part of the channel; without one, Cluster is
+	// left out of the genesis document, so a channel's hash is what it
+	// was before cluster addresses existed.
+	c2.Orgs[2].Orderers[0].Cluster = "127.0.0.1:7060"
+	if c1.Hash() == c2.Hash() {
+		t.Error("hash equal with and without a cluster address")
+	}
+	if strings.Contains(string(c1.Genesis()), "Cluster") {
+		t.Errorf("genesis without cluster addresses names Cluster: %s", c1.Genesis())
+	}
+	c2.Orgs[2].Orderers[0].Cluster = ""
 	c2.Batch.Mode = "stream"
 	if c1.Hash() == c2.Hash() {
 		t.Error("hash equal for stream and block mode")
@@ -202,8 +213,15 @@ func TestChannelErrors(t *testing.T) {
 		{"bad batch", "maxTxs: 100", "maxTxs: -1", []string{"batch.maxTxs = -1: want 1 to 100000"}},
 		{"bad batch mode", "maxTxs: 100", "mode: streaming, maxTxs: 100", []string{"channel.yaml:15: batch.mode = \"streaming\": want block or stream"}},
 		{"bad duration", "timeout: 1s", "timeout: 1", []string{"line 15", "time.Duration"}},
+		{"empty checkpoint", "maxTxs: 100", "maxTxs: 100, checkpoint: {}", []string{"batch.checkpoint = \"{}\": want blocks, interval or both"}},
+		{"bad checkpoint blocks", "maxTxs: 100", "maxTxs: 100, checkpoint: {blocks: -3}", []string{"batch.checkpoint.blocks = -3: want 0 (no count rule) to 1000000"}},
+		{"bad checkpoint interval", "maxTxs: 100", "maxTxs: 100, checkpoint: {interval: 2h}", []string{"batch.checkpoint.interval = \"2h0m0s\": want 0 (no time rule) or a duration from 1ms to 1h"}},
+		{"unknown checkpoint field", "maxTxs: 100", "maxTxs: 100, checkpoint: {every: 3}", []string{`unknown field "every"`, "want one of blocks, interval"}},
 		{"missing CA", "crypto/Org2/ca.pem", "crypto/Org2/nope.pem", []string{"orgs[1].ca", "nope.pem", "no such file"}},
 		{"bad channel", "channel: demo", "channel: de mo", []string{":1: channel = \"de mo\""}},
+		{"bad cluster", "address: 127.0.0.1:7050}", "address: 127.0.0.1:7050, cluster: 127.0.0.1}", []string{"orgs[2].orderers[0].cluster = \"127.0.0.1\": want host:port"}},
+		{"cluster is an address", "address: 127.0.0.1:7050}", "address: 127.0.0.1:7050, cluster: 127.0.0.1:7051}", []string{"orgs[2].orderers[0].cluster", "orgs[0].peers[0].address has it"}},
+		{"peer cluster", "address: 127.0.0.1:8051}", "address: 127.0.0.1:8051, cluster: 127.0.0.1:8052}", []string{"orgs[1].peers[0].cluster", "only orderers have one"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(channelYAML, tc.from) {
@@ -237,6 +255,9 @@ func TestNodeErrors(t *testing.T) {
 		{"format", "format: json", "format: xml", []string{":8: log.format = \"xml\": want text or json"}},
 		{"missing tls", "tls: {cert: crypto/Org1/peer0/tls-cert.pem, key: crypto/Org1/peer0/tls-key.pem}\n", "", []string{"tls.cert = \"\"", "tls.key = \"\""}},
 		{"empty", nodeYAML, "", []string{"file is empty"}},
+		{"gc percent", "log:", "gc: {percent: 5}\nlog:", []string{"gc.percent = 5: want 10 to 10000"}},
+		{"gc off without limit", "log:", "gc: {percent: -1}\nlog:", []string{"gc.percent = -1: want -1 only with gc.memoryLimitMB set"}},
+		{"profile without metrics", "log:", "profile: true\nlog:", []string{"profile = true: want false unless metrics is set"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := writeNet(t, channelYAML, strings.Replace(nodeYAML, tc.from, tc.to, 1))

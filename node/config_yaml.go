@@ -83,6 +83,14 @@ func (c *checker) bad(field string, value any, want string) {
 
 func (c *checker) err() error { return errors.Join(c.errs...) }
 
+// ReadYAML decodes the YAML file path strictly into out, which must point
+// to a struct: an unknown field is an error naming the file, the line, the
+// field and the fields allowed there. Errors wrap ErrConfig.
+func ReadYAML(path string, out any) error {
+	_, err := readYAML(path, out)
+	return err
+}
+
 // readYAML reads path and decodes it strictly into out, which must point to
 // a struct. It returns the document's node tree, for the lines of later
 // errors.

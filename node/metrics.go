@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/internal/latency"
 )
 
 // committerCollector exports a committer's Metrics snapshot to Prometheus
@@ -20,6 +22,7 @@ import (
 type committerCollector struct {
 	c       *committer.Committer
 	height  *prometheus.Desc
+	signed  *prometheus.Desc
 	blocks  *prometheus.Desc
 	txs     *prometheus.Desc
 	groups  *prometheus.Desc
@@ -37,18 +40,19 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 	return &committerCollector{
 		c:       c,
 		height:  d("height", "Blocks durably committed."),
+		signed:  d("signed_height", "The newest block with a verified orderer signature, plus one: blocks below it are covered by a signature (checkpoint channels sign only some)."),
 		blocks:  d("blocks_total", "Blocks committed since start."),
 		txs:     d("transactions_total", "Transactions committed since start, by validation code.", "code"),
 		groups:  d("group_commits_total", "Group commits (block store fsyncs)."),
 		refused: d("refused_blocks_total", "Blocks refused whole (chain, data hash or orderer signature)."),
-		stage:   d("stage_seconds", "Per-block time in each pipeline stage.", "stage"),
+		stage:   d("stage_seconds", "Per-block time in each pipeline stage: verify (received → signatures checked), validate (→ MVCC and state update, including the wait for earlier blocks), commit (→ durable and announced, including the wait for its group).", "stage"),
 		queued:  d("queued", "Work waiting in front of each stage.", "stage"),
 		overlay: d("overlay_keys", "Validated but not yet persisted keys held in memory."),
 	}
 }
 
 func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cc.height, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay} {
+	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay} {
 		ch <- d
 	}
 }
@@ -56,14 +60,15 @@ func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
 func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 	m := cc.c.Metrics()
 	ch <- prometheus.MustNewConstMetric(cc.height, prometheus.GaugeValue, float64(m.Height))
+	ch <- prometheus.MustNewConstMetric(cc.signed, prometheus.GaugeValue, float64(m.Signed))
 	ch <- prometheus.MustNewConstMetric(cc.blocks, prometheus.CounterValue, float64(m.Blocks))
 	for code, n := range m.ByCode {
 		ch <- prometheus.MustNewConstMetric(cc.txs, prometheus.CounterValue, float64(n), code)
 	}
 	ch <- prometheus.MustNewConstMetric(cc.groups, prometheus.CounterValue, float64(m.Groups))
 	ch <- prometheus.MustNewConstMetric(cc.refused, prometheus.CounterValue, float64(m.Refused))
-	for stage, sum := range map[string]float64{"verify": m.Stage1.Seconds(), "validate": m.Stage2.Seconds(), "commit": m.Stage3.Seconds()} {
-		ch <- prometheus.MustNewConstSummary(cc.stage, m.Blocks, sum, nil, stage)
+	for stage, h := range map[string]latency.Snapshot{"verify": m.VerifyLatency, "validate": m.ValidateLatency, "commit": m.CommitLatency} {
+		ch <- prometheus.MustNewConstHistogram(cc.stage, h.Count, h.Sum.Seconds(), h.Cumulative(), stage)
 	}
 	for stage, n := range map[string]int{"verify": m.QueuedVerify, "validate": m.QueuedValidate, "persist": m.QueuedPersist} {
 		ch <- prometheus.MustNewConstMetric(cc.queued, prometheus.GaugeValue, float64(n), stage)
@@ -78,8 +83,9 @@ type metricsServer struct {
 }
 
 // startMetrics serves the Go runtime, process and the given collectors on
-// addr; an empty addr serves nothing.
-func startMetrics(addr string, log *slog.Logger, cs ...prometheus.Collector) (*metricsServer, error) {
+// addr, and Go's profiles too when profile is set; an empty addr serves
+// nothing.
+func startMetrics(addr string, profile bool, log *slog.Logger, cs ...prometheus.Collector) (*metricsServer, error) {
 	if addr == "" {
 		return nil, nil
 	}
@@ -94,6 +100,13 @@ func startMetrics(addr string, log *slog.Logger, cs ...prometheus.Collector) (*m
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if profile {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	m := &metricsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, addr: lis.Addr().String()}
 	go func() {
 		if err := m.srv.Serve(lis); err != nil && err != http.ErrServerClosed {

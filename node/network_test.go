@@ -24,19 +24,32 @@ import (
 	"github.com/strand-ledger/strand/node"
 )
 
-// network is a running local network: one orderer and one peer per org,
+// network is a running local network: orderers and one peer per org,
 // all over mutual TLS on 127.0.0.1.
 type network struct {
-	layout  *localnet.Layout
-	ch      *node.ChannelConfig
-	peers   []*node.Peer
-	orderer *node.Orderer
+	layout   *localnet.Layout
+	ch       *node.ChannelConfig
+	peers    []*node.Peer
+	orderer  *node.Orderer // the first
+	orderers []*node.Orderer
+	configs  []*node.NodeConfig // of every node, in layout order
 }
 
-func startNetwork(t *testing.T) *network {
+func startNetwork(t *testing.T, orderers int) *network {
+	return startNetworkWith(t, orderers, nil)
+}
+
+// startNetworkWith is startNetwork with tune applied to every node's
+// config before it starts; the configs are kept in n.configs.
+func startNetworkWith(t *testing.T, orderers int, tune func(*node.NodeConfig)) *network {
+	return startNetworkSpec(t, localnet.Spec{Orgs: 2, Orderers: orderers,
+		Batch: node.BatchConfig{MaxTxs: 100, MaxBytes: 1 << 20, Timeout: 5 * time.Millisecond}}, tune)
+}
+
+// startNetworkSpec starts the network spec describes, in this process.
+func startNetworkSpec(t *testing.T, spec localnet.Spec, tune func(*node.NodeConfig)) *network {
 	t.Helper()
-	layout, err := localnet.Generate(t.TempDir(), localnet.Spec{Orgs: 2,
-		Batch: node.BatchConfig{MaxTxs: 100, MaxBytes: 1 << 20, Timeout: 5 * time.Millisecond}})
+	layout, err := localnet.Generate(t.TempDir(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,13 +63,21 @@ func startNetwork(t *testing.T) *network {
 			t.Fatal(err)
 		}
 		cfg.Metrics = "127.0.0.1:0"
+		cfg.Profile = nd.Role == identity.RolePeer
+		if tune != nil {
+			tune(cfg)
+		}
+		n.configs = append(n.configs, cfg)
 		switch nd.Role {
 		case identity.RoleOrderer:
 			o, err := node.StartOrderer(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			n.orderer = o
+			if n.orderer == nil {
+				n.orderer = o
+			}
+			n.orderers = append(n.orderers, o)
 			t.Cleanup(func() { o.Close() })
 		case identity.RolePeer:
 			p, err := node.StartPeer(cfg)
@@ -73,6 +94,12 @@ func startNetwork(t *testing.T) *network {
 // connect returns a client of the i-th org's client identity, talking to
 // that org's peer.
 func (n *network) connect(t *testing.T, i int) *client.Contract {
+	t.Helper()
+	return n.gateway(t, i).Contract(n.ch.Channel, smallbank.Name)
+}
+
+// gateway connects the i-th org's client identity to that org's peer.
+func (n *network) gateway(t *testing.T, i int) *client.Gateway {
 	t.Helper()
 	c := n.layout.Clients[i]
 	certPEM, err := os.ReadFile(c.Cert)
@@ -96,7 +123,7 @@ func (n *network) connect(t *testing.T, i int) *client.Contract {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
-	return gw.Contract(n.ch.Channel, smallbank.Name)
+	return gw
 }
 
 // TestNetwork runs Smallbank through a real network: clients of both orgs
@@ -106,7 +133,7 @@ func TestNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network")
 	}
-	n := startNetwork(t)
+	n := startNetwork(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	org1, org2 := n.connect(t, 0), n.connect(t, 1)
@@ -185,8 +212,25 @@ func TestNetwork(t *testing.T) {
 		}
 	}
 	// Every node serves Prometheus metrics.
-	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed", "strand_gateway_")
+	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed", "strand_gateway_", `strand_committer_stage_seconds_bucket{stage="verify",le="0.0001"}`, "strand_gateway_endorse_latency_seconds_bucket", "strand_gateway_commit_latency_seconds_count", "strand_committer_signed_height")
 	scrape(t, n.orderer.MetricsAddr(), "strand_orderer_blocks", "strand_blockstore_height")
+	// Profiles are served where asked for, and only there.
+	if code := httpStatus(t, n.peers[0].MetricsAddr(), "/debug/pprof/heap"); code != http.StatusOK {
+		t.Errorf("peer with profile: GET /debug/pprof/heap = %d, want 200", code)
+	}
+	if code := httpStatus(t, n.orderer.MetricsAddr(), "/debug/pprof/heap"); code != http.StatusNotFound {
+		t.Errorf("orderer without profile: GET /debug/pprof/heap = %d, want 404", code)
+	}
+}
+
+func httpStatus(t *testing.T, addr, path string) int {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 func scrape(t *testing.T, addr string, want ...string) {

@@ -1,13 +1,20 @@
 package node
 
 import (
+	"crypto/tls"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
 	"google.golang.org/grpc"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/orderer"
 )
 
-// Orderer is a running ordering node (single-node consenter).
+// Orderer is a running ordering node: the single-node consenter when the
+// channel has one orderer, a member of a Raft cluster when it has more.
 type Orderer struct {
 	base
 	Orderer *orderer.Orderer
@@ -33,29 +40,107 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.Orderer, err = orderer.New(orderer.Config{
-		Channel: ch.Channel, Registry: reg, Signer: signer, Batch: ch.OrdererBatch(), Store: o.Store, Log: o.log,
-		Genesis: ch.Genesis(),
-	}); err != nil {
-		return nil, err
-	}
-	serverTLS, _, err := LoadTLS(cfg, ch)
+	serverTLS, clientTLS, err := LoadTLS(cfg, ch)
 	if err != nil {
 		return nil, err
 	}
-	if err := o.serve(cfg.Listen, serverTLS, func(s *grpc.Server) {
-		api.RegisterOrdererServer(s, orderer.NewServer(o.Orderer))
+	raft, err := raftConfig(cfg, ch, clientTLS)
+	if err != nil {
+		return nil, err
+	}
+	if o.Orderer, err = orderer.New(orderer.Config{
+		Channel: ch.Channel, Registry: reg, Signer: signer, Batch: ch.OrdererBatch(), Checkpoints: ch.OrdererCheckpoints(), Store: o.Store, Log: o.log,
+		Genesis: ch.Genesis(), Raft: raft,
 	}); err != nil {
 		return nil, err
 	}
-	if o.metrics, err = startMetrics(cfg.Metrics, o.log,
+	if err := o.serve(cfg.Listen, serverTLS, api.MaxBlockMessage, func(s grpc.ServiceRegistrar) {
+		api.RegisterOrdererServer(s, orderer.NewServer(o.Orderer))
+		orderer.RegisterCluster(s, o.Orderer)
+		orderer.RegisterAdmin(s, o.Orderer)
+	}); err != nil {
+		return nil, err
+	}
+	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, o.log,
 		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
 		NewStructCollector("blockstore", func() any { return o.Store.Stats() }),
 	); err != nil {
 		return nil, err
 	}
-	o.log.Info("orderer started", "listen", o.Addr, "height", o.Orderer.Height(), "channel", ch.Channel)
+	consensus := "single node"
+	if raft != nil {
+		consensus = fmt.Sprintf("raft member %d of %d", raft.ID, len(raft.Peers))
+	}
+	o.log.Info("orderer started", "listen", o.Addr, "height", o.Orderer.Height(), "channel", ch.Channel, "consensus", consensus)
 	return o, nil
+}
+
+// raftConfig makes this orderer a Raft member when the channel lists more
+// than one orderer, nil otherwise. Raft ids are positions in
+// ChannelConfig.Orderers() plus one: the same on every member, and stable
+// while orderers are only ever added at the end of the list.
+func raftConfig(cfg *NodeConfig, ch *ChannelConfig, clientTLS *tls.Config) (*orderer.RaftConfig, error) {
+	eps := ch.Orderers()
+	if len(eps) < 2 && cfg.Join == "" {
+		return nil, nil
+	}
+	rc := &orderer.RaftConfig{Dir: filepath.Join(cfg.DataDir, "raft"), ClientTLS: clientTLS}
+	for i, ep := range eps {
+		id := uint64(i + 1)
+		rc.Peers = append(rc.Peers, orderer.RaftPeer{ID: id, Org: ep.Org, Name: ep.Name, Address: ep.Cluster})
+		if ep.Name == cfg.Name && ep.Org == cfg.Org {
+			rc.ID = id
+		}
+	}
+	if cfg.Join != "" {
+		if err := joinConfig(cfg, ch, rc); err != nil {
+			return nil, err
+		}
+	}
+	if rc.ID == 0 {
+		return nil, fmt.Errorf("%w: %s: orderer %q of org %s is not among the channel's orderers (%s), so it cannot join their Raft cluster",
+			ErrConfig, cfg.file, cfg.Name, cfg.Org, ordererNames(eps))
+	}
+	return rc, nil
+}
+
+// joinConfig reads the config update that added this orderer (node
+// config join) and sets RaftConfig.ID and Join from it.
+func joinConfig(cfg *NodeConfig, ch *ChannelConfig, rc *orderer.RaftConfig) error {
+	if len(rc.Peers) < 2 {
+		return fmt.Errorf("%w: %s: join: channel %q has a single-node orderer; only a Raft ordering service (two or more orderers) takes new orderers",
+			ErrConfig, cfg.file, ch.Channel)
+	}
+	raw, err := os.ReadFile(cfg.Join)
+	if err != nil {
+		return fmt.Errorf("%w: %s: join: %w", ErrConfig, cfg.file, err)
+	}
+	_, u, err := api.DecodeConfigEnvelope(raw)
+	if err != nil {
+		return fmt.Errorf("%w: %s: join: %s: %w", ErrConfig, cfg.file, cfg.Join, err)
+	}
+	if u.Channel != ch.Channel {
+		return fmt.Errorf("%w: %s: join: %s updates channel %q, this orderer's channel is %q", ErrConfig, cfg.file, cfg.Join, u.Channel, ch.Channel)
+	}
+	rc.ID, rc.Join = 0, nil
+	for _, o := range u.Orderers {
+		rc.Join = append(rc.Join, orderer.RaftPeer{ID: o.ID, Org: o.Org, Name: o.Name, Address: o.Address})
+		if o.Org == cfg.Org && o.Name == cfg.Name {
+			rc.ID = o.ID
+		}
+	}
+	if rc.ID == 0 {
+		return fmt.Errorf("%w: %s: join: the update in %s does not name orderer %s/%s", ErrConfig, cfg.file, cfg.Join, cfg.Org, cfg.Name)
+	}
+	return nil
+}
+
+func ordererNames(eps []OrdererEndpoint) string {
+	names := make([]string, len(eps))
+	for i, ep := range eps {
+		names[i] = ep.Org + "/" + ep.Name
+	}
+	return strings.Join(names, ", ")
 }
 
 // Close stops serving, persists what is pending and closes the log.

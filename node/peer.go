@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,15 +16,20 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contracts/empty"
 	"github.com/strand-ledger/strand/contracts/fixedasset"
+	"github.com/strand-ledger/strand/contracts/kmeans"
 	"github.com/strand-ledger/strand/contracts/kv"
+	"github.com/strand-ledger/strand/contracts/scm"
 	"github.com/strand-ledger/strand/contracts/simple"
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
+	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"github.com/strand-ledger/strand/ledger/statedb/memdb"
-	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/mux"
+	"github.com/strand-ledger/strand/orderer"
 )
 
 // Builtins are the contracts this binary can run, by name.
@@ -31,6 +38,9 @@ var Builtins = map[string]func() contract.Contract{
 	kv.Name:         kv.New,
 	fixedasset.Name: fixedasset.New,
 	simple.Name:     simple.New,
+	kmeans.Name:     kmeans.New,
+	scm.Name:        scm.New,
+	empty.Name:      empty.New,
 }
 
 // Peer is a running peer: ledger, committer, endorser, gateway, and the
@@ -40,8 +50,9 @@ type Peer struct {
 	Committer *committer.Committer
 	State     statedb.DB
 
-	conns  []*grpc.ClientConn
-	cancel context.CancelFunc
+	channel string
+	conns   []*mux.Conn
+	cancel  context.CancelFunc
 }
 
 // StartPeer starts the peer a node config describes. The returned peer
@@ -57,14 +68,15 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.State, err = openState(cfg); err != nil {
-		return nil, err
-	}
-	comCh, err := ch.Committer()
+	p.channel = ch.Channel
+	opts, err := cfg.CommitterOptions()
 	if err != nil {
 		return nil, err
 	}
-	opts, err := cfg.CommitterOptions()
+	if p.State, err = openState(cfg, p.Store.Height(), p.Store.Base().Height, p.log); err != nil {
+		return nil, err
+	}
+	comCh, err := ch.Committer()
 	if err != nil {
 		return nil, err
 	}
@@ -91,14 +103,25 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		return nil, err
 	}
 	creds := grpc.WithTransportCredentials(credentials.NewTLS(clientTLS))
-	var orderers []api.OrdererClient
-	for _, o := range ch.Orderers() {
-		conn, err := p.dial(o.Address, creds)
+	// Every peer prefers a different orderer (its position among the
+	// channel's peers, modulo the orderers), so that submissions and block
+	// streams spread over a Raft cluster; the rest follow as failovers.
+	// The set starts from the channel file and follows config blocks
+	// (ordererBook), those already stored first.
+	eps := ch.Orderers()
+	book := newOrdererBook(ch.Channel, comCh.Registry, peerIndex(ch, cfg)%len(eps), func(name, addr string) (api.OrdererClient, error) {
+		conn, err := p.dial(addr, creds)
 		if err != nil {
 			return nil, err
 		}
-		orderers = append(orderers, api.NewOrdererClient(conn))
+		// Concurrent submissions go to the orderer in batches.
+		return gateway.BatchSubmits(named(name, api.NewOrdererClient(conn))), nil
+	}, p.log)
+	if err := book.set(eps); err != nil {
+		return nil, err
 	}
+	book.replay(p.Store)
+	orderers := book.Orderers()
 	remote := map[string][]api.EndorserClient{}
 	for _, org := range comCh.Registry.Orgs() {
 		if org == cfg.Org {
@@ -114,18 +137,18 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}
 	gw, err := gateway.New(gateway.Config{
 		Channel: ch.Channel, LocalOrg: cfg.Org, Local: e, Remote: remote, Policies: comCh.Policies,
-		Orderers: orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
+		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := p.serve(cfg.Listen, serverTLS, func(s *grpc.Server) {
+	if err := p.serve(cfg.Listen, serverTLS, 0, func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, gw)
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(e))
 	}); err != nil {
 		return nil, err
 	}
-	if p.metrics, err = startMetrics(cfg.Metrics, p.log,
+	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, p.log,
 		NewCommitterCollector(p.Committer),
 		NewStructCollector("endorser", func() any { return e.Metrics() }),
 		NewStructCollector("gateway", func() any { return gw.Metrics() }),
@@ -138,7 +161,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		if err := Follow(ctx, orderers, ch.Channel, p.Committer, p.log); err != nil && !errors.Is(err, context.Canceled) {
+		if err := Follow(ctx, book.Orderers, ch.Channel, p.Committer, DefaultStallAfter, p.log, book.observe); err != nil && !errors.Is(err, context.Canceled) {
 			p.log.Error("following the ordering service stopped", "err", err)
 		}
 	}()
@@ -146,14 +169,37 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	return p, nil
 }
 
-func openState(cfg *NodeConfig) (statedb.DB, error) {
-	switch cfg.StateDB.Backend {
-	case "memory":
-		return memdb.New(), nil
-	case "pebble", "":
-		return pebbledb.Open(filepath.Join(cfg.DataDir, "state"), cfg.PebbleOptions())
+// openState opens the state database. A savepoint above the block
+// store's height can only follow a machine crash with relaxed durability
+// (the state database kept writes the block store lost, see committer's
+// "Durability"): the state is then rebuilt from the block store, whose
+// blocks carry their validation codes, and the peer fetches the rest from
+// the ordering service as usual. A block store that starts at a snapshot
+// base cannot rebuild the state, so that case is refused instead.
+func openState(cfg *NodeConfig, height, base uint64, log *slog.Logger) (statedb.DB, error) {
+	dir := filepath.Join(cfg.DataDir, "state")
+	db, err := backend.Open(cfg.StateDB.Backend, dir, cfg.StateDB.Options())
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("node: stateDB.backend %q: want pebble or memory", cfg.StateDB.Backend)
+	sp, err := db.Savepoint()
+	if err != nil || sp <= height || cfg.Pipeline.Durability != "relaxed" || cfg.StateDB.Backend == "memory" {
+		return db, err
+	}
+	if base > 0 {
+		db.Close()
+		return nil, fmt.Errorf("node: the state database (savepoint %d) is ahead of the block store (height %d), which starts at block %d from a snapshot "+
+			"and so cannot rebuild it: join this peer from a snapshot again, with a fresh data directory", sp, height, base)
+	}
+	log.Warn("the state database is ahead of the block store (a machine crash with relaxed durability); rebuilding the state from the block store",
+		"savepoint", sp, "height", height)
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("node: removing the state database to rebuild it: %w", err)
+	}
+	return backend.Open(cfg.StateDB.Backend, dir, cfg.StateDB.Options())
 }
 
 // builtinContracts instantiates the contracts the channel defines.
@@ -175,11 +221,30 @@ func builtinContracts(ch *ChannelConfig) (map[string]contract.Contract, error) {
 	return out, nil
 }
 
-func (p *Peer) dial(addr string, creds grpc.DialOption) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(addr, creds)
+// dial connects to another node; unary calls go over one api.Mux stream.
+// peerIndex is the position of the configured peer among the channel's
+// peers, in the channel file's order; 0 if it is not listed.
+func peerIndex(ch *ChannelConfig, cfg *NodeConfig) int {
+	i := 0
+	for _, o := range ch.Orgs {
+		for _, pe := range o.Peers {
+			if o.ID == cfg.Org && pe.Name == cfg.Name {
+				return i
+			}
+			i++
+		}
+	}
+	return 0
+}
+
+func (p *Peer) dial(addr string, creds grpc.DialOption) (*mux.Conn, error) {
+	// Blocks from orderers can be far larger than gRPC's 4 MiB default.
+	opts := append(grpctune.DialOptions(), creds, orderer.Redial, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(api.MaxBlockMessage)))
+	cc, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("node: connecting to %s: %w", addr, err)
 	}
+	conn := mux.NewConn(cc)
 	p.conns = append(p.conns, conn)
 	return conn, nil
 }

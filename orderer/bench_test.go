@@ -26,7 +26,20 @@ func BenchmarkOrdering(b *testing.B) {
 	})
 }
 
-func benchOrdering(b *testing.B, submit func(*Orderer, []byte) error) {
+// BenchmarkOrderingRaft1 is BenchmarkOrdering on a one-member Raft
+// cluster: what Raft (a proposal, its log fsync, apply) adds when there
+// is nobody to replicate to. The single-node orderer does not pay it.
+func BenchmarkOrderingRaft1(b *testing.B) {
+	dir := b.TempDir()
+	benchOrdering(b, func(o *Orderer, raw []byte) error {
+		return o.enqueue(context.Background(), admitted{raw: raw, id: "bench"})
+	}, func(c *Config) {
+		c.Raft = &RaftConfig{ID: 1, Dir: dir, TickInterval: 10 * time.Millisecond,
+			Peers: []RaftPeer{{ID: 1, Org: "OrdererOrg", Name: "orderer0"}}}
+	})
+}
+
+func benchOrdering(b *testing.B, submit func(*Orderer, []byte) error, tune ...func(*Config)) {
 	n := newTestNet(b)
 	pool := make([][]byte, 512)
 	for i := range pool {
@@ -34,9 +47,18 @@ func benchOrdering(b *testing.B, submit func(*Orderer, []byte) error) {
 	}
 	store := openStore(b, b.TempDir())
 	defer store.Close()
-	o, err := New(n.config(store, BatchConfig{}))
+	cfg := n.config(store, BatchConfig{})
+	for _, f := range tune {
+		f(&cfg)
+	}
+	o, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
+	}
+	if o.raft != nil { // wait for the one member to elect itself
+		for o.raft.leader.Load() == 0 {
+			time.Sleep(time.Millisecond)
+		}
 	}
 	b.SetBytes(int64(len(pool[0])))
 	b.ReportAllocs()
@@ -72,4 +94,45 @@ func benchOrdering(b *testing.B, submit func(*Orderer, []byte) error) {
 	b.ReportMetric(m.AvgBlockTxs(), "txs/block")
 	b.ReportMetric(m.BlocksPerAppend(), "blocks/fsync")
 	b.ReportMetric(float64(m.Refused.Overloaded)/float64(b.N), "retries/tx")
+}
+
+// BenchmarkLatency measures one transaction at a time in stream mode:
+// enqueue, then wait until its block is stored. ns/op is the ordering
+// latency without load; the Raft1 variant adds Raft's proposal, log fsync
+// and apply for a one-member cluster.
+func BenchmarkLatency(b *testing.B) { benchLatency(b, nil) }
+
+func BenchmarkLatencyRaft1(b *testing.B) {
+	dir := b.TempDir()
+	benchLatency(b, &RaftConfig{ID: 1, Dir: dir, TickInterval: 10 * time.Millisecond,
+		Peers: []RaftPeer{{ID: 1, Org: "OrdererOrg", Name: "orderer0"}}})
+}
+
+func benchLatency(b *testing.B, rc *RaftConfig) {
+	n := newTestNet(b)
+	raw, _ := n.tx(b, "key")
+	store := openStore(b, b.TempDir())
+	defer store.Close()
+	cfg := n.config(store, BatchConfig{Mode: ModeStream})
+	cfg.Raft = rc
+	o, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer o.Close()
+	for o.raft != nil && o.raft.leader.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		wake := o.notify.wait()
+		h := store.Height()
+		if err := o.enqueue(context.Background(), admitted{raw: raw, id: "bench"}); err != nil {
+			b.Fatal(err)
+		}
+		for store.Height() == h {
+			<-wake
+			wake = o.notify.wait()
+		}
+	}
 }

@@ -1,8 +1,9 @@
 // Package orderer is strand's ordering service for one channel: it admits
 // signed transactions, cuts them into blocks, hash-chains and signs the
-// blocks, persists them, and delivers them to peers. This is the
-// single-node orderer; Raft replication comes later and will slot in
-// between the cutter and the store.
+// blocks, persists them, and delivers them to peers. With Config.Raft
+// nil it is a single-node orderer; with Config.Raft set it is one member
+// of a Raft cluster (see "Raft" below), and Raft slots in between the
+// cutter and seal.
 //
 //	Submit (caller's goroutine, all cores): decode, channel, creator, signature
 //	   │ bounded queue (Config.Queue; full → ErrOverloaded, never blocks)
@@ -70,13 +71,195 @@
 //     store's index, and peers overwrite them.
 //   - A block is visible (Height, Deliver) only after Store.Append has
 //     returned, i.e. after its fsync: nothing delivered is lost in a crash.
-//   - Durability: Submit returning nil means admitted, not durable. A
+//     A Raft member appends without the fsync (AppendNoSync): what it
+//     delivers is determined by its Raft log, fsynced on a majority before
+//     the block was applied, so a machine crash that cuts blocks off the
+//     store's tail is repaired by applying those entries again, to the
+//     same headers; the store is synced before the log is compacted. This
+//     takes one fsync per block off each member's commit path.
+//   - Durability: Submit returning nil means admitted, not durable
+//     (with Raft: admitted at the leader, not committed). A
 //     transaction is durable once its block is appended; a crash before
 //     that loses it, and the client, which learns of commits from the
 //     peers, resubmits. Close persists everything admitted before it.
 //   - A storage failure is sticky: the orderer stops storing (ErrFailed
 //     from Submit, Close returns it) and must be restarted; New resumes
 //     from what the store holds.
+//
+// # Raft
+//
+// A cluster member runs the same pipeline with one more goroutine, the
+// Raft loop (raft.go), which alone drives an etcd raft.RawNode:
+//
+//	Submit ── follower: forward to the leader (Cluster.Forward) ──┐
+//	   │ leader                                                   ▼
+//	loop (Cutter, leader only in effect) ── cut batch ──▶ Raft loop: Propose
+//	                                                         │ Ready: 1 log.Save (fsync)
+//	                                                         │        2 send messages
+//	                                                         │        3 apply committed entries
+//	                                                         │        4 Advance
+//	                                                         ▼
+//	seal (this member's signature) ──▶ persist (BlockStore) ──▶ Deliver
+//
+// In detail:
+//
+//   - Storage: package raftlog (one CRC-framed file, fsync per Ready,
+//     torn tails truncated on open). A Raft snapshot is only "block height
+//     and the last block's hash": the blocks are durable in every member's
+//     BlockStore. Every RaftConfig.SnapshotEntries applied entries whose
+//     blocks are stored, the member snapshots and compacts its log,
+//     keeping KeepEntries behind. A member that receives a snapshot it is
+//     behind fetches the missing blocks from the other members' Deliver
+//     (catchup.go), checking each as a peer would, in order with the rest
+//     of the pipeline.
+//   - Cutting: only the leader receives transactions (followers forward),
+//     so only its Cutter cuts. Each batch becomes one log entry holding the
+//     transactions and their tx ids, plus the proposer, its term and a
+//     sequence number (raftentry.go); it holds no block number or previous
+//     hash.
+//   - Numbering: every committed entry with a batch becomes exactly one
+//     block, numbered by its position among the applied batch entries (from
+//     the snapshot's height, or the genesis block), and linked to the block
+//     before it. So the header (number, previous hash, data hash) of every
+//     block is a function of the committed log alone and identical on every
+//     member, whoever cut it and whatever leader changes happened: an entry
+//     can never be "proposed against an old height", because it names none.
+//     seal checks the number the Raft loop assigned against its own count.
+//     An entry that does not decode is skipped by every member alike.
+//   - Leader change: proposals that were not committed are lost with the
+//     old leader's term and never re-proposed (re-proposing could commit a
+//     transaction twice); their clients, who learn of commits from the
+//     peers, resubmit. Transactions still in a deposed leader's Cutter are
+//     cut and proposed later, and raft forwards the proposal to the new
+//     leader. Peers' tx-id check remains the last guard against duplicates.
+//   - Signing: each member signs the header hash of each block with its own
+//     Signer in its seal stage (off the Raft loop); peers accept a block
+//     signed by any orderer of the channel, so blocks differ between
+//     members only in that signature.
+//   - Follower Submit: admitted (decoded, creator and signature checked)
+//     on the follower, so the crypto spreads over every member, then
+//     forwarded to the leader over the Cluster service, which queues it
+//     without checking again. Forwarding, rather than answering 503 with
+//     the leader's name, lets clients and peers use any orderer without
+//     knowing the leader. With no leader known Submit returns
+//     ErrUnavailable (503): retry.
+//   - Transport (transport.go): the Cluster gRPC service on the orderer's
+//     own server and mutual-TLS listener. Each caller's TLS certificate
+//     must be an orderer-role certificate of the channel (Registry.Member)
+//     whose org and CN name one of RaftConfig.Peers; each Raft message's
+//     From must be that member's id and To this one; otherwise the stream
+//     is refused (PermissionDenied) and the refusal logged with the sender
+//     and reason. Messages of a term older than this member's are dropped
+//     and counted. Sends never block the Raft loop (a full queue drops the
+//     message, which Raft tolerates).
+//   - Leader transfer (admin.go): the Admin service's TransferLeader,
+//     for an orderer org's admin (its mutual-TLS client certificate),
+//     calls raft's TransferLeader at any member (a follower passes the
+//     request to the leader, so the transport accepts a MsgTransferLeader
+//     whose From is another member) and waits until that member sees the
+//     new leader. Raft refuses proposals while a transfer is under way;
+//     the leader holds the batches it cuts meanwhile (raftNode.held: in
+//     no log, so never proposed twice) and proposes them once a leader is
+//     known, so a transfer loses no admitted transaction.
+//   - Bad input (refuse.go): every refusal is counted by kind
+//     (RaftMetrics.RefusedBy: not_member, wrong_sender, malformed,
+//     bad_block) and logged with the sender and the reason, but within a
+//     per-kind budget (10 lines, then one a second; the next line says how
+//     many were suppressed), so a flood cannot fill the disk. A block
+//     fetched in catch-up must be the next one, link to the stored chain,
+//     match its data hash and carry a valid signature of an orderer of
+//     the channel; otherwise it is refused (bad_block), nothing is
+//     stored, and catch-up moves to the next member.
+//   - Stream mode: "free" means this member has no proposal in flight (all
+//     applied, or lost with their term, or older than two election
+//     timeouts).
+//   - Close stops admitting, cuts what is pending, and gives this member's
+//     last proposals one election timeout to commit; what is not committed
+//     by then is lost (resubmitted by clients).
+//   - Metrics.Raft: leader, term, commit and applied index, leader changes,
+//     proposal latency (proposal to apply, own proposals; a histogram),
+//     forwarded submissions, refusals, snapshots, catch-up blocks, and the
+//     log's fsync latency (raftlog.Stats, a histogram). Leader changes are
+//     logged at info with the previous leader, the new one, the term and
+//     the cause as far as this member can tell (leaderChangeCause): a
+//     leader transfer (seen as MsgTimeoutNow, or vote requests carrying
+//     raft's transfer context), check-quorum (a leader stepping down in
+//     its own term), an election timeout (this member campaigning), or an
+//     election started elsewhere.
+//
+// # Config updates: adding and removing orderers
+//
+// The channel's orderer set changes by config updates (api/config.go,
+// config.go, raftconf.go), one orderer added or removed per update:
+//
+//   - Format: an api.ConfigEnvelope: the exact bytes of an
+//     api.ConfigUpdate {channel, sequence, the complete new orderer set
+//     with Raft ids} and admins' signatures over those bytes, encoded as
+//     api.ConfigMagic + JSON (never confused with a Transaction).
+//   - Policy: valid signatures of admins of a majority of the channel's
+//     orgs, peer and orderer orgs alike (config.go says why this and not
+//     Fabric's /Channel/Orderer/Admins MAJORITY).
+//   - Ordering: Submit admits it like a transaction (checked against this
+//     member's config state; a follower forwards it); the loop cuts it
+//     alone; the leader checks it again and proposes it as a raft
+//     ConfChange (AddNode/RemoveNode) whose Context is the envelope. raft
+//     takes one change at a time; another proposed meanwhile becomes an
+//     empty entry, and its admins submit it again.
+//   - Apply: every member checks the committed envelope against the same
+//     config state (sequence, one change, ids never reused, policy; no
+//     clock is read, so all decide alike; a refused one is applied to raft
+//     as a no-op), then applies the ConfChange, moves to the next config
+//     state (kept in snapshots, so restarts and snapshot-installing
+//     members know it), updates the transport's member set, and hands seal
+//     a config block: the envelope as the block's only transaction,
+//     numbered like any block entry, so every member's chain stays
+//     identical.
+//   - Joining: the new orderer starts with RaftConfig.Join, the update's
+//     orderer set: it does not bootstrap and waits for the leader, which
+//     sends it the log or a snapshot (then catch-up fetches the blocks).
+//   - Removal: a removed member stops ordering once it applies its
+//     removal (Submit: ErrRemoved; Deliver still serves its blocks). If it
+//     never learns the commit (the leader stops replicating to a member
+//     once its removal applies), the others refuse its messages with the
+//     update as evidence (removedError); it checks the update against its
+//     own config state and stops. A leader asked to remove itself first
+//     hands leadership to its most up-to-date follower and proposes the
+//     update there (else, stopping at once, it could leave the others
+//     unaware of the commit: a two-member cluster could never elect
+//     again); StepDownOnRemoval stays as the backstop.
+//   - Peers (node/orderers.go) adopt the orderer set of each config block
+//     whose update verifies (VerifyConfigEnvelope) and is next in
+//     sequence, for their block stream's failover and their gateway's
+//     submissions.
+//
+// A one-member cluster works (no TLS needed), but the single-node orderer
+// stays the choice for one orderer: Raft adds a log fsync per batch (see
+// BenchmarkLatencyRaft1 and BenchmarkOrderingRaft1).
+//
+// # Starting a cluster member (for node/)
+//
+// For each orderer of a channel whose OrdererOrgs list more than one
+// orderer, node/ should:
+//
+//  1. Give every orderer of ChannelConfig.Orderers() a Raft id that never
+//     changes and is the same in every member's view: the position in
+//     ChannelConfig.Orderers() plus one works while the list only grows at
+//     the end. Build RaftConfig.Peers from them: {ID, Org, Name (the
+//     certificate CN, which IssueTLS and Issue both set to the orderer's
+//     name), Address}.
+//  2. Build the TLS configs with LoadTLS(cfg, ch): the server config for
+//     the gRPC server as today, the client config as RaftConfig.ClientTLS.
+//  3. Open the BlockStore as today; choose RaftConfig.Dir as a sibling of
+//     the block store directory (e.g. <data>/raft), never shared.
+//  4. orderer.New(orderer.Config{..., Raft: &orderer.RaftConfig{ID, Peers,
+//     Dir, ClientTLS}}) with the same Genesis and Batch on every member.
+//  5. On the same grpc.Server: api.RegisterOrdererServer(s,
+//     orderer.NewServer(o)), orderer.RegisterCluster(s, o) and
+//     orderer.RegisterAdmin(s, o); then serve.
+//     New may run before the server listens: members retry their peers.
+//  6. Export o.Metrics() as today (Metrics.Raft becomes
+//     strand_orderer_raft_*). On shutdown: stop the gRPC server, then
+//     o.Close(), then close the BlockStore.
 //
 // # Caller's duties
 //

@@ -26,6 +26,10 @@ var (
 	ErrOverloaded = errors.New("orderer: overloaded")
 	// ErrClosed: the orderer is closed or closing. Status 503.
 	ErrClosed = errors.New("orderer: closed")
+	// ErrUnavailable: a Raft member cannot order now: no leader is known
+	// (an election is under way), or the leader could not be reached.
+	// Retry, here or at another orderer. Status 503.
+	ErrUnavailable = errors.New("orderer: unavailable")
 	// ErrFailed: the orderer stopped after its block store failed; it
 	// orders nothing more until restarted. Status 503.
 	ErrFailed = errors.New("orderer: failed")

@@ -27,6 +27,8 @@ type testNet struct {
 	orderer                         *identity.Signer
 	foreignClient, unknownOrgClient *identity.Signer
 	nonce                           atomic.Uint64
+	// CAs, to issue more identities (Raft cluster tests).
+	org1CA, ordererCA *identity.CA
 }
 
 func newTestNet(t testing.TB) *testNet {
@@ -66,6 +68,8 @@ func newTestNet(t testing.TB) *testNet {
 		orderer:          issue(ord, "orderer0", identity.RoleOrderer, identity.ECDSAP256),
 		foreignClient:    issue(foreign, "mallory", identity.RoleClient, identity.ECDSAP256),
 		unknownOrgClient: issue(unknown, "eve", identity.RoleClient, identity.ECDSAP256),
+		org1CA:           org1,
+		ordererCA:        ord,
 	}
 }
 

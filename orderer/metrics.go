@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/strand-ledger/strand/internal/latency"
+	"github.com/strand-ledger/strand/orderer/raftlog"
 )
 
 // Metrics is a snapshot of the orderer's activity since New.
@@ -22,6 +25,64 @@ type Metrics struct {
 	Fsyncs      uint64
 	AppendTotal time.Duration // time spent in Append
 	Delivered   uint64        // blocks sent by Deliver
+	Signed      uint64        // blocks this orderer signed: all, or the checkpoints
+	// Raft is the consensus side of a cluster member; nil for a single
+	// node.
+	Raft *RaftMetrics
+}
+
+// RaftMetrics is a snapshot of a Raft member's consensus activity.
+type RaftMetrics struct {
+	ID            uint64 `metric:"gauge"` // this member's Raft id
+	Leader        uint64 `metric:"gauge"` // the leader's id as last known; 0 if none
+	Term          uint64 `metric:"gauge"`
+	Commit        uint64 `metric:"gauge"` // commit index
+	Applied       uint64 `metric:"gauge"` // applied index
+	LeaderChanges uint64 `metric:"counter"`
+	Proposals     uint64 // batches proposed (this member's cuts, as leader)
+	Dropped       uint64 // proposals raft refused (no leader): their clients resubmit
+	// ProposalLatency is the time from proposal to apply of this
+	// member's own proposals: Raft replication plus the log fsyncs.
+	ProposalsApplied   uint64
+	ProposalLatency    time.Duration // total
+	ProposalLatencyMax time.Duration
+	// Proposal is the distribution of that latency (exported as the
+	// histogram strand_orderer_raft_proposal_seconds).
+	Proposal     latency.Snapshot
+	ForwardedOut uint64 // transactions this follower forwarded to the leader
+	ForwardedIn  uint64 // transactions the leader took from followers
+	SendErrors   uint64 // failed sends to other members
+	SendDropped  uint64 // messages dropped because a member's queue was full
+	Refused      uint64 `metric:"counter"` // callers, messages and fetched blocks refused, all kinds
+	// RefusedBy counts refusals by kind: not_member (the TLS certificate
+	// is no member orderer), wrong_sender (a message's From or To),
+	// malformed (bytes that do not decode), bad_block (a catch-up block
+	// that is not the next one, breaks the hash chain, or lacks an
+	// orderer's valid signature).
+	RefusedBy     map[string]uint64 `metric:"counter"`
+	StaleTerm     uint64            // messages dropped for an older term
+	Snapshots     uint64            // log compactions here
+	SnapshotsIn   uint64            // snapshots installed from the leader
+	CatchUpBlocks uint64            // blocks fetched from other members
+	WAL           raftlog.Stats
+	// ConfigSeq is the number of config updates the channel has applied
+	// (as of this member), Orderers the size of its orderer set, and
+	// ConfigUpdates the updates this member applied since it started.
+	ConfigSeq     uint64 `metric:"gauge"`
+	Orderers      int    `metric:"gauge"`
+	ConfigUpdates uint64 `metric:"counter"`
+}
+
+// String renders the Raft metrics on one line.
+func (r RaftMetrics) String() string {
+	var avg time.Duration
+	if r.ProposalsApplied > 0 {
+		avg = r.ProposalLatency / time.Duration(r.ProposalsApplied)
+	}
+	return fmt.Sprintf("raft node %d: leader %d, term %d, commit %d, applied %d, %d leader changes; %d proposals (%d applied, avg %s, p99 ≤%s, max %s, %d dropped); "+
+		"forwarded %d out, %d in; %d send errors, %d dropped; %d refused, %d stale; %d snapshots, %d installed, %d blocks fetched; wal: %s",
+		r.ID, r.Leader, r.Term, r.Commit, r.Applied, r.LeaderChanges, r.Proposals, r.ProposalsApplied, avg, r.Proposal.Quantile(0.99), r.ProposalLatencyMax, r.Dropped,
+		r.ForwardedOut, r.ForwardedIn, r.SendErrors, r.SendDropped, r.Refused, r.StaleTerm, r.Snapshots, r.SnapshotsIn, r.CatchUpBlocks, r.WAL)
 }
 
 // Refused counts refused Submit calls by reason.
@@ -31,12 +92,13 @@ type Refused struct {
 	Forbidden    uint64 // 403: unknown org, bad certificate, wrong role, expired, bad signature
 	Overloaded   uint64 // 429
 	Closed       uint64 // 503: closed or failed
+	Unavailable  uint64 // 503: Raft: no leader, or the leader unreachable
 	Context      uint64 // the caller's context was done
 }
 
 // Total returns the number of refusals.
 func (r Refused) Total() uint64 {
-	return r.Malformed + r.WrongChannel + r.Forbidden + r.Overloaded + r.Closed + r.Context
+	return r.Malformed + r.WrongChannel + r.Forbidden + r.Overloaded + r.Closed + r.Unavailable + r.Context
 }
 
 // AvgBlockTxs returns the mean transactions per block (0 if none).
@@ -66,10 +128,14 @@ func (m Metrics) String() string {
 		avgBytes = m.TxBytes / m.Blocks
 	}
 	r := m.Refused
-	return fmt.Sprintf("submitted %d, admitted %d, refused %d (malformed %d, wrong channel %d, forbidden %d, overloaded %d, closed %d, context %d); "+
-		"queued %d; height %d; %d blocks of %d txs (avg %.1f txs, %d B); %d appends (%.1f blocks each, avg %s), %d fsyncs; %d blocks delivered",
-		m.Submitted, m.Admitted, r.Total(), r.Malformed, r.WrongChannel, r.Forbidden, r.Overloaded, r.Closed, r.Context,
-		m.Queued, m.Height, m.Blocks, m.Txs, m.AvgBlockTxs(), avgBytes, m.Appends, m.BlocksPerAppend(), avgAppend, m.Fsyncs, m.Delivered)
+	s := fmt.Sprintf("submitted %d, admitted %d, refused %d (malformed %d, wrong channel %d, forbidden %d, overloaded %d, closed %d, unavailable %d, context %d); "+
+		"queued %d; height %d; %d blocks of %d txs (avg %.1f txs, %d B), %d signed; %d appends (%.1f blocks each, avg %s), %d fsyncs; %d blocks delivered",
+		m.Submitted, m.Admitted, r.Total(), r.Malformed, r.WrongChannel, r.Forbidden, r.Overloaded, r.Closed, r.Unavailable, r.Context,
+		m.Queued, m.Height, m.Blocks, m.Txs, m.AvgBlockTxs(), avgBytes, m.Signed, m.Appends, m.BlocksPerAppend(), avgAppend, m.Fsyncs, m.Delivered)
+	if m.Raft != nil {
+		s += "; " + m.Raft.String()
+	}
+	return s
 }
 
 // counters are the live metrics.
@@ -79,7 +145,33 @@ type counters struct {
 	refusedOverloaded, refusedClosed, refusedCtx       atomic.Uint64
 	blocks, txs, txBytes, appends, delivered           atomic.Uint64
 	appendNanos                                        atomic.Int64
+	refusedUnavailable                                 atomic.Uint64
+	signed                                             atomic.Uint64
+
+	// Raft
+	leaderChanges, proposals, proposalsDropped, proposalsApplied atomic.Uint64
+	proposalNanos, proposalMax                                   atomic.Int64
+	proposalHist                                                 latency.Histogram
+	forwardedOut, forwardedIn                                    atomic.Uint64
+	raftSendErrors, raftDropped, raftStale                       atomic.Uint64
+	raftRefused                                                  [nRefusals]atomic.Uint64
+	snapshots, snapshotsIn, catchUpBlocks                        atomic.Uint64
+	configUpdates                                                atomic.Uint64
 }
+
+func (c *counters) proposalLatency(d time.Duration) {
+	c.proposalsApplied.Add(1)
+	c.proposalHist.Record(d)
+	c.proposalNanos.Add(int64(d))
+	for {
+		m := c.proposalMax.Load()
+		if int64(d) <= m || c.proposalMax.CompareAndSwap(m, int64(d)) {
+			return
+		}
+	}
+}
+
+func (c *counters) refused(k refusal) { c.raftRefused[k].Add(1) }
 
 func (c *counters) persisted(blocks, txs, txBytes int, took time.Duration) {
 	c.blocks.Add(uint64(blocks))
@@ -98,6 +190,7 @@ func (o *Orderer) Metrics() Metrics {
 		Refused: Refused{
 			Malformed: c.refusedMalformed.Load(), WrongChannel: c.refusedChannel.Load(), Forbidden: c.refusedForbidden.Load(),
 			Overloaded: c.refusedOverloaded.Load(), Closed: c.refusedClosed.Load(), Context: c.refusedCtx.Load(),
+			Unavailable: c.refusedUnavailable.Load(),
 		},
 		Queued:      len(o.in),
 		Height:      o.cfg.Store.Height(),
@@ -108,5 +201,31 @@ func (o *Orderer) Metrics() Metrics {
 		Fsyncs:      o.cfg.Store.Stats().Fsyncs,
 		AppendTotal: time.Duration(c.appendNanos.Load()),
 		Delivered:   c.delivered.Load(),
+		Signed:      c.signed.Load(),
+		Raft:        o.raftMetrics(),
+	}
+}
+
+func (o *Orderer) raftMetrics() *RaftMetrics {
+	r := o.raft
+	if r == nil {
+		return nil
+	}
+	c := &o.m
+	conf := r.confView.Load()
+	by, total := make(map[string]uint64, nRefusals), uint64(0)
+	for k := range nRefusals {
+		n := c.raftRefused[k].Load()
+		by[k.String()], total = n, total+n
+	}
+	return &RaftMetrics{Refused: total, RefusedBy: by,
+		ID: r.cfg.ID, Leader: r.leader.Load(), Term: r.term.Load(), Commit: r.commit.Load(), Applied: r.applied.Load(),
+		LeaderChanges: c.leaderChanges.Load(), Proposals: c.proposals.Load(), Dropped: c.proposalsDropped.Load(),
+		ProposalsApplied: c.proposalsApplied.Load(), ProposalLatency: time.Duration(c.proposalNanos.Load()),
+		ProposalLatencyMax: time.Duration(c.proposalMax.Load()), Proposal: c.proposalHist.Snapshot(),
+		ForwardedOut: c.forwardedOut.Load(), ForwardedIn: c.forwardedIn.Load(),
+		SendErrors: c.raftSendErrors.Load(), SendDropped: c.raftDropped.Load(), StaleTerm: c.raftStale.Load(),
+		Snapshots: c.snapshots.Load(), SnapshotsIn: c.snapshotsIn.Load(), CatchUpBlocks: c.catchUpBlocks.Load(),
+		WAL: r.log.Stats(), ConfigSeq: conf.Seq, Orderers: len(conf.Peers), ConfigUpdates: c.configUpdates.Load(),
 	}
 }

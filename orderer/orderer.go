@@ -32,11 +32,16 @@ type Config struct {
 	Channel string
 	// Registry validates transaction creators and the Signer.
 	Registry *identity.Registry
-	// Signer signs every block. It must have role orderer and be a member
-	// the Registry accepts, so that peers can verify the blocks.
+	// Signer signs the blocks (every one, or the checkpoints). It must
+	// have role orderer and be a member the Registry accepts, so that
+	// peers can verify the blocks.
 	Signer *identity.Signer
 	// Batch says when blocks are cut; zero fields take their defaults.
 	Batch BatchConfig
+	// Checkpoints says which blocks are signed; the zero value signs every
+	// one. The channel's peers must be configured to match
+	// (committer.Channel.Checkpoints).
+	Checkpoints Checkpoints
 	// Store is the durable log. Blocks are appended (and fsynced) here
 	// before anyone sees them. The caller opens and closes it; the orderer
 	// must be its only appender.
@@ -53,6 +58,10 @@ type Config struct {
 	// store the orderer writes it as block 0, on a non-empty one it checks
 	// that block 0 holds exactly it.
 	Genesis []byte
+	// Raft, if set, makes this orderer a member of a Raft cluster (see
+	// "Raft" in the package documentation); nil is the single-node
+	// orderer. Every member must have the same Genesis and Batch.
+	Raft *RaftConfig
 }
 
 // EnsureDefaults fills in zero fields with their defaults.
@@ -95,6 +104,9 @@ func (c *Config) Validate() error {
 	if m.Role != identity.RoleOrderer {
 		return fmt.Errorf("%w: Config.Signer %q: registry says role %s, want orderer", ErrBadConfig, c.Signer.Name(), m.Role)
 	}
+	if err := c.Checkpoints.Validate(); err != nil {
+		return err
+	}
 	return c.Batch.Validate()
 }
 
@@ -102,7 +114,8 @@ func (c *Config) Validate() error {
 // delivers the blocks of one channel. See the package documentation.
 type Orderer struct {
 	cfg    Config
-	cutter *Cutter // owned by loop
+	cutter *Cutter      // owned by loop
+	ckpt   checkpointer // owned by seal
 
 	in     chan admitted    // Submit → loop, bounded by Config.Queue
 	cuts   chan batch       // loop → seal
@@ -131,27 +144,43 @@ type Orderer struct {
 		closed bool
 	}
 
-	fatal  atomic.Pointer[error] // first storage failure, sticky
-	notify notifier
-	m      counters
+	fatal atomic.Pointer[error] // first storage failure, sticky
+	// removed is set (ErrRemoved) when a config update removed this Raft
+	// member: Submit refuses, the pipeline stores what was applied.
+	removed atomic.Pointer[error]
+	notify  notifier
+	m       counters
+	// raft is the Raft side of a cluster member; nil for a single node.
+	raft *raftNode
 }
 
 // admitted is a transaction that passed admission, kept with its tx id.
 type admitted struct {
-	raw []byte
-	id  string
+	raw    []byte
+	id     string
+	config bool // a config update (api.IsConfigEnvelope)
 }
 
-// batch is a cut block's transactions and their tx ids.
+// batch is a cut block's transactions and their tx ids. In Raft mode,
+// batches that reach seal also carry the block number the applied log
+// gave them (seal checks it against its own count), or are a catch-up
+// order (sync) instead of a block.
 type batch struct {
-	txs [][]byte
-	ids []string
+	txs  [][]byte
+	ids  []string
+	num  uint64
+	sync *snapState
+	// config: the loop cut a config update alone (Raft: proposed as a
+	// ConfChange, see raftconf.go).
+	config bool
 }
 
-// sealedBlock is a signed, encoded block ready to persist.
+// sealedBlock is a signed, encoded block ready to persist, or a catch-up
+// order (sync) that persist carries out in order with the blocks.
 type sealedBlock struct {
 	entry   ledger.Entry
 	txBytes int
+	sync    *snapState
 }
 
 // New starts an orderer that continues the chain in cfg.Store: the next
@@ -162,9 +191,13 @@ func New(cfg Config) (*Orderer, error) {
 		return nil, err
 	}
 	if err := o.genesis(); err != nil {
+		o.closeRaft()
 		return nil, err
 	}
-	o.start()
+	if err := o.start(); err != nil {
+		o.closeRaft()
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -178,6 +211,7 @@ func newOrderer(cfg Config) (*Orderer, error) {
 	o := &Orderer{
 		cfg:    cfg,
 		cutter: NewCutter(cfg.Batch),
+		ckpt:   checkpointer{cfg: cfg.Checkpoints},
 		in:     make(chan admitted, cfg.Queue),
 		cuts:   make(chan batch, cutDepth),
 		sealed: make(chan sealedBlock, sealedDepth),
@@ -188,16 +222,46 @@ func newOrderer(cfg Config) (*Orderer, error) {
 		o.idle = make(chan struct{}, 1)
 	}
 	o.notify.ch = make(chan struct{})
+	if cfg.Raft != nil {
+		r, err := newRaftNode(o, *cfg.Raft)
+		if err != nil {
+			return nil, err
+		}
+		o.raft = r
+	}
 	return o, nil
 }
 
-func (o *Orderer) start() {
+func (o *Orderer) start() error {
 	h, last := o.cfg.Store.Height(), o.cfg.Store.LastHash()
+	var behind *snapState
+	if o.raft != nil {
+		var err error
+		if behind, err = o.raft.startState(); err != nil {
+			return err
+		}
+	}
 	o.cfg.Log.Info("orderer started", "channel", o.cfg.Channel, "height", h, "mode", o.cfg.Batch.Mode,
-		"max_txs", o.cfg.Batch.MaxTxs, "max_bytes", o.cfg.Batch.MaxBytes, "timeout", o.cfg.Batch.Timeout, "queue", o.cfg.Queue)
+		"max_txs", o.cfg.Batch.MaxTxs, "max_bytes", o.cfg.Batch.MaxBytes, "timeout", o.cfg.Batch.Timeout, "queue", o.cfg.Queue,
+		"checkpoint_blocks", o.cfg.Checkpoints.Blocks, "checkpoint_interval", o.cfg.Checkpoints.Interval,
+		"raft", o.raft != nil)
 	go o.loop()
 	go o.seal(h, last)
 	go o.persist()
+	if o.raft != nil {
+		o.raft.tr.start()
+		go o.raft.run(behind)
+	}
+	return nil
+}
+
+// closeRaft releases the Raft log and connections of an orderer that
+// failed to start.
+func (o *Orderer) closeRaft() {
+	if o.raft != nil {
+		o.raft.tr.close()
+		o.raft.log.Close()
+	}
 }
 
 // Height returns the number of blocks stored (and deliverable).
@@ -224,20 +288,40 @@ func (o *Orderer) Close() error {
 // transactions, timer ticks (block mode) and seal's idle signals (stream
 // mode), and hands cut batches to seal. It never hashes, signs or writes.
 func (o *Orderer) loop() {
-	defer close(o.cuts)
+	if o.raft == nil {
+		defer close(o.cuts)
+	} else {
+		defer close(o.raft.props) // run then stops, and closes cuts
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var armed time.Time // the deadline the timer is set for; zero if none
 	var ids []string    // tx ids of the cutter's pending transactions, in order
-	emit := func(txs [][]byte) {
-		b := batch{txs: txs, ids: ids[:len(txs):len(txs)]}
+	emit := func(txs [][]byte, config ...bool) {
+		b := batch{txs: txs, ids: ids[:len(txs):len(txs)], config: len(config) > 0}
 		ids = ids[len(txs):]
 		if o.idle != nil {
 			o.inSeal.Add(1)
 		}
-		o.cuts <- b
+		if o.raft == nil {
+			o.cuts <- b
+			return
+		}
+		select { // Raft mode: the leader proposes its cuts
+		case o.raft.props <- b:
+		case <-o.raft.done:
+			o.released(1)
+		}
 	}
 	add := func(a admitted) {
+		if a.config { // a config update is a block of its own
+			if txs := o.cutter.Flush(); txs != nil {
+				emit(txs)
+			}
+			ids = append(ids, a.id)
+			emit([][]byte{a.raw}, true)
+			return
+		}
 		ids = append(ids, a.id)
 		for _, txs := range o.cutter.Add(a.raw, time.Now()) {
 			emit(txs)
@@ -297,13 +381,32 @@ func (o *Orderer) seal(next uint64, prev []byte) {
 		if o.sealHook != nil {
 			o.sealHook()
 		}
+		if b.sync != nil { // Raft catch-up: continue the chain after it
+			if b.sync.Height > next {
+				next, prev = b.sync.Height, b.sync.Hash
+			}
+			o.sealed <- sealedBlock{sync: b.sync}
+			continue
+		}
+		if o.raft != nil && b.num != next && o.fatal.Load() == nil {
+			// The invariant that makes all members' chains identical.
+			o.fail(fmt.Errorf("%w: the applied Raft log numbers a block %d, seal expected %d", ErrFailed, b.num, next))
+		}
 		if o.fatal.Load() == nil { // else drain so the loop never blocks
 			if hh, ok := o.sealOne(next, prev, b); ok {
 				next, prev = next+1, hh
 				continue // persist releases it once durable
 			}
 		}
-		o.released(1) // no block will reach persist
+		o.sealReleased(1) // no block will reach persist
+	}
+}
+
+// sealReleased is released for the single-node pipeline; in Raft mode
+// the Raft loop counts proposals instead (they are released when applied).
+func (o *Orderer) sealReleased(n int) {
+	if o.raft == nil {
+		o.released(n)
 	}
 }
 
@@ -323,7 +426,12 @@ func (o *Orderer) released(n int) {
 // persist and returns its header hash; on failure it records the fatal
 // error and returns false.
 func (o *Orderer) sealOne(next uint64, prev []byte, b batch) ([]byte, bool) {
-	blk, err := api.BuildBlock(next, prev, b.txs, o.cfg.Signer)
+	var signer api.Signer // an untyped nil leaves the block unsigned
+	if o.ckpt.sign(next, time.Now()) {
+		signer = o.cfg.Signer
+		o.m.signed.Add(1)
+	}
+	blk, err := api.BuildBlock(next, prev, b.txs, signer)
 	if err != nil {
 		o.fail(fmt.Errorf("%w: sealing block %d: %w", ErrFailed, next, err))
 		return nil, false
@@ -353,7 +461,20 @@ func (o *Orderer) sealOne(next uint64, prev []byte, b batch) ([]byte, bool) {
 func (o *Orderer) persist() {
 	defer close(o.done)
 	group := make([]ledger.Entry, 0, maxGroup)
-	for first := range o.sealed {
+	var carry *sealedBlock // a catch-up order that ended the last group
+	for {
+		var first sealedBlock
+		if carry != nil {
+			first, carry = *carry, nil
+		} else if s, ok := <-o.sealed; ok {
+			first = s
+		} else {
+			break
+		}
+		if first.sync != nil {
+			o.catchUp(*first.sync)
+			continue
+		}
 		group = append(group[:0], first.entry)
 		txs, txBytes := len(first.entry.TxIDs), first.txBytes
 	fill:
@@ -361,6 +482,10 @@ func (o *Orderer) persist() {
 			select {
 			case s, ok := <-o.sealed:
 				if !ok {
+					break fill
+				}
+				if s.sync != nil {
+					carry = &s
 					break fill
 				}
 				group = append(group, s.entry)
@@ -371,17 +496,26 @@ func (o *Orderer) persist() {
 			}
 		}
 		if o.fatal.Load() != nil {
-			o.released(len(group))
+			o.sealReleased(len(group))
 			continue
 		}
 		start := time.Now()
-		if err := o.cfg.Store.Append(group); err != nil {
+		// A Raft member skips the fsync: its log, fsynced on a majority
+		// before any of these blocks was applied, determines them, and
+		// after a machine crash the log's entries above the store's
+		// height are applied again (raftNode.startState). maybeSnapshot
+		// syncs before the log may forget them.
+		appendBlocks := o.cfg.Store.Append
+		if o.raft != nil {
+			appendBlocks = o.cfg.Store.AppendNoSync
+		}
+		if err := appendBlocks(group); err != nil {
 			o.fail(fmt.Errorf("%w: appending blocks %d..%d: %w", ErrFailed, group[0].Number, group[len(group)-1].Number, err))
-			o.released(len(group))
+			o.sealReleased(len(group))
 			continue
 		}
 		o.m.persisted(len(group), txs, txBytes, time.Since(start))
-		o.released(len(group))
+		o.sealReleased(len(group))
 		o.notify.broadcast()
 	}
 	o.notify.broadcast()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -35,6 +36,36 @@ func (s *server) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Submi
 		return nil, status.FromContextError(err).Err()
 	}
 	return &api.SubmitResponse{Status: StatusOf(err), Message: err.Error()}, nil
+}
+
+// maxBatchTxs bounds the transactions of one SubmitBatch call.
+const maxBatchTxs = 4096
+
+// SubmitBatch admits each transaction as Submit does, verifying their
+// signatures concurrently (the admission's cost), and answers each in
+// order. A context that ends fails the whole call, as it would a Submit.
+func (s *server) SubmitBatch(ctx context.Context, req *api.SubmitBatchRequest) (*api.SubmitBatchResponse, error) {
+	txs := req.GetTransactions()
+	if len(txs) > maxBatchTxs {
+		return nil, status.Errorf(codes.InvalidArgument, "orderer: a batch of %d transactions, want at most %d", len(txs), maxBatchTxs)
+	}
+	out := make([]*api.SubmitResponse, len(txs))
+	errs := make([]error, len(txs))
+	var wg sync.WaitGroup
+	for i, raw := range txs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i], errs[i] = s.Submit(ctx, &api.SubmitRequest{Transaction: raw})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &api.SubmitBatchResponse{Responses: out}, nil
 }
 
 func (s *server) Deliver(req *api.DeliverRequest, stream grpc.ServerStreamingServer[api.DeliverResponse]) error {

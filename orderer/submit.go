@@ -2,6 +2,7 @@ package orderer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/strand-ledger/strand/api"
@@ -39,11 +40,50 @@ func (o *Orderer) Submit(ctx context.Context, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	return o.enqueue(ctx, a)
+	return o.route(ctx, a)
+}
+
+// route queues an admitted transaction here (single node, or the Raft
+// leader) or forwards it to the Raft leader, which queues it without
+// checking it again (the follower did, and the Cluster service accepts
+// only member orderers). With no leader known it returns ErrUnavailable.
+func (o *Orderer) route(ctx context.Context, a admitted) error {
+	if o.raft == nil {
+		return o.enqueue(ctx, a)
+	}
+	switch lead := o.raft.leader.Load(); {
+	case lead == o.raft.cfg.ID:
+		return o.enqueue(ctx, a)
+	case o.fatal.Load() != nil || o.removed.Load() != nil || o.isClosed():
+		return o.enqueue(ctx, a) // refuses it with the reason
+	case lead == 0:
+		o.m.refusedUnavailable.Add(1)
+		return fmt.Errorf("%w: tx %s: channel %q has no Raft leader now (election under way); retry shortly", ErrUnavailable, a.id, o.cfg.Channel)
+	default:
+		if err := o.raft.tr.forward(ctx, lead, a); err != nil {
+			o.m.refusedUnavailable.Add(1)
+			return err
+		}
+		o.m.admitted.Add(1)
+		return nil
+	}
+}
+
+func (o *Orderer) isClosed() bool {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	return o.mu.closed
 }
 
 // admit checks one transaction (see Submit) and returns it with its tx id.
 func (o *Orderer) admit(raw []byte) (admitted, error) {
+	if len(raw) > api.MaxTxBytes {
+		o.m.refusedMalformed.Add(1)
+		return admitted{}, fmt.Errorf("%w: a transaction of %d bytes, over the limit of %d (api.MaxTxBytes)", ErrMalformed, len(raw), api.MaxTxBytes)
+	}
+	if api.IsConfigEnvelope(raw) {
+		return o.admitConfig(raw)
+	}
 	tx, _, err := api.DecodeTx(raw)
 	if err != nil {
 		o.m.refusedMalformed.Add(1)
@@ -75,6 +115,38 @@ func (o *Orderer) admit(raw []byte) (admitted, error) {
 	return admitted{raw: raw, id: hdr.TxId}, nil
 }
 
+// admitConfig checks a config update against the config this member has
+// applied (checkConfigUpdate: form, channel, sequence, one orderer added
+// or removed, the admins' signatures) and that no signer's certificate
+// has expired. The leader checks it again when it proposes it, and every
+// member when it applies it.
+func (o *Orderer) admitConfig(raw []byte) (admitted, error) {
+	if o.raft == nil {
+		o.m.refusedForbidden.Add(1)
+		return admitted{}, fmt.Errorf("%w: config updates change a Raft ordering service's members; channel %q has a single-node orderer",
+			ErrForbidden, o.cfg.Channel)
+	}
+	ch, err := checkConfigUpdate(o.cfg.Registry, o.cfg.Channel, *o.raft.confView.Load(), raw)
+	if errors.Is(err, api.ErrBadConfigUpdate) {
+		o.m.refusedMalformed.Add(1)
+		return admitted{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if err != nil {
+		o.m.refusedForbidden.Add(1)
+		return admitted{}, fmt.Errorf("%w: %w", ErrForbidden, err)
+	}
+	env, _, _ := api.DecodeConfigEnvelope(raw)
+	now := o.cfg.Clock()
+	for i, s := range env.Signatures {
+		if m, err := o.cfg.Registry.Member(s.Signer); err == nil && now.After(m.NotAfter) {
+			o.m.refusedForbidden.Add(1)
+			return admitted{}, fmt.Errorf("%w: %s: signatures[%d] by %s/%s: certificate expired at %s", ErrForbidden, ch.id, i, m.Org, m.Name,
+				m.NotAfter.UTC().Format("2006-01-02T15:04:05Z"))
+		}
+	}
+	return admitted{raw: raw, id: ch.id, config: true}, nil
+}
+
 // enqueue hands an admitted transaction to the loop without blocking.
 func (o *Orderer) enqueue(ctx context.Context, a admitted) error {
 	if err := ctx.Err(); err != nil {
@@ -82,6 +154,10 @@ func (o *Orderer) enqueue(ctx context.Context, a admitted) error {
 		return fmt.Errorf("orderer: submit of tx %s: %w", a.id, err)
 	}
 	if e := o.fatal.Load(); e != nil {
+		o.m.refusedClosed.Add(1)
+		return fmt.Errorf("orderer: tx %s refused: %w", a.id, *e)
+	}
+	if e := o.removed.Load(); e != nil {
 		o.m.refusedClosed.Add(1)
 		return fmt.Errorf("orderer: tx %s refused: %w", a.id, *e)
 	}

@@ -18,11 +18,23 @@ import (
 	"github.com/strand-ledger/strand/bench"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
 )
 
 func benchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "Run benchmarks"}
-	cmd.AddCommand(validatorCmd(), validatorReplayCmd())
+	var f benchRunFlags
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Run benchmarks (without a subcommand: one Smallbank round on an embedded network, with an HTML report)",
+		Long: `Without a subcommand, runs 'strand bench run' with its defaults: one round of
+Smallbank (Caliper's modify mix), 16 clients each keeping one transaction
+outstanding for 10 s, on an embedded network, and writes strand-bench.html.
+Its flags are those of 'strand bench run'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), cmd, cmd.OutOrStdout(), f) },
+	}
+	bindBenchRun(cmd.Flags(), &f)
+	cmd.AddCommand(benchRunCmd(), benchCompareCmd(), validatorCmd(), validatorReplayCmd())
 	return cmd
 }
 
@@ -79,7 +91,7 @@ invariant is checked.`,
 	fl.StringVar(&f.blockSizes, "block-size", "100,1", "transactions per block; a comma-separated list runs each")
 	fl.IntVar(&f.accounts, "accounts", 10000, "Smallbank accounts (two state keys each)")
 	fl.StringVar(&f.modes, "mode", "sequential,parallel", "stage-2 validation mode(s): sequential, parallel, or both comma-separated")
-	fl.StringVar(&f.stateDB, "state-db", "pebble", "state database: pebble or memory")
+	fl.StringVar(&f.stateDB, "state-db", "pebble", "state database: "+strings.Join(backend.Names(), ", "))
 	fl.StringVar(&f.alg, "alg", "ecdsa-p256", "signature algorithm: ecdsa-p256 or ed25519")
 	fl.Int64Var(&f.seed, "seed", 1, "workload random seed")
 	fl.BoolVar(&f.noSync, "nosync", false, "do not fsync the block store (not durable; for comparison only)")
@@ -108,8 +120,8 @@ func runValidator(out io.Writer, f validatorFlags) error {
 	if err != nil {
 		return fmt.Errorf("--alg: %w", err)
 	}
-	if f.stateDB != "pebble" && f.stateDB != "memory" {
-		return fmt.Errorf("--state-db %q: want pebble or memory", f.stateDB)
+	if err := backend.Check(f.stateDB); err != nil {
+		return fmt.Errorf("--state-db: %w", err)
 	}
 	stopProfile, err := startCPUProfile(f.cpuProfile)
 	if err != nil {

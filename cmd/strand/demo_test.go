@@ -16,7 +16,7 @@ func TestDemo(t *testing.T) {
 	var out bytes.Buffer
 	cmd := rootCmd()
 	cmd.SetOut(&out)
-	cmd.SetArgs([]string{"demo", "--duration", "1s", "--accounts", "50", "--clients", "4", "--batch-mode", "stream"})
+	cmd.SetArgs([]string{"demo", "--duration", "1s", "--accounts", "50", "--clients", "4", "--batch-mode", "stream", "--checkpoint-blocks", "4"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}

@@ -7,9 +7,14 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/strand-ledger/strand/internal/gctune"
 )
 
 func main() {
+	// Nodes apply their own gc settings; the other commands (demo, bench,
+	// the clients) take strand's default.
+	gctune.Apply(gctune.DefaultPercent, 0)
 	if err := rootCmd().Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "strand:", err)
 		os.Exit(1)
@@ -25,6 +30,6 @@ func rootCmd() *cobra.Command {
 	}
 	root.AddCommand(benchCmd())
 	root.AddCommand(cryptoCmd(), nodeStartCmd("peer"), nodeStartCmd("orderer"), netCmd(), invokeCmd(), queryCmd(), eventsCmd())
-	root.AddCommand(demoCmd())
+	root.AddCommand(demoCmd(), snapshotCmd(), channelCmd())
 	return root
 }

@@ -60,19 +60,9 @@ func TestNetLifecycle(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network of processes")
 	}
-	dir := filepath.Join(t.TempDir(), "net")
 	// smallbank needs both orgs; kv either, so that blocks are committed
 	// while peer0.Org2 is down and it has something to catch up on.
-	lay, err := localnet.Generate(dir, localnet.Spec{Orgs: 2,
-		Batch: node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond},
-		Contracts: []localnet.ContractSpec{
-			{Name: "smallbank", Policy: "AND('Org1.peer','Org2.peer')"},
-			{Name: "kv", Policy: "OR('Org1.peer','Org2.peer')"},
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli(t, "net", "down", "--dir", dir) })
+	dir, lay := generateTwoPolicyNet(t)
 	up := mustCLI(t, "net", "up", "--dir", dir)
 	t.Logf("net up:\n%s", up)
 	pids := readPIDs(t, lay)
@@ -98,6 +88,14 @@ func TestNetLifecycle(t *testing.T) {
 			t.Errorf("demo --net output lacks %q:\n%s", want, demo)
 		}
 	}
+	// `strand bench run --net` measures each node process and itself.
+	b := mustCLI(t, "bench", "run", "--net", filepath.Join(dir, "layout.json"), "--workload", "ycsb", "--param", "records=50,value_size=50",
+		"--clients", "2", "--duration", "500ms", "--html", "")
+	for _, want := range []string{"every org's peer at the same height", "load generator: CPU", "peer0.Org1: CPU", "orderer0: CPU", " verify ", " persist "} {
+		if !strings.Contains(b, want) {
+			t.Errorf("bench run --net output lacks %q:\n%s", want, b)
+		}
+	}
 
 	// SIGKILL peer0.Org2: Smallbank (AND policy) is refused with an error
 	// naming the org; kv (OR policy) goes on committing through Org1.
@@ -107,7 +105,7 @@ func TestNetLifecycle(t *testing.T) {
 	}
 	netWaitGone(t, victim)
 	heightAtKill := netHeight(t, ctx, c1)
-	out, err = cli(t, "invoke", "--dir", dir, "--org", "Org1", "deposit_checking", "0", "5")
+	out, err := cli(t, "invoke", "--dir", dir, "--org", "Org1", "deposit_checking", "0", "5")
 	if err == nil || !strings.Contains(err.Error(), "Org2") {
 		t.Fatalf("invoke with peer0.Org2 down: error %v, want one naming Org2\n%s", err, out)
 	}
@@ -342,6 +340,7 @@ func TestNetBadInput(t *testing.T) {
 		{[]string{"events", "--dir", empty}, "no network in"},
 		{[]string{"net", "down", "--dir", empty}, "no network in"},
 		{[]string{"net", "status", "--dir", empty}, "no network in"},
+		{[]string{"net", "verify", "--dir", empty}, "no network in"},
 		{[]string{"invoke", "--dir", dir, "--org", "Org9", "query", "a"}, "want one of Org1, Org2, Org3"},
 		{[]string{"query", "--dir", dir, "--contract", "nope", "query", "a"}, `--contract "nope"`},
 		{[]string{"net", "up", "--dir", t.TempDir(), "--orgs", "0"}, "--orgs 0"},
@@ -354,4 +353,22 @@ func TestNetBadInput(t *testing.T) {
 			t.Errorf("strand %s: error %v, want one containing %q", strings.Join(c.args, " "), err, c.want)
 		}
 	}
+}
+
+// generateTwoPolicyNet generates a 2-org network whose smallbank needs
+// both orgs and whose kv either, and brings it down when the test ends.
+func generateTwoPolicyNet(t *testing.T) (string, *localnet.Layout) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "net")
+	lay, err := localnet.Generate(dir, localnet.Spec{Orgs: 2,
+		Batch: node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond},
+		Contracts: []localnet.ContractSpec{
+			{Name: "smallbank", Policy: "AND('Org1.peer','Org2.peer')"},
+			{Name: "kv", Policy: "OR('Org1.peer','Org2.peer')"},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli(t, "net", "down", "--dir", dir) })
+	return dir, lay
 }

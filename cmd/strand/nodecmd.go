@@ -34,6 +34,9 @@ func nodeStartCmd(role string) *cobra.Command {
 	start.MarkFlagRequired("config")
 	cmd := &cobra.Command{Use: role, Short: "Run a " + role}
 	cmd.AddCommand(start)
+	if role == "orderer" {
+		cmd.AddCommand(transferLeaderCmd())
+	}
 	return cmd
 }
 
@@ -66,20 +69,24 @@ func runNode(ctx context.Context, role, file string) error {
 
 type specFlags struct {
 	orgs, peers, orderers, basePort int
+	profile                         bool
 	batchTimeout                    time.Duration
 	batchMaxTxs                     int
 	batchMode                       string
+	checkpoint                      int
 }
 
 func (f *specFlags) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.IntVar(&f.orgs, "orgs", 2, "peer orgs, Org1..OrgN")
 	fl.IntVar(&f.peers, "peers", 1, "peers per org")
-	fl.IntVar(&f.orderers, "orderers", 1, "orderers of OrdererOrg")
-	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports (0: free ports)")
+	fl.IntVar(&f.orderers, "orderers", 3, "orderers of OrdererOrg; more than one form a Raft cluster (3 tolerates one failure, 5 two)")
+	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports, then their metrics endpoints (0: free ports)")
+	fl.BoolVar(&f.profile, "profile", false, "serve Go's profiles (/debug/pprof/) on every node's metrics address")
 	fl.DurationVar(&f.batchTimeout, "batch-timeout", 0, "cut a non-empty block this long after its first transaction (0: the channel default, 2s)")
 	fl.IntVar(&f.batchMaxTxs, "batch-max-txs", 0, "cut a block at this many transactions (0: the channel default, 500)")
 	fl.StringVar(&f.batchMode, "batch-mode", "", "block or stream: cut blocks when full or timed out, or whenever the orderer can take one (empty: the channel default, block)")
+	fl.IntVar(&f.checkpoint, "checkpoint-blocks", 0, "orderers sign every Nth block only; peers trust their TLS streams in between (0: sign every block)")
 }
 
 func (f *specFlags) spec() (localnet.Spec, error) {
@@ -100,8 +107,14 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	if f.batchMode != "" && f.batchMode != "block" && f.batchMode != "stream" {
 		return localnet.Spec{}, fmt.Errorf("--batch-mode %q: want block or stream", f.batchMode)
 	}
-	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort}
+	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile}
 	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.batchMaxTxs, f.batchMode
+	if f.checkpoint < 0 || f.checkpoint > 1_000_000 {
+		return localnet.Spec{}, fmt.Errorf("--checkpoint-blocks %d: want 0 (sign every block) to 1000000", f.checkpoint)
+	}
+	if f.checkpoint > 0 {
+		s.Batch.Checkpoint = &node.SignCheckpointConfig{Blocks: f.checkpoint}
+	}
 	return s, nil
 }
 
@@ -140,9 +153,9 @@ or each node with ` + "`strand peer|orderer start --config DIR/nodes/<name>.yaml
 func printLayout(out io.Writer, lay *localnet.Layout) {
 	fmt.Fprintf(out, "network in %s (channel file %s)\n\n", lay.Dir, rel(lay.Dir, lay.Channel))
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLE\tORG\tADDRESS\tCONFIG")
+	fmt.Fprintln(tw, "NODE\tROLE\tORG\tADDRESS\tMETRICS\tCONFIG")
 	for _, n := range lay.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Org, n.Address, rel(lay.Dir, n.Config))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, n.Role, n.Org, n.Address, orNone(n.Metrics), rel(lay.Dir, n.Config))
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "\nclient identities (signing cert.pem/key.pem, TLS tls-cert.pem/tls-key.pem):")
@@ -156,4 +169,12 @@ func rel(dir, path string) string {
 		return r
 	}
 	return path
+}
+
+// orNone is s, or "-" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -10,6 +10,9 @@ const Name = "kv"
 // MaxScan is the most records one scan returns (YCSB's scans are up to 100).
 const MaxScan = 1000
 
+// MaxLoad is the most records one load writes.
+const MaxLoad = 1000
+
 // New returns the key-value contract.
 func New() contract.Contract {
 	r, err := contract.NewRouter(store{})
@@ -35,6 +38,7 @@ func (store) ParamNames() map[string][]string {
 		"Scan":            {"start", "count"},
 		"ReadModifyWrite": {"key", "value"},
 		"Delete":          {"key"},
+		"Load":            {"records"},
 	}
 }
 
@@ -83,6 +87,23 @@ func (store) Scan(stub contract.Stub, start string, count int) ([]Record, error)
 		recs = append(recs, Record{Key: kv.Key, Value: string(kv.Value)})
 	}
 	return recs, nil
+}
+
+// Load writes 1 to MaxLoad records blindly (no read, overwriting): the
+// bulk load before a YCSB run.
+func (store) Load(stub contract.Stub, records []Record) error {
+	if len(records) < 1 || len(records) > MaxLoad {
+		return contract.Errorf("load of %d records: want 1 to %d", len(records), MaxLoad)
+	}
+	for _, r := range records {
+		if err := checkKV(r.Key, []byte(r.Value)); err != nil {
+			return err
+		}
+		if err := stub.PutState(r.Key, []byte(r.Value)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Delete removes an existing key.

@@ -37,6 +37,8 @@ func TestFunctions(t *testing.T) {
 		{name: "rmw missing", fn: "read_modify_write", args: []string{"user9", "w"}, status: 404},
 		{name: "delete", fn: "delete", args: []string{"user1"}, key: "user1", value: ""},
 		{name: "delete missing", fn: "delete", args: []string{"user9"}, status: 404},
+		{name: "load", fn: "load", args: []string{`[{"key":"user1","value":"n1"},{"key":"user7","value":"n7"}]`}, key: "user7", value: "n7"},
+		{name: "load none", fn: "load", args: []string{`[]`}, status: 400, errHas: "load of 0 records: want 1 to 1000"},
 		{name: "args", fn: "update", args: []string{"user1"}, status: 400, errHas: "update takes 2 arguments (key string, value []byte), got 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

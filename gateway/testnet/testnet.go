@@ -42,6 +42,8 @@ type Options struct {
 	Orgs   []string // peer orgs, one peer each
 	Policy string   // Smallbank's endorsement policy
 	Batch  orderer.BatchConfig
+	// MaxInFlight is every gateway's Config.MaxInFlight.
+	MaxInFlight int
 }
 
 // Network is a running network.
@@ -51,6 +53,8 @@ type Network struct {
 	Peers       []*Peer
 	Orderer     *orderer.Orderer
 	OrdererAddr string
+
+	maxInFlight int
 }
 
 // Peer is one org's running peer; Addr serves its Gateway and Endorser.
@@ -76,7 +80,7 @@ func Start(t testing.TB, opts Options) *Network {
 	if opts.Batch.Timeout == 0 {
 		opts.Batch.Timeout = 20 * time.Millisecond
 	}
-	n := &Network{CAs: map[string]*identity.CA{}}
+	n := &Network{CAs: map[string]*identity.CA{}, maxInFlight: opts.MaxInFlight}
 	var orgs []identity.Org
 	for _, org := range append(append([]string(nil), opts.Orgs...), OrdererOrg) {
 		ca, err := identity.NewCA(org, identity.ECDSAP256)
@@ -165,8 +169,8 @@ func (n *Network) startPeer(t testing.TB, ctx context.Context, org string, lis n
 		State:     db, Seen: endorser.SeenIn(store.TxLocation)})
 	check(t, err)
 	gw, err := gateway.New(gateway.Config{Channel: Channel, LocalOrg: org, Local: e, Remote: remote,
-		Policies: ch.Policies, Orderers: []api.OrdererClient{gateway.NamedOrderer(n.OrdererAddr, api.NewOrdererClient(dial(t, n.OrdererAddr)))},
-		Ledger: gateway.PeerLedger(store, c), Blocks: store, Timeout: 5 * time.Second})
+		Policies: ch.Policies, Orderers: []api.OrdererClient{gateway.BatchSubmits(gateway.NamedOrderer(n.OrdererAddr, api.NewOrdererClient(dial(t, n.OrdererAddr))))},
+		Ledger: gateway.PeerLedger(store, c), Blocks: store, Timeout: 5 * time.Second, MaxInFlight: n.maxInFlight})
 	check(t, err)
 	srv := grpc.NewServer()
 	api.RegisterGatewayServer(srv, gw)

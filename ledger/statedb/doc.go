@@ -1,7 +1,10 @@
 // Package statedb defines strand's versioned world state: the DB interface
 // every backend implements, its value types, and the encodings backends
-// share. Backends live in sub-packages (pebbledb, memdb); every backend
-// passes the exported conformance suite in package statedb/conformance.
+// share. Backends live in sub-packages (pebbledb, leveldb, badger, bbolt,
+// rocksdb, memdb); every backend passes the exported conformance suite in
+// package statedb/conformance. Optional capabilities are separate small
+// interfaces that callers upgrade to by type assertion: VersionGetter
+// (the versions of many keys in one ordered pass, for MVCC validation).
 //
 // Model: a key lives in a namespace (a contract name: 1-128 bytes, no NUL
 // byte; see api.CheckNamespace). Each key has a value and the Version of the

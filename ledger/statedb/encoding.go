@@ -56,10 +56,11 @@ func DecodeValue(enc []byte) (Value, error) {
 	if len(enc) < VersionSize {
 		return Value{}, fmt.Errorf("%w: encoded value of %d bytes, want at least %d", ErrCorrupt, len(enc), VersionSize)
 	}
-	v := Value{Version: Version{
-		Block: binary.BigEndian.Uint64(enc),
-		Tx:    binary.BigEndian.Uint32(enc[8:]),
-	}}
+	v := Value{Version: Version{Block: beUint64(enc), Tx: beUint32(enc[8:])}}
 	v.Data = append([]byte(nil), enc[VersionSize:]...)
 	return v, nil
 }
+
+func beUint64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
+
+func beUint32(b []byte) uint32 { return binary.BigEndian.Uint32(b) }

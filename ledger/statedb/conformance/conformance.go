@@ -34,6 +34,7 @@ func cases() []testCase {
 	all = append(all, batchCases()...)
 	all = append(all, readCases()...)
 	all = append(all, lifecycleCases()...)
+	all = append(all, dumpCases()...)
 	all = append(all, testCase{name: "Random", run: testRandom})
 	return all
 }

@@ -133,6 +133,18 @@ func testRandom(t *testing.T, h *harness) {
 					fail("op %d: GetMany key %v = %s, want %s", op, k, showResult(out[i]), showResult(statedb.Result{Value: want, Found: ok}))
 				}
 			}
+			if vg, ok := h.db.(statedb.VersionGetter); ok {
+				vout := make([]statedb.VersionResult, len(keys))
+				if err := vg.GetVersions(keys, vout); err != nil {
+					fail("op %d: GetVersions: %v", op, err)
+				}
+				for i, k := range keys {
+					want, ok := m.vals[k]
+					if vout[i].Found != ok || (ok && vout[i].Version != want.Version) {
+						fail("op %d: GetVersions key %v = %+v, want found %v at %v", op, k, vout[i], ok, want.Version)
+					}
+				}
+			}
 		case p < 90:
 			randomScan(g, h, m, fail, op)
 		case p < 97:

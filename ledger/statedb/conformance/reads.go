@@ -12,6 +12,7 @@ import (
 func readCases() []testCase {
 	return []testCase{
 		{name: "GetMany", run: testGetMany},
+		{name: "GetVersions", run: testGetVersions},
 		{name: "Scan", run: testScan},
 		{name: "ScanEarlyStop", run: testScanEarlyStop},
 		{name: "NamespaceIsolation", run: testNamespaceIsolation},
@@ -230,4 +231,58 @@ func testOwnedValues(t *testing.T, h *harness) {
 	}
 	h.wantValue("cc", "k1", []byte("value-1"), statedb.Version{Block: 1})
 	h.wantValue("cc", "k2", []byte("value-2"), statedb.Version{Block: 1})
+}
+
+// testGetVersions checks the optional statedb.VersionGetter: the versions
+// GetMany would return, the same argument errors, ErrClosed after Close.
+func testGetVersions(t *testing.T, h *harness) {
+	vg, ok := h.db.(statedb.VersionGetter)
+	if !ok {
+		t.Skipf("%s does not implement statedb.VersionGetter", h.f.Name)
+	}
+	var b statedb.Batch
+	b.Put("cc", "a", []byte("1"), statedb.Version{Block: 3, Tx: 1})
+	b.Put("cc", "b", nil, statedb.Version{Block: 3, Tx: 2})
+	b.Put("dd", "a", []byte("2"), statedb.Version{Block: 3, Tx: 3})
+	h.apply(&b, 4)
+	b.Reset()
+	b.Delete("cc", "b", statedb.Version{Block: 4})
+	b.Put("cc", "c", []byte("3"), statedb.Version{Block: 4, Tx: 7})
+	h.apply(&b, 5)
+	keys := []statedb.Key{nk("cc", "c"), nk("cc", "a"), nk("cc", "b"), nk("dd", "a"), nk("cc", "a"), nk("ee", "a"), nk("cc", "")}
+	want := []statedb.VersionResult{
+		{Version: statedb.Version{Block: 4, Tx: 7}, Found: true},
+		{Version: statedb.Version{Block: 3, Tx: 1}, Found: true},
+		{},
+		{Version: statedb.Version{Block: 3, Tx: 3}, Found: true},
+		{Version: statedb.Version{Block: 3, Tx: 1}, Found: true},
+		{}, {},
+	}
+	out := make([]statedb.VersionResult, len(keys))
+	for i := range out {
+		out[i] = statedb.VersionResult{Version: statedb.Version{Block: 99}, Found: true} // stale: must be overwritten
+	}
+	if err := vg.GetVersions(keys, out); err != nil {
+		t.Fatalf("%s: GetVersions: %v", h.f.Name, err)
+	}
+	for i := range keys {
+		if out[i] != want[i] {
+			t.Errorf("%s: GetVersions key %d %v = %+v, want %+v", h.f.Name, i, keys[i], out[i], want[i])
+		}
+	}
+	if err := vg.GetVersions(nil, nil); err != nil {
+		t.Fatalf("%s: GetVersions(nil, nil): %v", h.f.Name, err)
+	}
+	if err := vg.GetVersions(keys, out[:2]); !errors.Is(err, statedb.ErrLengthsMismatch) {
+		t.Errorf("%s: GetVersions with too few results: err = %v, want ErrLengthsMismatch", h.f.Name, err)
+	}
+	if err := vg.GetVersions([]statedb.Key{nk("cc", "a"), nk("", "a")}, out[:2]); !errors.Is(err, statedb.ErrBadNamespace) {
+		t.Errorf("%s: GetVersions with an empty namespace: err = %v, want ErrBadNamespace", h.f.Name, err)
+	}
+	if err := h.db.Close(); err != nil {
+		t.Fatalf("%s: Close: %v", h.f.Name, err)
+	}
+	if err := vg.GetVersions(keys, out); !errors.Is(err, statedb.ErrClosed) {
+		t.Errorf("%s: GetVersions after Close: err = %v, want ErrClosed", h.f.Name, err)
+	}
 }

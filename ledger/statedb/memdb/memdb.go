@@ -3,6 +3,7 @@ package memdb
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,17 +44,31 @@ type DB struct {
 		// those of cur.tree between Apply calls.
 		work *btree.BTreeG[item]
 	}
+
+	// disk writes checkpoints; nil for a DB from New.
+	disk *checkpointer
 }
 
-var _ statedb.DB = (*DB)(nil)
+var (
+	_ statedb.DB            = (*DB)(nil)
+	_ statedb.VersionGetter = (*DB)(nil)
+)
 
-// New returns an empty database with savepoint 0.
-func New() *DB {
+// New returns an empty database with savepoint 0 that never touches the
+// disk.
+func New() *DB { return newDB(&version{tree: newTree()}) }
+
+func newTree() *btree.BTreeG[item] { return btree.NewG(degree, less) }
+
+// newDB returns a database holding v, which it publishes.
+func newDB(v *version) *DB {
 	d := &DB{}
-	d.mu.work = btree.NewG(degree, less)
-	d.cur.Store(&version{tree: d.mu.work.Clone()})
+	d.mu.work = v.tree
+	d.cur.Store(&version{tree: d.mu.work.Clone(), savepoint: v.savepoint})
 	return d
 }
+
+func dirFile(dir, name string) string { return filepath.Join(dir, name) }
 
 func (d *DB) load() (*version, error) {
 	v := d.cur.Load()
@@ -95,12 +110,31 @@ func (it item) value() statedb.Value {
 
 // GetMany implements statedb.DB. All lookups read one version.
 func (d *DB) GetMany(keys []statedb.Key, out []statedb.Result) error {
+	return d.lookup(keys, len(out), func(i int, it item, ok bool) {
+		out[i] = statedb.Result{Found: ok}
+		if ok {
+			out[i].Value = it.value()
+		}
+	})
+}
+
+// GetVersions implements statedb.VersionGetter: GetMany without copying
+// values. All lookups read one version.
+func (d *DB) GetVersions(keys []statedb.Key, out []statedb.VersionResult) error {
+	return d.lookup(keys, len(out), func(i int, it item, ok bool) {
+		out[i] = statedb.VersionResult{Version: it.ver, Found: ok}
+	})
+}
+
+// lookup checks keys (against n results, and their namespaces) before
+// looking any up, then hands f each key's item from one version.
+func (d *DB) lookup(keys []statedb.Key, n int, f func(i int, it item, ok bool)) error {
 	v, err := d.load()
 	if err != nil {
 		return err
 	}
-	if len(keys) != len(out) {
-		return fmt.Errorf("%w: %d keys, %d results", statedb.ErrLengthsMismatch, len(keys), len(out))
+	if len(keys) != n {
+		return fmt.Errorf("%w: %d keys, %d results", statedb.ErrLengthsMismatch, len(keys), n)
 	}
 	for _, k := range keys {
 		if err := statedb.CheckNamespace(k.Namespace); err != nil {
@@ -109,10 +143,7 @@ func (d *DB) GetMany(keys []statedb.Key, out []statedb.Result) error {
 	}
 	for i, k := range keys {
 		it, ok := v.tree.Get(item{key: encodeKey(k.Namespace, k.Key)})
-		out[i] = statedb.Result{Found: ok}
-		if ok {
-			out[i].Value = it.value()
-		}
+		f(i, it, ok)
 	}
 	return nil
 }
@@ -142,8 +173,10 @@ func (d *DB) Scan(ns, start, end string, fn func(key string, v statedb.Value) bo
 	return nil
 }
 
-// Apply implements statedb.DB.
-func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
+// Apply implements statedb.DB. With a directory (Open), sync makes it
+// write a checkpoint before it returns; without one (New), sync means
+// nothing.
+func (d *DB) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, err := d.load()
@@ -160,6 +193,11 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
 	if err := b.CheckNamespaces(); err != nil {
 		return err
 	}
+	if d.disk != nil {
+		if err := d.disk.err(); err != nil {
+			return fmt.Errorf("memdb: refusing batches while checkpoints fail: %w", err)
+		}
+	}
 	for _, w := range writes {
 		k := encodeKey(w.Namespace, w.Key)
 		if w.Delete {
@@ -173,6 +211,13 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
 		// Close ran meanwhile; the work tree no longer matters.
 		return statedb.ErrClosed
 	}
+	if d.disk == nil {
+		return nil
+	}
+	if sync {
+		return d.disk.write(next)
+	}
+	d.disk.applied(next)
 	return nil
 }
 
@@ -186,10 +231,17 @@ func (d *DB) Savepoint() (uint64, error) {
 }
 
 // Close implements statedb.DB. Scans already running finish on the
-// version they loaded.
+// version they loaded. With a directory, it stops the background
+// checkpoints and writes the final state, so that a clean restart
+// replays nothing.
 func (d *DB) Close() error {
-	if d.cur.Swap(nil) == nil {
+	last := d.cur.Swap(nil)
+	if last == nil {
 		return statedb.ErrClosed
 	}
-	return nil
+	if d.disk == nil {
+		return nil
+	}
+	d.disk.close()
+	return d.disk.write(last)
 }

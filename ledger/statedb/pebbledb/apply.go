@@ -1,7 +1,6 @@
 package pebbledb
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -19,8 +18,8 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	defer d.exit()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if cur := d.savepoint.Load(); height <= cur {
-		return fmt.Errorf("%w: height %d, want more than the savepoint %d", statedb.ErrSavepointOrder, height, cur)
+	if err := statedb.CheckHeight(height, d.savepoint.Load()); err != nil {
+		return err
 	}
 	var writes []statedb.Write
 	if b != nil {
@@ -36,8 +35,8 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, sync bool) error {
 			return err
 		}
 	}
-	sp := binary.BigEndian.AppendUint64(d.mu.spBuf[:0], height)
-	if err := pb.Set(savepointKey, sp, nil); err != nil {
+	sp := statedb.AppendSavepoint(d.mu.spBuf[:0], height)
+	if err := pb.Set(statedb.SavepointKey, sp, nil); err != nil {
 		return fmt.Errorf("pebbledb: batch savepoint %d: %w", height, err)
 	}
 	wo := pebble.NoSync

@@ -4,9 +4,9 @@
 // Layout: every state key is stored under statedb.AppendKey(ns, key) with
 // the value statedb.AppendValue(v), so a namespace's keys are contiguous
 // and sorted. The savepoint is stored as 8 big-endian bytes under
-// savepointKey ("\x00savepoint"), which no state key can equal: namespaces
-// are non-empty and have no NUL byte, so no encoded state key starts with
-// 0x00. Every read checks its namespace for the same reason.
+// statedb.SavepointKey ("\x00savepoint"), which no state key can equal:
+// namespaces are non-empty and have no NUL byte, so no encoded state key
+// starts with 0x00. Every read checks its namespace for the same reason.
 //
 // Invariants:
 //   - Apply writes a batch's updates and the new savepoint in ONE

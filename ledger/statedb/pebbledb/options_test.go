@@ -58,7 +58,7 @@ func TestOpenCorruptSavepoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pdb.Set(savepointKey, []byte{1, 2, 3}, pebble.Sync); err != nil {
+	if err := pdb.Set(statedb.SavepointKey, []byte{1, 2, 3}, pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
 	if err := pdb.Close(); err != nil {

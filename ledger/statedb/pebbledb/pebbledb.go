@@ -1,12 +1,12 @@
 package pebbledb
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -14,18 +14,12 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
-// savepointKey holds the savepoint. It starts with 0x00, which no encoded
-// state key does (namespaces are non-empty and NUL-free).
-var savepointKey = []byte("\x00savepoint")
-
 // DB is a statedb.DB on Pebble.
 type DB struct {
 	db *pebble.DB
 
-	// inflight counts calls using db; closed is set once, by Close, which
-	// then waits for inflight to drain. See enter.
-	inflight atomic.Int64
-	closed   atomic.Bool
+	// gate lets Close wait for the calls using db.
+	gate statedb.Gate
 
 	// savepoint mirrors the stored savepoint; written only by Apply under
 	// mu, after the batch is committed.
@@ -42,12 +36,15 @@ type DB struct {
 
 var _ statedb.DB = (*DB)(nil)
 
-// Open opens or creates the database in dir.
+// Format is the on-disk format this package writes and reads.
+var Format = statedb.Format{Backend: "pebble", Version: 1}
+
+// Open opens or creates the database in dir. dir must hold a pebbledb
+// database of this Format, or nothing (statedb.ErrFormat otherwise).
 func Open(dir string, opts Options) (*DB, error) {
-	if err := opts.Validate(); err != nil {
+	if err := statedb.PrepareOpen(dir, Format, &opts, wroteByPebble); err != nil {
 		return nil, err
 	}
-	opts.EnsureDefaults()
 	pdb, err := pebble.Open(dir, pebbleOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("pebbledb: open %q: %w", dir, err)
@@ -61,6 +58,12 @@ func Open(dir string, opts Options) (*DB, error) {
 	d.savepoint.Store(sp)
 	d.mu.batch = pdb.NewBatch()
 	return d, nil
+}
+
+// wroteByPebble recognises a directory that Pebble wrote before format
+// markers existed by the format-version marker only Pebble writes.
+func wroteByPebble(names []string) bool {
+	return slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "marker.format-version.") })
 }
 
 // pebbleOptions translates o, which has its defaults, to Pebble's options.
@@ -82,7 +85,7 @@ func pebbleOptions(o Options) *pebble.Options {
 }
 
 func readSavepoint(pdb *pebble.DB) (uint64, error) {
-	val, closer, err := pdb.Get(savepointKey)
+	val, closer, err := pdb.Get(statedb.SavepointKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, nil
 	}
@@ -90,32 +93,16 @@ func readSavepoint(pdb *pebble.DB) (uint64, error) {
 		return 0, fmt.Errorf("read savepoint: %w", err)
 	}
 	defer closer.Close()
-	if len(val) != 8 {
-		return 0, fmt.Errorf("%w: savepoint record of %d bytes, want 8", statedb.ErrCorrupt, len(val))
-	}
-	return binary.BigEndian.Uint64(val), nil
+	return statedb.DecodeSavepoint(val)
 }
 
-// enter registers a call that uses d.db; every successful enter must be
-// paired with exit. Once Close has set closed, enter fails, and Close
-// closes Pebble only after every call that entered before has exited: a
-// call increments inflight before it checks closed, and Close sets closed
-// before it waits for inflight to reach zero, so either the call sees
-// closed or Close sees the call.
-func (d *DB) enter() error {
-	d.inflight.Add(1)
-	if d.closed.Load() {
-		d.inflight.Add(-1)
-		return statedb.ErrClosed
-	}
-	return nil
-}
+func (d *DB) enter() error { return d.gate.Enter() }
 
-func (d *DB) exit() { d.inflight.Add(-1) }
+func (d *DB) exit() { d.gate.Exit() }
 
 // Savepoint implements statedb.DB.
 func (d *DB) Savepoint() (uint64, error) {
-	if d.closed.Load() {
+	if d.gate.Closed() {
 		return 0, statedb.ErrClosed
 	}
 	return d.savepoint.Load(), nil
@@ -124,11 +111,8 @@ func (d *DB) Savepoint() (uint64, error) {
 // Close implements statedb.DB. It waits for running calls to return; a
 // second Close returns statedb.ErrClosed.
 func (d *DB) Close() error {
-	if !d.closed.CompareAndSwap(false, true) {
-		return statedb.ErrClosed
-	}
-	for d.inflight.Load() > 0 {
-		time.Sleep(50 * time.Microsecond)
+	if err := d.gate.Shut(); err != nil {
+		return err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -43,23 +42,15 @@ func (d *DB) Get(ns, key string) (statedb.Value, bool, error) {
 	return v, true, nil
 }
 
-// getManyScratch holds GetMany's encoded keys and lookup order.
+// getManyScratch holds GetMany's sorted keys and iterator bound.
 type getManyScratch struct {
-	buf   []byte // encoded keys, back to back
-	ends  []int  // ends[i] is the end of key i in buf
-	order []int  // indexes into keys, sorted by encoded key
+	keys  statedb.KeySet
 	upper []byte // the iterator's upper bound: the greatest key || 0x00
 }
 
 var getManyPool = sync.Pool{New: func() any { return new(getManyScratch) }}
 
-func (s *getManyScratch) key(i int) []byte {
-	start := 0
-	if i > 0 {
-		start = s.ends[i-1]
-	}
-	return s.buf[start:s.ends[i]]
-}
+var _ statedb.VersionGetter = (*DB)(nil)
 
 // GetMany implements statedb.DB. It looks keys up in ascending encoded
 // order through one iterator, so the lookups share block reads and see
@@ -71,54 +62,81 @@ func (d *DB) GetMany(keys []statedb.Key, out []statedb.Result) error {
 		return err
 	}
 	defer d.exit()
-	if len(keys) != len(out) {
-		return fmt.Errorf("%w: %d keys, %d results", statedb.ErrLengthsMismatch, len(keys), len(out))
-	}
-	if len(keys) == 0 {
+	if len(keys) == 0 && len(out) == 0 {
 		return nil
 	}
 	s := getManyPool.Get().(*getManyScratch)
 	defer getManyPool.Put(s)
-	s.buf, s.ends, s.order = s.buf[:0], s.ends[:0], s.order[:0]
-	for i, k := range keys {
-		if i == 0 || k.Namespace != keys[i-1].Namespace {
-			if err := statedb.CheckNamespace(k.Namespace); err != nil {
-				return fmt.Errorf("key %d of GetMany: %w", i, err)
-			}
-		}
-		s.buf = statedb.AppendKey(s.buf, k.Namespace, k.Key)
-		s.ends = append(s.ends, len(s.buf))
-		s.order = append(s.order, i)
+	if err := s.keys.Load(keys, out); err != nil {
+		return err
 	}
-	slices.SortFunc(s.order, func(a, b int) int { return bytes.Compare(s.key(a), s.key(b)) })
 	return d.getManyIter(keys, out, s)
 }
 
-// getManyIter looks up the keys in s.order with SeekGE on one iterator.
+// getManyIter looks up the keys of s in ascending order with SeekGE on
+// one iterator.
 func (d *DB) getManyIter(keys []statedb.Key, out []statedb.Result, s *getManyScratch) error {
-	s.upper = append(append(s.upper[:0], s.key(s.order[len(s.order)-1])...), 0)
+	for i := range out {
+		out[i] = statedb.Result{}
+	}
+	return d.seekEach(keys, s, func(i int, raw []byte) (err error) {
+		out[i].Value, err = statedb.DecodeValue(raw)
+		out[i].Found = err == nil
+		return err
+	})
+}
+
+// GetVersions implements statedb.VersionGetter as GetMany does, decoding
+// only the versions: no value is copied.
+func (d *DB) GetVersions(keys []statedb.Key, out []statedb.VersionResult) error {
+	if err := d.enter(); err != nil {
+		return err
+	}
+	defer d.exit()
+	if len(keys) == 0 && len(out) == 0 {
+		return nil
+	}
+	s := getManyPool.Get().(*getManyScratch)
+	defer getManyPool.Put(s)
+	if err := s.keys.LoadN(keys, len(out)); err != nil {
+		return err
+	}
+	for i := range out {
+		out[i] = statedb.VersionResult{}
+	}
+	return d.seekEach(keys, s, func(i int, raw []byte) (err error) {
+		out[i].Version, err = statedb.DecodeVersion(raw)
+		out[i].Found = err == nil
+		return err
+	})
+}
+
+// seekEach calls fn(i, value) for each key i of s that exists, in
+// ascending order, from one iterator (SeekGE moves forward, reusing the
+// blocks it has loaded). s holds at least one key.
+func (d *DB) seekEach(keys []statedb.Key, s *getManyScratch, fn func(i int, raw []byte) error) error {
+	order := s.keys.Order()
+	s.upper = append(append(s.upper[:0], s.keys.Key(order[len(order)-1])...), 0)
 	it, err := d.db.NewIter(&pebble.IterOptions{
-		LowerBound: s.key(s.order[0]),
+		LowerBound: s.keys.Key(order[0]),
 		UpperBound: s.upper,
 	})
 	if err != nil {
 		return fmt.Errorf("pebbledb: GetMany iterator: %w", err)
 	}
-	for _, i := range s.order {
-		out[i] = statedb.Result{}
-		k := s.key(i)
+	for _, i := range order {
+		k := s.keys.Key(i)
 		if !it.SeekGE(k) || !bytes.Equal(it.Key(), k) {
 			continue
 		}
 		raw, err := it.ValueAndErr()
 		if err == nil {
-			out[i].Value, err = statedb.DecodeValue(raw)
+			err = fn(i, raw)
 		}
 		if err != nil {
 			_ = it.Close()
 			return fmt.Errorf("pebbledb: key %q in namespace %q: %w", keys[i].Key, keys[i].Namespace, err)
 		}
-		out[i].Found = true
 	}
 	if err := it.Close(); err != nil {
 		return fmt.Errorf("pebbledb: GetMany: %w", err)
@@ -135,20 +153,11 @@ func (d *DB) Scan(ns, start, end string, fn func(key string, v statedb.Value) bo
 	if err := statedb.CheckNamespace(ns); err != nil {
 		return err
 	}
-	if end != "" && start >= end {
+	if statedb.EmptyRange(start, end) {
 		return nil
 	}
-	// One buffer holds both bounds; Pebble reads them for the iterator's
-	// lifetime.
-	bounds := statedb.AppendKey(make([]byte, 0, 2*len(ns)+2+len(start)+len(end)), ns, start)
-	lower := bounds[:len(bounds):len(bounds)]
-	var upper []byte
-	if end == "" {
-		upper = append(append(bounds, ns...), 1) // the first key past the namespace
-	} else {
-		upper = statedb.AppendKey(bounds, ns, end)
-	}
-	upper = upper[len(lower):]
+	// Pebble reads the bounds for the iterator's lifetime.
+	lower, upper := statedb.AppendScanBounds(make([]byte, 0, 2*len(ns)+2+len(start)+len(end)), ns, start, end)
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return fmt.Errorf("pebbledb: scan %q: %w", ns, err)

@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strand-ledger/strand/bench/rate"
+	"github.com/strand-ledger/strand/bench/workload"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/node"
+)
+
+// Round is one benchmark round: a workload at a rate for a duration,
+// from Clients concurrent clients. The network fields apply to an
+// embedded network, which each round starts afresh; against a --net
+// network they must stay unset.
+type Round struct {
+	Label    string            `yaml:"label" json:"label"`
+	Workload string            `yaml:"workload" json:"workload"`
+	Params   map[string]string `yaml:"params,omitempty" json:"params,omitempty"`
+	Rate     rate.Config       `yaml:"rate" json:"rate"`
+	Clients  int               `yaml:"clients" json:"clients"`
+	Duration time.Duration     `yaml:"duration" json:"duration"`
+	Seed     uint64            `yaml:"seed" json:"seed"`
+	// MaxOutstanding bounds the transactions in flight (an open-loop rate
+	// above what the network absorbs would otherwise grow without end).
+	MaxOutstanding int `yaml:"max_outstanding,omitempty" json:"max_outstanding,omitempty"`
+
+	// Embedded network.
+	Orgs         int           `yaml:"orgs,omitempty" json:"orgs,omitempty"`
+	BatchMode    string        `yaml:"batch_mode,omitempty" json:"batch_mode,omitempty"`
+	BlockSize    int           `yaml:"block_size,omitempty" json:"block_size,omitempty"`
+	BatchTimeout time.Duration `yaml:"batch_timeout,omitempty" json:"batch_timeout,omitempty"`
+	StateDB      string        `yaml:"state_db,omitempty" json:"state_db,omitempty"`
+	// CheckpointBlocks and CheckpointInterval, if either is set, have the
+	// orderer sign only checkpoint blocks (orderer.Checkpoints).
+	CheckpointBlocks   int           `yaml:"checkpoint_blocks,omitempty" json:"checkpoint_blocks,omitempty"`
+	CheckpointInterval time.Duration `yaml:"checkpoint_interval,omitempty" json:"checkpoint_interval,omitempty"`
+}
+
+// EnsureDefaults fills unset fields: smallbank, 16 clients keeping one
+// transaction each outstanding, 10 s, seed 1, 2 orgs, block mode with
+// blocks of at most 100 transactions cut after 2 ms.
+func (r *Round) EnsureDefaults() {
+	if r.Workload == "" {
+		r.Workload = "smallbank"
+	}
+	if r.Clients == 0 {
+		r.Clients = 16
+	}
+	if r.Rate.Kind == "" {
+		r.Rate.Kind = "fixed-load"
+	}
+	if r.Rate.Kind == "fixed-load" && r.Rate.Load == 0 {
+		r.Rate.Load = r.Clients
+	}
+	if r.Duration == 0 {
+		r.Duration = 10 * time.Second
+	}
+	if r.Seed == 0 {
+		r.Seed = 1
+	}
+	if r.MaxOutstanding == 0 {
+		r.MaxOutstanding = 4096
+	}
+	if r.Label == "" {
+		r.Label = r.Workload
+	}
+}
+
+// embeddedDefaults fills the embedded network's fields.
+func (r *Round) embeddedDefaults() {
+	if r.Orgs == 0 {
+		r.Orgs = 2
+	}
+	if r.BatchMode == "" {
+		r.BatchMode = "block"
+	}
+	if r.BlockSize == 0 {
+		r.BlockSize = 100
+	}
+	if r.BatchTimeout == 0 {
+		r.BatchTimeout = 2 * time.Millisecond
+	}
+}
+
+// Validate checks the round; errors name the round, the field, the value
+// and what is allowed.
+func (r *Round) Validate(embedded bool) error {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("bench: round %q: %s = %v: want %s", r.Label, field, v, want)
+	}
+	switch {
+	case !slices.Contains(workload.Names(), r.Workload):
+		return bad("workload", fmt.Sprintf("%q", r.Workload), "one of "+strings.Join(workload.Names(), ", "))
+	case r.Clients < 1 || r.Clients > 4096:
+		return bad("clients", r.Clients, "1 to 4096")
+	case r.Duration < 100*time.Millisecond:
+		return bad("duration", r.Duration, "at least 100ms")
+	case r.MaxOutstanding < 1:
+		return bad("max_outstanding", r.MaxOutstanding, "at least 1")
+	}
+	switch {
+	case r.Rate.Of != "" && r.Rate.Kind != "fixed-rate":
+		return bad("rate.of", fmt.Sprintf("%q", r.Rate.Of), "only with kind fixed-rate")
+	case r.Rate.Of != "" && !(r.Rate.Fraction > 0 && r.Rate.Fraction <= 10):
+		return bad("rate.fraction", r.Rate.Fraction, "more than 0 and at most 10 (0.9 is 90% of the earlier round's throughput)")
+	case r.Rate.Of == "" && r.Rate.Fraction != 0:
+		return bad("rate.fraction", r.Rate.Fraction, "only with rate.of, the label of an earlier round")
+	case r.Rate.Of != "" && r.Rate.TPS == 0:
+		// Resolved once the earlier round ran (Resolve).
+	default:
+		if _, err := rate.New(r.Rate, r.Duration); err != nil {
+			return fmt.Errorf("bench: round %q: %w", r.Label, err)
+		}
+	}
+	if !embedded {
+		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 {
+			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db or checkpoint_*, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
+		}
+		return nil
+	}
+	switch {
+	case r.Orgs < 1 || r.Orgs > 16:
+		return bad("orgs", r.Orgs, "1 to 16")
+	case r.BatchMode != "block" && r.BatchMode != "stream":
+		return bad("batch_mode", fmt.Sprintf("%q", r.BatchMode), "block or stream")
+	case r.BlockSize < 1 || r.BlockSize > 100_000:
+		return bad("block_size", r.BlockSize, "1 to 100000")
+	case r.BatchTimeout < time.Millisecond:
+		return bad("batch_timeout", r.BatchTimeout, "at least 1ms")
+	case r.CheckpointBlocks < 0 || r.CheckpointBlocks > 1_000_000:
+		return bad("checkpoint_blocks", r.CheckpointBlocks, "0 (sign every block) to 1000000")
+	case r.CheckpointInterval != 0 && (r.CheckpointInterval < time.Millisecond || r.CheckpointInterval > time.Hour):
+		return bad("checkpoint_interval", r.CheckpointInterval, "0 or 1ms to 1h")
+	case r.StateDB != "" && !slices.Contains(backend.Names(), r.StateDB):
+		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "one of "+strings.Join(backend.Names(), ", "))
+	}
+	return nil
+}
+
+// netOptions are the embedded network of the round.
+func (r *Round) netOptions(keep bool) NetOptions {
+	o := NetOptions{
+		Orgs: r.Orgs, ClientsPerOrg: (r.Clients + r.Orgs - 1) / r.Orgs, Keep: keep, StateDB: r.StateDB,
+		Batch: node.BatchConfig{Mode: r.BatchMode, MaxTxs: r.BlockSize, MaxBytes: 16 << 20, Timeout: r.BatchTimeout},
+	}
+	if r.CheckpointBlocks > 0 || r.CheckpointInterval > 0 {
+		o.Batch.Checkpoint = &node.SignCheckpointConfig{Blocks: r.CheckpointBlocks, Interval: r.CheckpointInterval}
+	}
+	return o
+}
+
+// Resolve sets the rate of a round whose fixed rate is a fraction of an
+// earlier round's (rate.Config.Of) from that round's result in done, the
+// results of the run so far; other rounds are returned as they are.
+func Resolve(r Round, done []*Result) (Round, error) {
+	if r.Rate.Of == "" {
+		return r, nil
+	}
+	for i := len(done) - 1; i >= 0; i-- {
+		res := done[i]
+		if res == nil || res.Label != r.Rate.Of {
+			continue
+		}
+		tps := res.ThroughputTPS
+		if res.Knee != nil {
+			tps = res.Knee.Throughput
+		}
+		if !(tps > 0) {
+			return r, fmt.Errorf("bench: round %q: rate.of %q: that round committed nothing, so %g of its throughput is no rate", r.Label, r.Rate.Of, r.Rate.Fraction)
+		}
+		r.Rate.TPS = r.Rate.Fraction * tps
+		return r, nil
+	}
+	return r, fmt.Errorf("bench: round %q: rate.of %q: no earlier round of this run has that label", r.Label, r.Rate.Of)
+}

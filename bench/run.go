@@ -1,0 +1,460 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strand-ledger/strand/bench/rate"
+	"github.com/strand-ledger/strand/bench/stats"
+	"github.com/strand-ledger/strand/bench/workload"
+	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/localnet"
+)
+
+// Target is where rounds run.
+type Target struct {
+	// Net is the directory of a network `strand net up` runs; "" starts
+	// an embedded network for each round.
+	Net string
+	// Keep keeps an embedded network's directory.
+	Keep bool
+	// Progress, if set, is called about four times a second during the
+	// load, from the round's control loop: it must return quickly.
+	Progress func(Progress)
+	// Log, if set, receives one-line notes (network up, setup done).
+	Log func(format string, args ...any)
+}
+
+// Progress is the state of a running round.
+type Progress struct {
+	Label              string
+	Elapsed, Duration  time.Duration
+	Started, Committed int64
+	Completed          int64   // committed, evaluated or failed
+	TPS                float64 // completed per second so far
+}
+
+func (t Target) logf(format string, args ...any) {
+	if t.Log != nil {
+		t.Log(format, args...)
+	}
+}
+
+// runCount makes Env.Run distinct for rounds started within the same
+// tenth of a second.
+var runCount atomic.Int64
+
+// Run runs one round against the target and checks the network's
+// correctness afterwards. A failed check returns the Result and an error
+// wrapping ErrCheckFailed.
+func Run(ctx context.Context, r Round, t Target) (*Result, error) {
+	r.EnsureDefaults()
+	embedded := t.Net == ""
+	if embedded {
+		r.embeddedDefaults()
+	}
+	if err := r.Validate(embedded); err != nil {
+		return nil, err
+	}
+	env := workload.Env{Run: time.Now().UnixMilli()/100 + runCount.Add(1), Clients: r.Clients, Seed: r.Seed}
+	w, err := workload.New(r.Workload, r.Params, env)
+	if err != nil {
+		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+	}
+	ctl, err := rate.New(r.Rate, r.Duration)
+	if err != nil {
+		return nil, err
+	}
+	var n *Network
+	if embedded {
+		// Return the memory of earlier rounds' networks, so that each
+		// round's RSS is mostly its own.
+		debug.FreeOSMemory()
+		start := time.Now()
+		if n, err = StartEmbedded(r.netOptions(t.Keep)); err != nil {
+			return nil, err
+		}
+		t.logf("network up in %v: 1 orderer, %d peers, %s mode, %s state database",
+			time.Since(start).Round(time.Millisecond), len(n.Peers), r.BatchMode, stateName(r.StateDB))
+	} else if n, err = OpenNet(t.Net); err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	conns, err := n.Connect(r.Clients)
+	if err != nil {
+		return nil, err
+	}
+	defer CloseAll(conns)
+	orgConns := conns[:min(len(conns), len(n.Layout.Orgs()))]
+	if err := runSetup(ctx, w, conns, orgConns); err != nil {
+		return nil, fmt.Errorf("bench: round %q: setup: %w", r.Label, err)
+	}
+	if sum, ok := w.(workload.SetupSummarizer); ok {
+		t.logf("%s", sum.SetupSummary())
+	} else {
+		t.logf("setup of %s done", r.Workload)
+	}
+
+	l := newLoad(r, w, conns, n)
+	res := l.run(ctx, ctl, t)
+	res.Params = w.Params()
+	if embedded && t.Keep {
+		t.logf("network directory kept: %s", n.Dir)
+	}
+	if err := check(ctx, res, n, w, orgConns, l.delta.Load()); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func stateName(s string) string {
+	if s == "" {
+		return "pebble"
+	}
+	return s
+}
+
+// runSetup runs the workload's setup stages; each stage's operations are
+// spread over the clients, and every org's peer must have committed a
+// stage before the next starts (and before the load).
+func runSetup(ctx context.Context, w workload.Workload, conns, orgConns []*localnet.Conn) error {
+	for _, stage := range w.Setup() {
+		ids := make([]string, len(stage))
+		errs := make(chan error, len(conns))
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := int(next.Add(1) - 1); i < len(stage); i = int(next.Add(1) - 1) {
+					op := stage[i]
+					commit, err := c.Contract(op.Contract).SubmitWithRetry(ctx, 10, op.Function, op.Args...)
+					if err != nil {
+						errs <- fmt.Errorf("%s.%s: %w", op.Contract, op.Function, err)
+						return
+					}
+					ids[i] = commit.TxID
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		if err := <-errs; err != nil {
+			return err
+		}
+		for _, c := range orgConns {
+			for _, id := range ids {
+				wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+				_, err := c.Gateway.CommitStatus(wctx, id)
+				cancel()
+				if err != nil {
+					return fmt.Errorf("waiting for %s's peer to commit setup transaction %s: %w", c.Client.Org, id, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// load is one round's load: the control loop and the clients.
+type load struct {
+	r       Round
+	w       workload.Workload
+	conns   []*localnet.Conn
+	net     *Network
+	rec     *stats.Recorder
+	t0      time.Time
+	delta   atomic.Int64 // money VALID Smallbank transactions added
+	done    chan struct{}
+	commits atomic.Int64
+	wg      sync.WaitGroup
+	// phaseWarn says why a --net round has no peer phases ("" if it has).
+	phaseWarn string
+	mu        struct {
+		sync.Mutex
+		blocks map[uint64]struct{} // blocks holding the round's committed transactions
+	}
+}
+
+func newLoad(r Round, w workload.Workload, conns []*localnet.Conn, n *Network) *load {
+	l := &load{r: r, w: w, conns: conns, net: n, rec: stats.NewRecorder(), done: make(chan struct{}, r.MaxOutstanding+1)}
+	l.mu.blocks = map[uint64]struct{}{}
+	return l
+}
+
+// drainWait bounds how long the round waits for outstanding transactions
+// after its duration.
+const drainWait = 60 * time.Second
+
+func (l *load) run(ctx context.Context, ctl rate.Controller, t Target) *Result {
+	watched := l.procs()
+	wt := watch(watched)
+	stopEvents := l.peerPhases()
+	tokens := make(chan time.Time, l.r.MaxOutstanding)
+	l.t0 = time.Now()
+	for i, c := range l.conns {
+		l.wg.Add(1)
+		go l.client(ctx, c, l.w.Client(i), tokens)
+	}
+	var c rate.Counts
+	var heldBack int64
+	timer := time.NewTimer(0)
+	lastProgress := time.Time{}
+loop:
+	for {
+		el := time.Since(l.t0)
+		if el >= l.r.Duration || ctx.Err() != nil {
+			break
+		}
+		d := ctl.Poll(el, c)
+		start := d.Start
+		if room := int64(l.r.MaxOutstanding) - c.Outstanding(); int64(start) > room {
+			heldBack++
+			start = int(max(room, 0))
+		}
+		now := time.Now()
+		for range start {
+			tokens <- now
+			c.Started++
+		}
+		if t.Progress != nil && now.Sub(lastProgress) >= 250*time.Millisecond {
+			lastProgress = now
+			t.Progress(Progress{Label: l.r.Label, Elapsed: el, Duration: l.r.Duration, Started: c.Started,
+				Committed: l.commits.Load(), Completed: c.Completed, TPS: float64(c.Completed) / max(el.Seconds(), 1e-3)})
+		}
+		wait := l.r.Duration - el
+		if d.Wait > 0 {
+			wait = min(wait, d.Wait)
+		}
+		if wait > 250*time.Millisecond {
+			wait = 250 * time.Millisecond // keep the progress line moving
+		}
+		timer.Reset(wait)
+		select {
+		case <-l.done:
+			c.Completed++
+			for drained := false; !drained; {
+				select {
+				case <-l.done:
+					c.Completed++
+				default:
+					drained = true
+				}
+			}
+			timer.Stop() // Go ≥ 1.23: Reset never delivers a stale tick, so no drain
+		case <-timer.C:
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	close(tokens)
+	finished := make(chan struct{})
+	go func() { l.wg.Wait(); close(finished) }()
+	var warnings []string
+	select {
+	case <-finished:
+	case <-time.After(drainWait):
+		warnings = append(warnings, fmt.Sprintf("%d transactions still outstanding %v after the round; not counted", c.Outstanding(), drainWait))
+	}
+	elapsed := time.Since(l.t0)
+	stopEvents()
+	usage := wt.finish()
+	res := l.result(ctl, elapsed, usage)
+	if heldBack > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the rate asked for more than max_outstanding (%d) transactions in flight %d times: the network did not absorb the offered load", l.r.MaxOutstanding, heldBack))
+	}
+	res.Warnings = append(res.Warnings, warnings...)
+	if l.phaseWarn != "" {
+		res.Warnings = append(res.Warnings, l.phaseWarn)
+	}
+	return res
+}
+
+// procs are the processes whose resources a round reports.
+func (l *load) procs() []Proc {
+	if l.net.Embedded() {
+		return []Proc{{Name: "strand (nodes and clients, one process)", PID: 0}}
+	}
+	var ps []Proc
+	for _, p := range localnet.Status(l.net.Layout) {
+		if p.Alive {
+			ps = append(ps, Proc{Name: p.Name, PID: p.PID})
+		}
+	}
+	return append(ps, Proc{Name: "load generator", PID: 0})
+}
+
+// peerPhases records the pipeline stages of the first peer's blocks
+// during the round; the returned func stops it. An embedded peer reports
+// each block; a --net peer's are read from its metrics (scrapedPhases).
+func (l *load) peerPhases() (stop func()) {
+	if !l.net.Embedded() {
+		return l.scrapedPhases()
+	}
+	if len(l.net.Peers) == 0 {
+		return func() {}
+	}
+	sub := l.net.Peers[0].Committer.Subscribe(1 << 14)
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-quit:
+				return
+			case ev, ok := <-sub.C:
+				if !ok {
+					return
+				}
+				n := len(ev.TxIDs)
+				if n == 0 || ev.Received.Before(l.t0) {
+					continue
+				}
+				l.rec.Phase("verify", ev.Verified.Sub(ev.Received), n)
+				l.rec.Phase("validate", ev.Validated.Sub(ev.Verified), n)
+				l.rec.Phase("persist", ev.Committed.Sub(ev.Validated), n)
+			}
+		}
+	}()
+	return func() { close(quit); wg.Wait(); sub.Close() }
+}
+
+// client runs one client: it takes a token per transaction, draws the
+// operation (the generator is this goroutine's alone) and runs it
+// concurrently, so that an open-loop rate is not bounded by the clients.
+func (l *load) client(ctx context.Context, c *localnet.Conn, g workload.Generator, tokens <-chan time.Time) {
+	defer l.wg.Done()
+	for intended := range tokens {
+		op := g.Next()
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.exec(ctx, c, op, intended)
+			l.done <- struct{}{}
+		}()
+	}
+}
+
+// exec runs one operation and records it.
+func (l *load) exec(ctx context.Context, c *localnet.Conn, op workload.Op, intended time.Time) {
+	at := intended.Sub(l.t0)
+	l.rec.Sent(at)
+	ctx, cancel := context.WithTimeout(ctx, drainWait)
+	defer cancel()
+	ct := c.Contract(op.Contract)
+	if !op.Submit {
+		_, err := ct.Evaluate(ctx, op.Function, op.Args...)
+		if err != nil {
+			l.rec.Failed(at, errorClass("evaluate", err), err)
+			return
+		}
+		l.rec.Evaluated(time.Since(l.t0), time.Since(intended))
+		return
+	}
+	tx, err := ct.Endorse(ctx, op.Function, op.Args...)
+	tEndorsed := time.Now()
+	if err != nil {
+		l.rec.Failed(at, errorClass("endorse", err), err)
+		return
+	}
+	if err := tx.Submit(ctx); err != nil {
+		l.rec.Failed(at, errorClass("submit", err), err)
+		return
+	}
+	tSubmitted := time.Now()
+	commit, err := tx.Wait(ctx)
+	var ce *client.CommitError
+	var code string
+	var block uint64
+	switch {
+	case errors.As(err, &ce):
+		code, block = ce.Code.String(), ce.Block
+	case err != nil:
+		l.rec.Failed(at, errorClass("commit", err), err)
+		return
+	default:
+		code, block = commit.Code.String(), commit.Block
+	}
+	l.mu.Lock()
+	l.mu.blocks[block] = struct{}{}
+	l.mu.Unlock()
+	end := time.Now()
+	if code == "VALID" {
+		l.delta.Add(op.Delta)
+		if op.Debit {
+			l.delta.Add(-op.Delta - debited(commit))
+		}
+	}
+	l.commits.Add(1)
+	l.rec.Committed(end.Sub(l.t0), code, end.Sub(intended), map[string]time.Duration{
+		"endorse": tEndorsed.Sub(intended), "submit": tSubmitted.Sub(tEndorsed), "commit": end.Sub(tSubmitted)})
+}
+
+// errorClass groups errors by step and status: "endorse 404", "submit 429".
+func errorClass(step string, err error) string {
+	var ee *client.EndorseError
+	var se *client.SubmitError
+	switch {
+	case errors.As(err, &ee):
+		return fmt.Sprintf("%s %d", step, ee.Status)
+	case errors.As(err, &se):
+		return fmt.Sprintf("%s %d", step, se.Status)
+	case errors.Is(err, context.DeadlineExceeded):
+		return step + " timeout"
+	}
+	return step + " error"
+}
+
+// debited reads the money a VALID Debit operation took from its result;
+// -1 (an impossible amount, which makes the invariant check fail loudly)
+// if the result is not a decimal number.
+func debited(c *client.Commit) int64 {
+	if c == nil {
+		return -1
+	}
+	n, err := strconv.ParseInt(string(c.Result), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// scrapedPhases reads the first peer's stage histograms from its metrics
+// endpoint now and when stopped, and records the difference. A network
+// without metrics gives no peer phases; a peer that does not answer, a
+// warning in the round's results.
+func (l *load) scrapedPhases() (stop func()) {
+	var addr string
+	for _, n := range l.net.Layout.Nodes {
+		if n.Role == identity.RolePeer && n.Metrics != "" {
+			addr = n.Metrics
+			break
+		}
+	}
+	if addr == "" {
+		return func() {}
+	}
+	before, err := scrapeStages(addr)
+	if err != nil {
+		l.phaseWarn = fmt.Sprintf("no peer phases: %v", err)
+		return func() {}
+	}
+	return func() {
+		after, err := scrapeStages(addr)
+		if err != nil {
+			l.phaseWarn = fmt.Sprintf("no peer phases: %v", err)
+			return
+		}
+		stagePhases(before, after, func(phase string, d time.Duration, n int) { l.rec.Phase(phase, d, n) })
+	}
+}

@@ -1,0 +1,56 @@
+package identity
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/strand-ledger/strand/api"
+)
+
+// ErrNoMajority: signatures that do not come from admins of a majority of
+// the registry's orgs.
+var ErrNoMajority = errors.New("identity: not signed by a majority of the orgs' admins")
+
+// AdminMajority checks that sigs hold valid signatures over msg by admins
+// of more than half of the registry's orgs; one signature per org counts,
+// and signatures that do not verify, or are not an admin's, count for
+// nothing. It reads no clock (certificate expiry is the caller's
+// business), so every node decides alike. The error names the orgs that
+// signed, the majority wanted, and why the others did not count. Channel
+// config updates use it (api/config.go).
+func (r *Registry) AdminMajority(msg []byte, sigs []api.ConfigSignature) error {
+	signed := map[string]bool{}
+	var bad []string
+	for i, s := range sigs {
+		m, err := r.Member(s.Signer)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("signatures[%d]: %v", i, err))
+			continue
+		}
+		if m.Role != RoleAdmin {
+			bad = append(bad, fmt.Sprintf("signatures[%d]: %s/%s has role %s, want admin", i, m.Org, m.Name, m.Role))
+			continue
+		}
+		if err := m.Verify(msg, s.Signature); err != nil {
+			bad = append(bad, fmt.Sprintf("signatures[%d]: %v", i, err))
+			continue
+		}
+		signed[m.Org] = true
+	}
+	if 2*len(signed) > len(r.ids) {
+		return nil
+	}
+	have := make([]string, 0, len(signed))
+	for o := range signed {
+		have = append(have, o)
+	}
+	sort.Strings(have)
+	why := fmt.Sprintf("signed by the admins of %d of the channel's %d orgs (%s), want a majority: %d of %s",
+		len(signed), len(r.ids), strings.Join(have, ", "), len(r.ids)/2+1, strings.Join(r.ids, ", "))
+	if len(bad) > 0 {
+		why += "; not counted: " + strings.Join(bad, "; ")
+	}
+	return fmt.Errorf("%w: %s", ErrNoMajority, why)
+}

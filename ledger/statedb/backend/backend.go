@@ -1,0 +1,98 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/badger"
+	"github.com/strand-ledger/strand/ledger/statedb/bbolt"
+	"github.com/strand-ledger/strand/ledger/statedb/leveldb"
+	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/ledger/statedb/rocksdb"
+)
+
+// Options holds the options of every backend; Open uses those of the
+// backend it opens. The zero value means every default.
+type Options struct {
+	Pebble  pebbledb.Options
+	LevelDB leveldb.Options
+	Badger  badger.Options
+	Bbolt   bbolt.Options
+	RocksDB rocksdb.Options // used only in binaries built with -tags rocksdb
+	// Checkpoint tunes memory-checkpoint (memdb.Open).
+	Checkpoint memdb.Options
+}
+
+// Default is the backend used when none is named.
+const Default = "pebble"
+
+// opener opens one backend in dir.
+type opener func(dir string, o *Options) (statedb.DB, error)
+
+// openers maps a backend name to its opener. rocksdb adds itself when
+// built with the rocksdb tag.
+var openers = map[string]opener{
+	"pebble":   func(dir string, o *Options) (statedb.DB, error) { return pebbledb.Open(dir, o.Pebble) },
+	"leveldb":  func(dir string, o *Options) (statedb.DB, error) { return leveldb.Open(dir, o.LevelDB) },
+	"badger":   func(dir string, o *Options) (statedb.DB, error) { return badger.Open(dir, o.Badger) },
+	"bbolt":    func(dir string, o *Options) (statedb.DB, error) { return bbolt.Open(dir, o.Bbolt) },
+	"memory":   func(string, *Options) (statedb.DB, error) { return memdb.New(), nil },
+	Checkpoint: func(dir string, o *Options) (statedb.DB, error) { return memdb.Open(dir, o.Checkpoint) },
+}
+
+// Checkpoint names the in-memory backend that checkpoints to disk
+// (memdb.Open); "memory" (memdb.New) keeps nothing.
+const Checkpoint = "memory-checkpoint"
+
+// order is the order Names lists backends in.
+var order = []string{"pebble", "leveldb", "badger", "bbolt", "rocksdb", Checkpoint, "memory"}
+
+// Errors of Check and Open; test with errors.Is.
+var (
+	ErrUnknown  = errors.New("statedb backend: unknown")
+	ErrNotBuilt = errors.New("statedb backend: not built into this binary")
+)
+
+// Names returns the backends this binary can open, default first.
+func Names() []string {
+	var names []string
+	for _, n := range order {
+		if _, ok := openers[n]; ok {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// Persistent reports whether the named backend keeps its state on disk
+// (memory-checkpoint does, as of its newest checkpoint).
+func Persistent(name string) bool { return name != "memory" }
+
+// Check reports whether Open accepts name: ErrUnknown for a name no
+// backend has, ErrNotBuilt for rocksdb in a binary built without it. The
+// error lists the allowed names.
+func Check(name string) error {
+	if _, ok := openers[name]; ok {
+		return nil
+	}
+	allowed := strings.Join(Names(), ", ")
+	if slices.Contains(order, name) {
+		return fmt.Errorf("%w: %q: this binary was built without it; rebuild with `go build -tags %s` (needs librocksdb-dev), or use one of %s",
+			ErrNotBuilt, name, name, allowed)
+	}
+	return fmt.Errorf("%w: %q, want one of %s", ErrUnknown, name, allowed)
+}
+
+// Open opens (creating if needed) the named backend's database in dir;
+// the memory backend ignores dir, memory-checkpoint writes its
+// checkpoints there.
+func Open(name, dir string, opts Options) (statedb.DB, error) {
+	if err := Check(name); err != nil {
+		return nil, err
+	}
+	return openers[name](dir, &opts)
+}

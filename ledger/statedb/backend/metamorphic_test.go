@@ -1,0 +1,260 @@
+package backend_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
+)
+
+// The metamorphic test applies one random sequence of operations (puts,
+// deletes, batches with savepoints, Get, GetMany, Scan, close and reopen,
+// and a simulated crash followed by recovery) to every backend, records
+// what each read returns, and requires every backend's record to equal
+// the memory backend's. Replay a failure with STRAND_METAMORPHIC_SEED.
+
+const metamorphicOps = 1000
+
+// applied is one successful Apply, kept to replay after a crash.
+type applied struct {
+	batch  statedb.Batch
+	height uint64
+}
+
+// runner drives one backend through the operations.
+type runner struct {
+	t       *testing.T
+	name    string
+	dir     string
+	db      statedb.DB
+	log     []applied // every batch applied, in order
+	synced  uint64    // the height of the last synced Apply
+	crashes int
+}
+
+func (r *runner) open() {
+	r.t.Helper()
+	o := backend.Options{}
+	o.Badger.MemTableSize = 4 << 20 // keeps the copies of a crash small
+	o.Checkpoint.EveryBlocks = 4    // crashes then find background checkpoints
+	db, err := backend.Open(r.name, r.dir, o)
+	if err != nil {
+		r.t.Fatalf("%s: Open: %v", r.name, err)
+	}
+	r.db = db
+}
+
+// crash simulates a process crash: the directory is copied as the OS
+// holds it while the database is still open (so unflushed user-space
+// buffers are lost, as in a crash), the copy is opened, and the blocks
+// above its savepoint are re-applied, as the committer's recovery does.
+func (r *runner) crash(seed uint64) error {
+	r.crashes++
+	copyDir := filepath.Join(filepath.Dir(r.dir), fmt.Sprintf("crash%d", r.crashes))
+	if err := copyLive(r.dir, copyDir); err != nil {
+		return err
+	}
+	_ = r.db.Close() // releases the locks; the copy is the crashed state
+	r.dir = copyDir
+	r.open()
+	sp, err := r.db.Savepoint()
+	if err != nil {
+		return err
+	}
+	if sp < r.synced {
+		return fmt.Errorf("after a crash: savepoint %d, below the last synced height %d", sp, r.synced)
+	}
+	for _, a := range r.log {
+		if a.height > sp {
+			if err := r.db.Apply(&a.batch, a.height, false); err != nil {
+				return fmt.Errorf("recovery: re-applying height %d: %w", a.height, err)
+			}
+		}
+	}
+	return nil
+}
+
+// copyLive copies the directory of a running engine. Background work
+// (flushes, compactions) may create or delete files meanwhile; a copy
+// whose file names differ from the source's after the copy is retried.
+func copyLive(src, dst string) error {
+	var err error
+	for range 20 {
+		_ = os.RemoveAll(dst)
+		out, cerr := exec.Command("cp", "-a", "--sparse=always", src, dst).CombinedOutput()
+		if cerr != nil {
+			err = fmt.Errorf("copy for crash: %v: %s", cerr, out)
+			continue
+		}
+		a, aerr := names(src)
+		b, berr := names(dst)
+		if aerr == nil && berr == nil && a == b {
+			return nil
+		}
+		err = fmt.Errorf("copy for crash: %s changed during the copy", src)
+	}
+	return err
+}
+
+func names(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	var sb strings.Builder
+	for _, e := range entries {
+		sb.WriteString(e.Name() + "/")
+	}
+	return sb.String(), err
+}
+
+func metamorphicSeed(t *testing.T) uint64 {
+	if s := os.Getenv("STRAND_METAMORPHIC_SEED"); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("STRAND_METAMORPHIC_SEED=%q: want an unsigned decimal integer", s)
+		}
+		return seed
+	}
+	return rand.Uint64()
+}
+
+var mmNamespaces = []string{"a", "ab", "a\x01", "b"}
+
+// gen draws from small pools so that operations collide.
+type gen struct{ r *rand.Rand }
+
+func (g gen) ns() string { return mmNamespaces[g.r.IntN(len(mmNamespaces))] }
+
+func (g gen) key() string {
+	const alphabet = "\x00ab\xff"
+	b := make([]byte, g.r.IntN(4))
+	for i := range b {
+		b[i] = alphabet[g.r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
+// run applies the sequence seed generates to r and returns what every
+// operation observed, one line each.
+func (r *runner) run(seed uint64) ([]string, error) {
+	g := gen{rand.New(rand.NewPCG(seed, seed^0xfeed))}
+	var out []string
+	var pending statedb.Batch
+	sp := uint64(0)
+	note := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	for op := range metamorphicOps {
+		switch p := g.r.IntN(100); {
+		case p < 30:
+			val := make([]byte, g.r.IntN(24))
+			for i := range val {
+				val[i] = byte(g.r.Uint32())
+			}
+			pending.Put(g.ns(), g.key(), val, statedb.Version{Block: sp, Tx: uint32(g.r.IntN(5))})
+		case p < 40:
+			pending.Delete(g.ns(), g.key(), statedb.Version{Block: sp})
+		case p < 52:
+			height, sync := sp+1+uint64(g.r.IntN(2)), g.r.IntN(6) == 0
+			if err := r.db.Apply(&pending, height, sync); err != nil {
+				return out, fmt.Errorf("op %d: Apply at %d: %w", op, height, err)
+			}
+			r.log = append(r.log, applied{statedb.Batch{Writes: append([]statedb.Write(nil), pending.Writes...)}, height})
+			if sync {
+				r.synced = height
+			}
+			sp = height
+			pending = statedb.Batch{}
+		case p < 65:
+			ns, key := g.ns(), g.key()
+			v, ok, err := r.db.Get(ns, key)
+			note("get %q %q: %s %v", ns, key, show(statedb.Result{Value: v, Found: ok}), err)
+		case p < 75:
+			keys := make([]statedb.Key, g.r.IntN(8))
+			for i := range keys {
+				keys[i] = statedb.Key{Namespace: g.ns(), Key: g.key()}
+			}
+			res := make([]statedb.Result, len(keys))
+			err := r.db.GetMany(keys, res)
+			var sb strings.Builder
+			for _, x := range res {
+				sb.WriteString(show(x) + "; ")
+			}
+			note("getmany %q: %s%v", keys, sb.String(), err)
+		case p < 90:
+			ns, start, end, limit := g.ns(), g.key(), "", 1+g.r.IntN(10)
+			if g.r.IntN(2) == 0 {
+				end = g.key()
+			}
+			var sb strings.Builder
+			n := 0
+			err := r.db.Scan(ns, start, end, func(k string, v statedb.Value) bool {
+				fmt.Fprintf(&sb, "%q=%s; ", k, show(statedb.Result{Value: v, Found: true}))
+				n++
+				return n < limit
+			})
+			note("scan %q [%q, %q) limit %d: %s%v", ns, start, end, limit, sb.String(), err)
+		case p < 95:
+			got, err := r.db.Savepoint()
+			note("savepoint %d %v", got, err)
+		case p < 98:
+			if backend.Persistent(r.name) {
+				if err := r.db.Close(); err != nil {
+					return out, fmt.Errorf("op %d: Close: %w", op, err)
+				}
+				r.open()
+			}
+		default:
+			if backend.Persistent(r.name) {
+				if err := r.crash(seed); err != nil {
+					return out, fmt.Errorf("op %d: %w", op, err)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func show(x statedb.Result) string {
+	if !x.Found {
+		return "missing"
+	}
+	return fmt.Sprintf("%x@%v", x.Value.Data, x.Value.Version)
+}
+
+func TestMetamorphic(t *testing.T) {
+	seed := metamorphicSeed(t)
+	t.Logf("seed %d (replay with STRAND_METAMORPHIC_SEED=%d)", seed, seed)
+	ref := &runner{t: t, name: "memory", dir: filepath.Join(t.TempDir(), "memory")}
+	ref.open()
+	want, err := ref.run(seed)
+	if err != nil {
+		t.Fatalf("memory (seed %d): %v", seed, err)
+	}
+	_ = ref.db.Close()
+	for _, name := range backend.Names() {
+		if name == "memory" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			r := &runner{t: t, name: name, dir: filepath.Join(t.TempDir(), name)}
+			r.open()
+			defer func() { _ = r.db.Close() }()
+			got, err := r.run(seed)
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] {
+					t.Fatalf("%s (seed %d): observation %d differs from memory:\n got  %s\n want %s", name, seed, i, got[i], want[i])
+				}
+			}
+			if err != nil {
+				t.Fatalf("%s (seed %d): %v", name, seed, err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%s (seed %d): %d observations, memory made %d", name, seed, len(got), len(want))
+			}
+		})
+	}
+}

@@ -1,0 +1,143 @@
+package node
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+)
+
+// StateDBConfig selects the world-state database and tunes its backend.
+// Switching backend is one line (backend); the sections of the other
+// backends may stay, they are checked but unused. 0 and "" mean the
+// default everywhere.
+type StateDBConfig struct {
+	// Backend is one of backend.Names(): pebble (default), leveldb,
+	// badger, bbolt, rocksdb (in binaries built with -tags rocksdb),
+	// memory-checkpoint (in memory, checkpointed to disk), or memory
+	// (nothing survives). On-disk backends live in dataDir/state.
+	Backend string `yaml:"backend"`
+	// CacheMB is the block cache in MiB of pebble, leveldb, badger and
+	// rocksdb. Default 32; 1 to 65536. bbolt reads through the OS page
+	// cache and memory needs none.
+	CacheMB int `yaml:"cacheMB"`
+	// LevelDB tunes the leveldb backend.
+	LevelDB LevelDBConfig `yaml:"leveldb,omitempty"`
+	// Badger tunes the badger backend.
+	Badger BadgerConfig `yaml:"badger,omitempty"`
+	// Bbolt tunes the bbolt backend.
+	Bbolt BboltConfig `yaml:"bbolt,omitempty"`
+	// RocksDB tunes the rocksdb backend.
+	RocksDB RocksDBConfig `yaml:"rocksdb,omitempty"`
+	// Checkpoint tunes the memory-checkpoint backend.
+	Checkpoint CheckpointConfig `yaml:"checkpoint,omitempty"`
+}
+
+// CheckpointConfig mirrors memdb.Options: a checkpoint starts after
+// everyBlocks blocks or after interval, whichever comes first.
+type CheckpointConfig struct {
+	EveryBlocks int           `yaml:"everyBlocks,omitempty"` // default 1000; 1 to 1000000000
+	Interval    time.Duration `yaml:"interval,omitempty"`    // default 10s; 10ms to 24h
+}
+
+// LevelDBConfig mirrors leveldb.Options.
+type LevelDBConfig struct {
+	Compression   string `yaml:"compression,omitempty"`   // snappy (default) | none
+	WriteBufferMB int    `yaml:"writeBufferMB,omitempty"` // default 16; 1 to 1024
+}
+
+// BadgerConfig mirrors badger.Options.
+type BadgerConfig struct {
+	Compression  string `yaml:"compression,omitempty"`  // snappy (default) | zstd | none
+	MemTableMB   int    `yaml:"memTableMB,omitempty"`   // default 16; 1 to 1024; caps a state batch at 15%
+	NumMemtables int    `yaml:"numMemtables,omitempty"` // default 2; 1 to 16
+	IndexCacheMB int    `yaml:"indexCacheMB,omitempty"` // default 16; 1 to 65536
+	SyncWrites   bool   `yaml:"syncWrites,omitempty"`   // default false: sync when pipeline.syncState asks
+}
+
+// BboltConfig mirrors bbolt.Options.
+type BboltConfig struct {
+	NoSync        bool `yaml:"noSync,omitempty"`        // default false: fsync every commit
+	InitialMmapMB int  `yaml:"initialMmapMB,omitempty"` // default 64; 1 to 1048576
+}
+
+// RocksDBConfig mirrors rocksdb.Options.
+type RocksDBConfig struct {
+	Compression   string `yaml:"compression,omitempty"`   // lz4 (default) | snappy | zstd | none
+	WriteBufferMB int    `yaml:"writeBufferMB,omitempty"` // default 16; 1 to 1024
+}
+
+func (c *StateDBConfig) ensureDefaults() {
+	if c.Backend == "" {
+		c.Backend = backend.Default
+	}
+	if c.CacheMB == 0 {
+		c.CacheMB = 32
+	}
+}
+
+// check reports every invalid field of the section.
+func (c *StateDBConfig) check(ck *checker) {
+	if err := backend.Check(c.Backend); err != nil {
+		want := "one of " + strings.Join(backend.Names(), ", ")
+		if c.Backend == "rocksdb" {
+			want += " (this binary was built without rocksdb: build it with `go build -tags rocksdb ./cmd/strand`, which needs librocksdb-dev)"
+		}
+		ck.bad("stateDB.backend", c.Backend, want)
+	}
+	inRange := func(field string, v, lo, hi, def int) {
+		if v != 0 && (v < lo || v > hi) {
+			ck.bad(field, v, fmt.Sprintf("%d to %d (0 means %d)", lo, hi, def))
+		}
+	}
+	oneOf := func(field, v string, allowed ...string) {
+		if v != "" && !slices.Contains(allowed, v) {
+			ck.bad(field, v, strings.Join(allowed, ", ")+" (empty means "+allowed[0]+")")
+		}
+	}
+	if c.CacheMB < 1 || c.CacheMB > 65536 {
+		ck.bad("stateDB.cacheMB", c.CacheMB, "1 to 65536 (0 means 32)")
+	}
+	oneOf("stateDB.leveldb.compression", c.LevelDB.Compression, "snappy", "none")
+	inRange("stateDB.leveldb.writeBufferMB", c.LevelDB.WriteBufferMB, 1, 1024, 16)
+	oneOf("stateDB.badger.compression", c.Badger.Compression, "snappy", "zstd", "none")
+	inRange("stateDB.badger.memTableMB", c.Badger.MemTableMB, 1, 1024, 16)
+	inRange("stateDB.badger.numMemtables", c.Badger.NumMemtables, 1, 16, 2)
+	inRange("stateDB.badger.indexCacheMB", c.Badger.IndexCacheMB, 1, 65536, 16)
+	inRange("stateDB.bbolt.initialMmapMB", c.Bbolt.InitialMmapMB, 1, 1<<20, 64)
+	oneOf("stateDB.rocksdb.compression", c.RocksDB.Compression, "lz4", "snappy", "zstd", "none")
+	inRange("stateDB.rocksdb.writeBufferMB", c.RocksDB.WriteBufferMB, 1, 1024, 16)
+	inRange("stateDB.checkpoint.everyBlocks", c.Checkpoint.EveryBlocks, 1, 1e9, memdb.DefaultEveryBlocks)
+	if iv := c.Checkpoint.Interval; iv != 0 && (iv < 10*time.Millisecond || iv > 24*time.Hour) {
+		ck.bad("stateDB.checkpoint.interval", iv, "10ms to 24h (0 means 10s)")
+	}
+}
+
+// Options converts the section, defaults filled in, to the backends'
+// options.
+func (c *StateDBConfig) Options() backend.Options {
+	const mb = 1 << 20
+	cache := int64(c.CacheMB) * mb
+	var o backend.Options
+	o.Pebble.CacheSize = cache
+	o.LevelDB.CacheSize = cache
+	o.LevelDB.Compression = c.LevelDB.Compression
+	o.LevelDB.WriteBufferSize = c.LevelDB.WriteBufferMB * mb
+	o.Badger.CacheSize = cache
+	o.Badger.Compression = c.Badger.Compression
+	o.Badger.MemTableSize = int64(c.Badger.MemTableMB) * mb
+	o.Badger.NumMemtables = c.Badger.NumMemtables
+	o.Badger.IndexCacheSize = int64(c.Badger.IndexCacheMB) * mb
+	o.Badger.SyncWrites = c.Badger.SyncWrites
+	o.Bbolt.NoSync = c.Bbolt.NoSync
+	o.Bbolt.InitialMmapSize = int64(c.Bbolt.InitialMmapMB) * mb
+	o.RocksDB.CacheSize = cache
+	o.RocksDB.Compression = c.RocksDB.Compression
+	o.RocksDB.WriteBufferSize = c.RocksDB.WriteBufferMB * mb
+	o.Checkpoint.EveryBlocks = uint64(max(0, c.Checkpoint.EveryBlocks))
+	o.Checkpoint.Interval = c.Checkpoint.Interval
+	return o
+}

@@ -1,0 +1,120 @@
+package node
+
+import (
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
+)
+
+func TestStateDBErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, stateDB string
+		want          []string
+	}{
+		{"backend", "{backend: couchdb}", []string{`stateDB.backend = "couchdb": want one of pebble, leveldb, badger, bbolt`, "memory"}},
+		{"unknown option", "{backend: badger, badger: {memtableMB: 8}}", []string{`unknown field "memtableMB"`}},
+		{"cache", "{cacheMB: -1}", []string{"stateDB.cacheMB = -1: want 1 to 65536"}},
+		{"leveldb compression", "{leveldb: {compression: zstd}}", []string{`stateDB.leveldb.compression = "zstd": want snappy, none`}},
+		{"badger memtable", "{backend: badger, badger: {memTableMB: 4096}}", []string{"stateDB.badger.memTableMB = 4096: want 1 to 1024 (0 means 16)"}},
+		{"badger compression", "{badger: {compression: lz4}}", []string{`stateDB.badger.compression = "lz4": want snappy, zstd, none`}},
+		{"bbolt mmap", "{backend: bbolt, bbolt: {initialMmapMB: -5}}", []string{"stateDB.bbolt.initialMmapMB = -5"}},
+		{"rocksdb not built", "{backend: rocksdb}", []string{"built without rocksdb", "-tags rocksdb"}},
+		{"rocksdb", "{rocksdb: {compression: brotli}}", []string{`stateDB.rocksdb.compression = "brotli": want lz4, snappy, zstd, none`}},
+		{"checkpoint blocks", "{backend: memory-checkpoint, checkpoint: {everyBlocks: -1}}", []string{"stateDB.checkpoint.everyBlocks = -1: want 1 to 1000000000 (0 means 1000)"}},
+		{"checkpoint interval", "{backend: memory-checkpoint, checkpoint: {interval: 1ms}}", []string{"stateDB.checkpoint.interval = 1ms: want 10ms to 24h (0 means 10s)"}},
+		{"checkpoint unknown option", "{checkpoint: {every: 5}}", []string{`unknown field "every"`, "everyBlocks, interval"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "rocksdb not built" && backend.Check("rocksdb") == nil {
+				t.Skip("this test binary has rocksdb")
+			}
+			dir := writeNet(t, channelYAML, nodeYAML+"stateDB: "+tc.stateDB+"\n")
+			_, err := LoadNode(filepath.Join(dir, "node.yaml"))
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("err %v, want ErrConfig", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestStateDBBackends starts each backend the way a peer does, from one
+// line of config, and checks that the directory it wrote is refused by
+// another backend.
+func TestStateDBBackends(t *testing.T) {
+	dataDir := t.TempDir()
+	for _, name := range []string{"pebble", "leveldb", "badger", "bbolt", "memory-checkpoint", "memory"} {
+		dir := writeNet(t, channelYAML, nodeYAML+"stateDB: {backend: "+name+"}\ndataDir: "+filepath.Join(dataDir, name)+"\n")
+		cfg, err := LoadNode(filepath.Join(dir, "node.yaml"))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		db, err := openState(cfg, 0, 0, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatalf("openState(%s): %v", name, err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatalf("%s: Close: %v", name, err)
+		}
+		if name == "memory" {
+			continue
+		}
+		cfg.StateDB.Backend = "bbolt"
+		if name == "bbolt" {
+			cfg.StateDB.Backend = "pebble"
+		}
+		if db, err := openState(cfg, 0, 0, slog.New(slog.DiscardHandler)); !errors.Is(err, statedb.ErrFormat) {
+			if err == nil {
+				_ = db.Close()
+			}
+			t.Errorf("opening a %s state directory with %s: err = %v, want ErrFormat", name, cfg.StateDB.Backend, err)
+		}
+	}
+}
+
+// TestStateAheadIsRebuilt: with relaxed durability, a state database whose
+// savepoint passed the block store's height (a machine crash) is emptied,
+// so the committer rebuilds it from the blocks; with durable, it is kept
+// and the committer refuses it.
+func TestStateAheadIsRebuilt(t *testing.T) {
+	for _, dur := range []string{"relaxed", "durable"} {
+		dir := writeNet(t, channelYAML, nodeYAML+"dataDir: "+filepath.Join(t.TempDir(), dur)+"\n")
+		cfg, err := LoadNode(filepath.Join(dir, "node.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Pipeline.Durability = dur
+		log := slog.New(slog.DiscardHandler)
+		db, err := openState(cfg, 0, 0, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b statedb.Batch
+		b.Put("ns", "k", []byte("v"), statedb.Version{Block: 4})
+		if err := db.Apply(&b, 5, false); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if db, err = openState(cfg, 3, 0, log); err != nil {
+			t.Fatal(err)
+		}
+		sp, err := db.Savepoint()
+		db.Close()
+		want := uint64(5)
+		if dur == "relaxed" {
+			want = 0
+		}
+		if err != nil || sp != want {
+			t.Errorf("%s: savepoint %d, %v after reopening at block height 3; want %d", dur, sp, err, want)
+		}
+	}
+}
