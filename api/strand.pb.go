@@ -973,8 +973,13 @@ type ProposalResponse struct {
 	Message         string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	ResponsePayload []byte                 `protobuf:"bytes,3,opt,name=response_payload,json=responsePayload,proto3" json:"response_payload,omitempty"`
 	Endorsement     *Endorsement           `protobuf:"bytes,4,opt,name=endorsement,proto3" json:"endorsement,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// height is how many blocks the peer had committed when it began the
+	// simulation (0 when it does not say). It is advisory and unsigned: a
+	// gateway uses it to tell a peer that is behind, which it waits for,
+	// from endorsers that disagree at the same height.
+	Height        uint64 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ProposalResponse) Reset() {
@@ -1033,6 +1038,13 @@ func (x *ProposalResponse) GetEndorsement() *Endorsement {
 		return x.Endorsement
 	}
 	return nil
+}
+
+func (x *ProposalResponse) GetHeight() uint64 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
 }
 
 // TxPayload is what the creator signs: the header, the contract, the exact
@@ -1451,12 +1463,13 @@ const file_strand_proto_rawDesc = "" +
 	"\x05event\x18\a \x01(\v2\x11.strand.api.EventR\x05event\"]\n" +
 	"\vEndorsement\x120\n" +
 	"\bendorser\x18\x01 \x01(\v2\x14.strand.api.IdentityR\bendorser\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xaa\x01\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xc2\x01\n" +
 	"\x10ProposalResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12)\n" +
 	"\x10response_payload\x18\x03 \x01(\fR\x0fresponsePayload\x129\n" +
-	"\vendorsement\x18\x04 \x01(\v2\x17.strand.api.EndorsementR\vendorsement\"\xbd\x01\n" +
+	"\vendorsement\x18\x04 \x01(\v2\x17.strand.api.EndorsementR\vendorsement\x12\x16\n" +
+	"\x06height\x18\x05 \x01(\x04R\x06height\"\xbd\x01\n" +
 	"\tTxPayload\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.strand.api.TxHeaderR\x06header\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12)\n" +

@@ -50,6 +50,10 @@ type Config struct {
 	// Seen reports whether a tx id is already used on the channel; see
 	// SeenIn for the block store adapter.
 	Seen func(txID string) (bool, error)
+	// Height, if set, returns the peer's committed height; responses
+	// carry it (ProposalResponse.Height) so that a gateway can tell a
+	// peer behind the others from a disagreement.
+	Height func() uint64
 	// Timeout bounds one simulation; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Clock is the time certificate expiry is checked against at
@@ -76,6 +80,7 @@ type Endorser struct {
 	names     string // sorted contract names, for messages
 	state     State
 	seen      func(string) (bool, error)
+	height    func() uint64
 	timeout   time.Duration
 	clock     func() time.Time
 	metrics   counters
@@ -110,7 +115,7 @@ func New(cfg Config) (*Endorser, error) {
 	}
 	e := &Endorser{
 		channel: cfg.Channel, reg: cfg.Registry, signer: cfg.Signer, state: cfg.State,
-		seen: cfg.Seen, timeout: cfg.Timeout, clock: cfg.Clock,
+		seen: cfg.Seen, height: cfg.Height, timeout: cfg.Timeout, clock: cfg.Clock,
 		contracts: make(map[string]contract.Contract, len(cfg.Contracts)),
 	}
 	if e.timeout == 0 {
@@ -141,12 +146,17 @@ func New(cfg Config) (*Endorser, error) {
 // endorsement. It never panics.
 func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) *api.ProposalResponse {
 	e.metrics.proposals.Add(1)
+	var height uint64
+	if e.height != nil {
+		height = e.height() // before simulating: a lower bound of the state read
+	}
 	resp, err := e.processProposal(ctx, sp)
 	if err != nil {
 		e.metrics.refused(err)
-		return &api.ProposalResponse{Status: StatusOf(err), Message: err.Error()}
+		return &api.ProposalResponse{Status: StatusOf(err), Message: err.Error(), Height: height}
 	}
 	e.metrics.endorsed.Add(1)
+	resp.Height = height
 	return resp
 }
 

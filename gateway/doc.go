@@ -19,10 +19,14 @@
 //   - Peers at different heights simulate on different state: they sign
 //     different payloads, or a peer behind refuses (a key it has not seen
 //     yet). When the endorsers disagree, or a remote peer refuses what the
-//     local peer endorsed, Endorse asks again (Config.EndorseAttempts in
-//     all, while the call's context allows) and then answers 500
-//     "endorsers disagree" or the remote refusal. A local refusal is
-//     answered at once.
+//     local peer endorsed, Endorse asks again. While the heights in the
+//     answers (ProposalResponse.Height) differ, it waits for the peer
+//     behind (the local one until Ledger.Height() reaches the others) for
+//     up to Config.Timeout from the call's start, without counting
+//     attempts; otherwise it asks Config.EndorseAttempts times in all,
+//     while the call's context allows, and then answers 500 "endorsers
+//     disagree" or the remote refusal. A local refusal is answered at
+//     once.
 //   - A remote peer that fails (transport error) is replaced by the org's
 //     next peer; a peer that answers with a refusal is not: the refusal is
 //     the answer, reported with the peer's name.

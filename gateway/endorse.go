@@ -59,7 +59,7 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 			p.Contract, g.cfg.Channel, g.names), nil
 	}
 	backoff := 20 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	for attempt := 1; ; {
 		answers := g.gather(ctx, sp, orgs)
 		r, remote := g.firstRefusal(p.Header.TxId, answers)
 		if r == nil {
@@ -73,18 +73,77 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 			return r, nil
 		}
 		// The endorsers disagree, or a remote peer refused what the local
-		// peer endorsed: most likely a peer behind the others.
-		if attempt >= g.cfg.EndorseAttempts {
-			return r, nil
+		// peer endorsed. When their heights say that a peer is behind, wait
+		// for it (until Timeout after the call began) without spending an
+		// attempt: a peer reconnecting to the orderers may take seconds.
+		local, lo, hi := heights(answers)
+		behind := lo < hi && time.Since(start) < g.cfg.Timeout
+		if !behind {
+			if attempt >= g.cfg.EndorseAttempts {
+				return r, nil
+			}
+			attempt++
 		}
 		g.metrics.endorseRetried.Add(1)
+		wait := backoff
+		if behind {
+			wait = min(backoff, maxCatchUpPoll)
+		}
+		if behind && local < hi {
+			if err := g.awaitHeight(ctx, hi, start.Add(g.cfg.Timeout)); err != nil {
+				return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the local peer reached height %d; last answer: %s", err, hi, r.Message), nil
+			}
+		} else {
+			select {
+			case <-ctx.Done():
+				return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the peers agreed; last answer: %s", ctx.Err(), r.Message), nil
+			case <-time.After(wait):
+			}
+		}
+		if !behind {
+			backoff *= 2
+		}
+	}
+}
+
+// maxCatchUpPoll bounds the wait between asks while a remote peer catches
+// up.
+const maxCatchUpPoll = 100 * time.Millisecond
+
+// heights returns the local peer's height and the lowest and highest
+// heights the answers report; peers that do not say (0) are left out, and
+// lo == hi when fewer than two say.
+func heights(answers []answer) (local, lo, hi uint64) {
+	for i, a := range answers {
+		if a.resp == nil || a.resp.Height == 0 {
+			continue
+		}
+		h := a.resp.Height
+		if i == 0 {
+			local = h
+		}
+		if lo == 0 || h < lo {
+			lo = h
+		}
+		hi = max(hi, h)
+	}
+	return local, lo, hi
+}
+
+// awaitHeight waits until the local peer has committed height blocks, the
+// deadline passes (which is not an error: the caller asks again and
+// counts the attempt) or ctx ends.
+func (g *Gateway) awaitHeight(ctx context.Context, height uint64, deadline time.Time) error {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for g.cfg.Ledger.Height() < height && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
-			return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the peers agreed; last answer: %s", ctx.Err(), r.Message), nil
-		case <-time.After(backoff):
+			return ctx.Err()
+		case <-t.C:
 		}
-		backoff *= 2
 	}
+	return nil
 }
 
 func refusal(status int32, format string, args ...any) *api.EndorseResponse {

@@ -93,7 +93,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}
 	e, err := endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts,
-		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation),
+		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,
 	})
 	if err != nil {
 		return nil, err

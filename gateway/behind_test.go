@@ -1,0 +1,149 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contracts/smallbank"
+	"github.com/strand-ledger/strand/endorser"
+	"github.com/strand-ledger/strand/gateway"
+	"github.com/strand-ledger/strand/gateway/testnet"
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+	"github.com/strand-ledger/strand/policy"
+)
+
+// catchUp is a peer behind the network: an endorser over state that
+// holds what copyFrom last copied, at the height it was copied.
+type catchUp struct {
+	db     *memdb.DB
+	height atomic.Uint64
+	e      *endorser.Endorser
+}
+
+func newCatchUp(t *testing.T, n *testnet.Network, org string) *catchUp {
+	t.Helper()
+	c := &catchUp{db: memdb.New()}
+	c.height.Store(1)
+	e, err := endorser.New(endorser.Config{Channel: testnet.Channel, Registry: n.Registry,
+		Signer:    n.Issue(t, org, "peer-behind."+org, identity.RolePeer),
+		Contracts: map[string]contract.Contract{smallbank.Name: smallbank.New()},
+		State:     c.db, Seen: func(string) (bool, error) { return false, nil }, Height: c.height.Load})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.e = e
+	return c
+}
+
+// copyFrom makes the peer catch up with p now.
+func (c *catchUp) copyFrom(p *testnet.Peer, keys ...string) error {
+	var b statedb.Batch
+	for _, key := range keys {
+		v, ok, err := p.State.Get(smallbank.Name, key)
+		if err != nil || !ok {
+			return fmt.Errorf("state %s at %s: %v %v", key, p.Org, ok, err)
+		}
+		b.Put(smallbank.Name, key, v.Data, v.Version)
+	}
+	h := p.Committer.Height()
+	if err := c.db.Apply(&b, h, false); err != nil {
+		return err
+	}
+	c.height.Store(h)
+	return nil
+}
+
+// release makes the peer catch up with p after d.
+func (c *catchUp) release(t *testing.T, p *testnet.Peer, d time.Duration, keys ...string) {
+	time.AfterFunc(d, func() {
+		if err := c.copyFrom(p, keys...); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// behindLedger is a peer's ledger whose height is the catchUp's.
+type behindLedger struct {
+	gateway.Ledger
+	c *catchUp
+}
+
+func (l behindLedger) Height() uint64 { return l.c.height.Load() }
+
+// TestEndorseWaitsForPeerBehind: a peer whose answers report a lower
+// height than the other's is waited for, longer than the attempts' backoff
+// (20+40+80+160 ms) would allow, whether it is the remote or the local one.
+func TestEndorseWaitsForPeerBehind(t *testing.T) {
+	n := testnet.Start(t, testnet.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user := n.Issue(t, "Org1", "user", identity.RoleClient)
+	// Two blocks: the peers are at height 2, a peer behind at 1.
+	submit(t, ctx, gatewayClient(t, n.Peers[0].Addr), user, "create_account", "b", "B", "5", "5")
+	submit(t, ctx, gatewayClient(t, n.Peers[0].Addr), user, "create_account", "a", "A", "5", "5")
+	keys := []string{"account_a", "checking_a", "savings_a"}
+	const lag = 700 * time.Millisecond
+	orderers := []api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))}
+	p := n.Peers[0]
+
+	t.Run("remote", func(t *testing.T) {
+		// Org2's peer has not seen the account: it refuses what the
+		// local peer endorses, at a lower height.
+		c := newCatchUp(t, n, "Org2")
+		srv := grpc.NewServer()
+		api.RegisterEndorserServer(srv, gateway.NewEndorserServer(c.e))
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(lis)
+		defer srv.Stop()
+		g := gatewayOver(t, n, []api.EndorserClient{api.NewEndorserClient(dial(t, lis.Addr().String()))}, orderers)
+		c.release(t, p, lag, keys...)
+		start := time.Now()
+		er, _ := g.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
+		if er.Status != http.StatusOK {
+			t.Fatalf("Endorse with Org2's peer %v behind: %d %s, want 200 once it caught up", lag, er.Status, er.Message)
+		}
+		if d := time.Since(start); d < lag {
+			t.Fatalf("Endorse answered in %v, before the peer behind caught up (%v)", d, lag)
+		}
+	})
+	t.Run("local", func(t *testing.T) {
+		// The local peer holds the account as of now; a deposit moves the
+		// others on, so its answer differs, at a lower height.
+		c := newCatchUp(t, n, "Org1")
+		g, err := gateway.New(gateway.Config{Channel: testnet.Channel, LocalOrg: "Org1", Local: c.e,
+			Remote:   map[string][]api.EndorserClient{"Org2": {api.NewEndorserClient(dial(t, n.Peers[1].Addr))}},
+			Policies: map[string]*policy.Policy{smallbank.Name: policy.MustParse("AND('Org1.peer','Org2.peer')")},
+			Orderers: orderers, Ledger: behindLedger{gateway.PeerLedger(p.Store, p.Committer), c},
+			Blocks: p.Store, Timeout: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.copyFrom(p, keys...); err != nil {
+			t.Fatal(err)
+		}
+		submit(t, ctx, gatewayClient(t, p.Addr), user, "deposit_checking", "a", "1")
+		c.release(t, p, lag, keys...)
+		start := time.Now()
+		er, _ := g.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
+		if er.Status != http.StatusOK {
+			t.Fatalf("Endorse with the local peer %v behind: %d %s, want 200 once it caught up", lag, er.Status, er.Message)
+		}
+		if d := time.Since(start); d < lag {
+			t.Fatalf("Endorse answered in %v, before the local peer caught up (%v)", d, lag)
+		}
+	})
+}
