@@ -24,6 +24,8 @@ type StateDBConfig struct {
 	// rocksdb. Default 32; 1 to 65536. bbolt reads through the OS page
 	// cache and memory needs none.
 	CacheMB int `yaml:"cacheMB"`
+	// Pebble tunes the pebble backend.
+	Pebble PebbleConfig `yaml:"pebble,omitempty"`
 	// LevelDB tunes the leveldb backend.
 	LevelDB LevelDBConfig `yaml:"leveldb,omitempty"`
 	// Badger tunes the badger backend.
@@ -41,6 +43,13 @@ type StateDBConfig struct {
 type CheckpointConfig struct {
 	EveryBlocks int           `yaml:"everyBlocks,omitempty"` // default 1000; 1 to 1000000000
 	Interval    time.Duration `yaml:"interval,omitempty"`    // default 10s; 10ms to 24h
+}
+
+// PebbleConfig mirrors pebbledb.Options.
+type PebbleConfig struct {
+	// ValueSeparation: values of this many bytes or more go to blob files
+	// beside the LSM tree. Default 4096; -1 off; else 256 to 1073741824.
+	ValueSeparation int `yaml:"valueSeparation,omitempty"`
 }
 
 // LevelDBConfig mirrors leveldb.Options.
@@ -101,6 +110,9 @@ func (c *StateDBConfig) check(ck *checker) {
 	if c.CacheMB < 1 || c.CacheMB > 65536 {
 		ck.bad("stateDB.cacheMB", c.CacheMB, "1 to 65536 (0 means 32)")
 	}
+	if v := c.Pebble.ValueSeparation; v != 0 && v != -1 && (v < 256 || v > 1<<30) {
+		ck.bad("stateDB.pebble.valueSeparation", v, "-1 (off) or 256 to 1073741824 bytes (0 means 4096)")
+	}
 	oneOf("stateDB.leveldb.compression", c.LevelDB.Compression, "snappy", "none")
 	inRange("stateDB.leveldb.writeBufferMB", c.LevelDB.WriteBufferMB, 1, 1024, 16)
 	oneOf("stateDB.badger.compression", c.Badger.Compression, "snappy", "zstd", "none")
@@ -123,6 +135,7 @@ func (c *StateDBConfig) Options() backend.Options {
 	cache := int64(c.CacheMB) * mb
 	var o backend.Options
 	o.Pebble.CacheSize = cache
+	o.Pebble.ValueSeparation = c.Pebble.ValueSeparation
 	o.LevelDB.CacheSize = cache
 	o.LevelDB.Compression = c.LevelDB.Compression
 	o.LevelDB.WriteBufferSize = c.LevelDB.WriteBufferMB * mb

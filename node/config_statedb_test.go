@@ -19,6 +19,7 @@ func TestStateDBErrors(t *testing.T) {
 		{"backend", "{backend: couchdb}", []string{`stateDB.backend = "couchdb": want one of pebble, leveldb, badger, bbolt`, "memory"}},
 		{"unknown option", "{backend: badger, badger: {memtableMB: 8}}", []string{`unknown field "memtableMB"`}},
 		{"cache", "{cacheMB: -1}", []string{"stateDB.cacheMB = -1: want 1 to 65536"}},
+		{"pebble value separation", "{pebble: {valueSeparation: 100}}", []string{"stateDB.pebble.valueSeparation = 100: want -1 (off) or 256 to 1073741824 bytes (0 means 4096)"}},
 		{"leveldb compression", "{leveldb: {compression: zstd}}", []string{`stateDB.leveldb.compression = "zstd": want snappy, none`}},
 		{"badger memtable", "{backend: badger, badger: {memTableMB: 4096}}", []string{"stateDB.badger.memTableMB = 4096: want 1 to 1024 (0 means 16)"}},
 		{"badger compression", "{badger: {compression: lz4}}", []string{`stateDB.badger.compression = "lz4": want snappy, zstd, none`}},

@@ -27,6 +27,7 @@ type benchRunFlags struct {
 	keep                bool
 	round               bench.Round
 	json, csv, html     string
+	cpuProfile          string
 }
 
 // roundFlags are the flags that describe one round.
@@ -62,6 +63,7 @@ func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to this file")
 	fl.StringVar(&f.csv, "csv", "", "write the results as CSV to this file")
 	fl.StringVar(&f.html, "html", "strand-bench.html", "write the HTML report to this file (\"\": none)")
+	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the rounds to this file (embedded networks: the nodes and the load)")
 }
 
 func presetNames() []string { return slices.Sorted(maps.Keys(bench.Presets)) }
@@ -137,6 +139,11 @@ func runBench(ctx context.Context, cmd *cobra.Command, out io.Writer, f benchRun
 	if err != nil {
 		return err
 	}
+	stopProfile, err := startCPUProfile(f.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	t := bench.Target{Net: f.net, Keep: f.keep,
 		Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }}
 	var results []*bench.Result

@@ -21,6 +21,13 @@ type Options struct {
 	BloomBitsPerKey int
 	// MaxOpenFiles bounds the table files Pebble keeps open. Default 1000.
 	MaxOpenFiles int
+	// ValueSeparation is the smallest value, in bytes, that Pebble stores
+	// in a blob file beside the LSM tree instead of in it (value
+	// separation, as Badger's value log and WiscKey): compactions then
+	// move a reference, not the value, and a table block holds many keys.
+	// Default 4096 (Badger's threshold); -1 keeps every value in the tree;
+	// otherwise 256 to 1 GiB.
+	ValueSeparation int
 	// MaxConcurrentCompactions bounds background compactions. Default 2,
 	// so a bulk load (a catch-up after a restart) does not stall on
 	// compaction debt; at most 64.
@@ -34,6 +41,7 @@ const (
 	DefaultBloomBitsPerKey          = 10
 	DefaultMaxOpenFiles             = 1000
 	DefaultMaxConcurrentCompactions = 2
+	DefaultValueSeparation          = 4096
 )
 
 // EnsureDefaults replaces zero fields with their defaults.
@@ -52,6 +60,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.MaxConcurrentCompactions == 0 {
 		o.MaxConcurrentCompactions = DefaultMaxConcurrentCompactions
+	}
+	if o.ValueSeparation == 0 {
+		o.ValueSeparation = DefaultValueSeparation
 	}
 }
 
@@ -79,6 +90,9 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxConcurrentCompactions < 0 || o.MaxConcurrentCompactions > 64 {
 		bad("MaxConcurrentCompactions", o.MaxConcurrentCompactions, "0 (default) or 1 to 64")
+	}
+	if v := o.ValueSeparation; v != 0 && v != -1 && (v < 256 || v > 1<<30) {
+		bad("ValueSeparation", v, "-1 (off), 0 (default 4096) or 256 to 1 GiB")
 	}
 	return errors.Join(errs...)
 }

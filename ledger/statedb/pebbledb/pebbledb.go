@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -79,6 +80,12 @@ func pebbleOptions(o Options) *pebble.Options {
 	po.CompactionConcurrencyRange = func() (int, int) { return 1, n }
 	if o.BloomBitsPerKey > 0 {
 		po.Levels[0].FilterPolicy = bloom.FilterPolicy(o.BloomBitsPerKey)
+	}
+	if o.ValueSeparation > 0 {
+		po.Experimental.ValueSeparationPolicy = func() pebble.ValueSeparationPolicy {
+			return pebble.ValueSeparationPolicy{Enabled: true, MinimumSize: o.ValueSeparation,
+				MaxBlobReferenceDepth: 10, RewriteMinimumAge: 5 * time.Minute, TargetGarbageRatio: 0.2}
+		}
 	}
 	po.EnsureDefaults() // propagates Levels[0] to the other levels
 	return po
