@@ -314,7 +314,11 @@ type SubmitResponse struct {
 	RetryAfterMs uint32 `protobuf:"varint,3,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	// With wait_commit and status 200: the transaction's commit on the
 	// gateway's peer.
-	Commit        *CommitStatusResponse `protobuf:"bytes,4,opt,name=commit,proto3" json:"commit,omitempty"`
+	Commit *CommitStatusResponse `protobuf:"bytes,4,opt,name=commit,proto3" json:"commit,omitempty"`
+	// With wait_commit and status 200: microseconds from the gateway
+	// receiving the request to an orderer admitting the transaction, so a
+	// client that waits in one call can still split submit from commit.
+	AdmittedUs    uint64 `protobuf:"varint,5,opt,name=admitted_us,json=admittedUs,proto3" json:"admitted_us,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -375,6 +379,13 @@ func (x *SubmitResponse) GetCommit() *CommitStatusResponse {
 		return x.Commit
 	}
 	return nil
+}
+
+func (x *SubmitResponse) GetAdmittedUs() uint64 {
+	if x != nil {
+		return x.AdmittedUs
+	}
+	return 0
 }
 
 type DeliverRequest struct {
@@ -912,12 +923,14 @@ const file_services_proto_rawDesc = "" +
 	"\x12SubmitBatchRequest\x12\"\n" +
 	"\ftransactions\x18\x01 \x03(\fR\ftransactions\"O\n" +
 	"\x13SubmitBatchResponse\x128\n" +
-	"\tresponses\x18\x01 \x03(\v2\x1a.strand.api.SubmitResponseR\tresponses\"\xa2\x01\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1a.strand.api.SubmitResponseR\tresponses\"\xc3\x01\n" +
 	"\x0eSubmitResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x03 \x01(\rR\fretryAfterMs\x128\n" +
-	"\x06commit\x18\x04 \x01(\v2 .strand.api.CommitStatusResponseR\x06commit\"T\n" +
+	"\x06commit\x18\x04 \x01(\v2 .strand.api.CommitStatusResponseR\x06commit\x12\x1f\n" +
+	"\vadmitted_us\x18\x05 \x01(\x04R\n" +
+	"admittedUs\"T\n" +
 	"\x0eDeliverRequest\x12\x18\n" +
 	"\achannel\x18\x01 \x01(\tR\achannel\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\x04R\x05start\x12\x12\n" +

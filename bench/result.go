@@ -47,7 +47,7 @@ func (r *Result) Passed() bool { return len(r.Failures) == 0 }
 // measures says what the latency figures are.
 const measures = "latency_ms: end to end per committed transaction, from its intended start " +
 	"(the rate controller's tick) to the commit notice from the client's own org's peer. " +
-	"Client phases: endorse (propose, endorse on every org, sign), submit (to the orderer's admission), " +
+	"Client phases: endorse (propose, endorse on every org, sign), submit (to the orderer's admission, as the gateway timed it), " +
 	"commit (ordering, delivery, validation, durable commit, notice). " +
 	"Peer phases (first peer; embedded networks: per block, counted once per transaction; --net networks: per block, " +
 	"from the peer's strand_committer_stage_seconds histogram, at its buckets' resolution): " +

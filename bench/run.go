@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -367,24 +368,26 @@ func (l *load) exec(ctx context.Context, c *localnet.Conn, op workload.Op, inten
 		l.rec.Failed(at, errorClass("endorse", err), err)
 		return
 	}
-	if err := tx.Submit(ctx); err != nil {
-		l.rec.Failed(at, errorClass("submit", err), err)
-		return
-	}
-	tSubmitted := time.Now()
-	commit, err := tx.Wait(ctx)
+	// One call: the gateway answers once the transaction is committed on
+	// its peer, and says when the orderer admitted it.
+	commit, err := tx.SubmitAndWait(ctx)
 	var ce *client.CommitError
+	var se *client.SubmitError
 	var code string
 	var block uint64
 	switch {
 	case errors.As(err, &ce):
 		code, block = ce.Code.String(), ce.Block
-	case err != nil:
+	case errors.As(err, &se) && se.Status == http.StatusGatewayTimeout:
 		l.rec.Failed(at, errorClass("commit", err), err)
+		return
+	case err != nil:
+		l.rec.Failed(at, errorClass("submit", err), err)
 		return
 	default:
 		code, block = commit.Code.String(), commit.Block
 	}
+	tSubmitted := tEndorsed.Add(commit.Admitted)
 	l.mu.Lock()
 	l.mu.blocks[block] = struct{}{}
 	l.mu.Unlock()

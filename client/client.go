@@ -85,6 +85,10 @@ type Commit struct {
 	Block  uint64
 	Code   api.TxValidationCode
 	Result []byte // what the contract returned when endorsed
+	// Admitted is, after SubmitAndWait (or Contract.Submit), how long the
+	// gateway took to have an orderer admit the transaction; the rest of
+	// the call was ordering, validation and commit. Zero otherwise.
+	Admitted time.Duration
 }
 
 // proposal is a signed proposal with what the client checks against.
@@ -141,11 +145,14 @@ func (c *Contract) Submit(ctx context.Context, fn string, args ...string) (*Comm
 	if err != nil {
 		return nil, err
 	}
-	return tx.submitAndWait(ctx)
+	return tx.SubmitAndWait(ctx)
 }
 
-// submitAndWait is Submit then Wait in one call to the gateway.
-func (t *Transaction) submitAndWait(ctx context.Context) (*Commit, error) {
+// SubmitAndWait is Submit then Wait in one call to the gateway, which
+// answers once the transaction is committed on its peer: one round trip
+// fewer. Errors are Submit's, with status 504 when the deadline passed
+// after the transaction was submitted, and Wait's CommitError.
+func (t *Transaction) SubmitAndWait(ctx context.Context) (*Commit, error) {
 	r, err := t.g.gw.Submit(ctx, &api.SubmitRequest{Transaction: t.raw, WaitCommit: true})
 	if err != nil {
 		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -160,7 +167,8 @@ func (t *Transaction) submitAndWait(ctx context.Context) (*Commit, error) {
 	if r.Commit == nil {
 		return nil, fmt.Errorf("client: tx %s: the gateway admitted it but sent no commit status (an older gateway?); wait with CommitStatus", t.id)
 	}
-	c := &Commit{TxID: t.id, Block: r.Commit.Block, Code: r.Commit.Code, Result: t.result}
+	c := &Commit{TxID: t.id, Block: r.Commit.Block, Code: r.Commit.Code, Result: t.result,
+		Admitted: time.Duration(r.AdmittedUs) * time.Microsecond}
 	if c.Code != api.TxValidationCode_VALID {
 		return c, &CommitError{TxID: t.id, Block: c.Block, Code: c.Code}
 	}

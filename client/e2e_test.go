@@ -74,7 +74,12 @@ func TestSmallbank(t *testing.T) {
 	must := committed(t)
 	var txIDs []string
 	add := func(c *client.Commit) { txIDs = append(txIDs, c.TxID) }
-	add(must(bank.Submit(ctx, "create_account", "alice", "Alice", "1000", "500")))
+	alice := must(bank.Submit(ctx, "create_account", "alice", "Alice", "1000", "500"))
+	// Submit waits in one call; the gateway says when the orderer admitted it.
+	if alice.Admitted <= 0 || alice.Admitted > time.Minute {
+		t.Errorf("Submit: Commit.Admitted = %v, want the gateway's time to admission", alice.Admitted)
+	}
+	add(alice)
 	add(must(bank2.Submit(ctx, "create_account", "bob", "Bob", "200", "0")))
 	// Committed on Org2's peer; Org1's gateway endorses next.
 	net.WaitHeight(t, net.Peers[1].Committer.Height(), 10*time.Second)

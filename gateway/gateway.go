@@ -239,6 +239,7 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 	}
 	g.metrics.orderLatency.Since(start)
 	if req.GetWaitCommit() {
+		r.AdmittedUs = uint64(time.Since(start).Microseconds())
 		cs, err := g.CommitStatus(ctx, &api.CommitStatusRequest{TxId: tx.ID()})
 		if err != nil {
 			return nil, err
