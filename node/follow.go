@@ -86,7 +86,7 @@ func Follow(ctx context.Context, orderersNow func() []api.OrdererClient, channel
 
 const (
 	minBackoff = 50 * time.Millisecond
-	maxBackoff = 2 * time.Second
+	maxBackoff = time.Second // bounds the reconnect delay once the orderers are back
 	// probeTimeout bounds one orderer's answer to "do you have block n?".
 	probeTimeout = 2 * time.Second
 )
