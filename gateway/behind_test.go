@@ -120,6 +120,34 @@ func TestEndorseWaitsForPeerBehind(t *testing.T) {
 			t.Fatalf("Endorse answered in %v, before the peer behind caught up (%v)", d, lag)
 		}
 	})
+	t.Run("another peer of the org", func(t *testing.T) {
+		// Org2's first peer is behind and stays there; its second is up to
+		// date: the gateway asks the second at once instead of waiting.
+		c := newCatchUp(t, n, "Org2")
+		srv := grpc.NewServer()
+		api.RegisterEndorserServer(srv, gateway.NewEndorserServer(c.e))
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go srv.Serve(lis)
+		defer srv.Stop()
+		g := gatewayOver(t, n, []api.EndorserClient{
+			api.NewEndorserClient(dial(t, lis.Addr().String())),
+			api.NewEndorserClient(dial(t, n.Peers[1].Addr)),
+		}, orderers)
+		start := time.Now()
+		er, _ := g.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
+		if er.Status != http.StatusOK {
+			t.Fatalf("Endorse with Org2's first peer behind and its second up to date: %d %s, want 200", er.Status, er.Message)
+		}
+		if d := time.Since(start); d >= lag {
+			t.Errorf("Endorse took %v: it waited for the peer behind instead of asking the other", d)
+		}
+		if m := g.Metrics(); m.EndorseRetried != 1 {
+			t.Errorf("metrics %s: want one retry, at Org2's second peer", m)
+		}
+	})
 	t.Run("local", func(t *testing.T) {
 		// The local peer holds the account as of now; a deposit moves the
 		// others on, so its answer differs, at a lower height.

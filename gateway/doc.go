@@ -20,10 +20,11 @@
 //     different payloads, or a peer behind refuses (a key it has not seen
 //     yet). When the endorsers disagree, or a remote peer refuses what the
 //     local peer endorsed, Endorse asks again. While the heights in the
-//     answers (ProposalResponse.Height) differ, it waits for the peer
-//     behind (the local one until Ledger.Height() reaches the others) for
-//     up to Config.Timeout from the call's start, without counting
-//     attempts; otherwise it asks Config.EndorseAttempts times in all,
+//     answers (ProposalResponse.Height) differ, a remote org whose peer is
+//     behind is asked again at once through its next peer (each peer of
+//     the org once per call); otherwise Endorse waits for the peer behind
+//     (the local one until Ledger.Height() reaches the others) for up to
+//     Config.Timeout from the call's start, without counting attempts; otherwise it asks Config.EndorseAttempts times in all,
 //     while the call's context allows, and then answers 500 "endorsers
 //     disagree" or the remote refusal. A local refusal is answered at
 //     once.

@@ -18,6 +18,7 @@ import (
 type answer struct {
 	org  string
 	peer string // names the peer that answered (or failed last)
+	idx  int    // a remote answer: the index in Remote[org] of the peer that answered
 	resp *api.ProposalResponse
 	err  error // the org's peers all failed to answer
 }
@@ -59,8 +60,9 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 			p.Contract, g.cfg.Channel, g.names), nil
 	}
 	backoff := 20 * time.Millisecond
+	var routes map[string]*route // orgs with a remote peer found behind
 	for attempt := 1; ; {
-		answers := g.gather(ctx, sp, orgs)
+		answers := g.gather(ctx, sp, orgs, routes)
 		r, remote := g.firstRefusal(p.Header.TxId, answers)
 		if r == nil {
 			err := agree(answers)
@@ -77,6 +79,10 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 		// for it (until Timeout after the call began) without spending an
 		// attempt: a peer reconnecting to the orderers may take seconds.
 		local, lo, hi := heights(answers)
+		if lo < hi && g.routeAround(answers, hi, &routes) {
+			g.metrics.endorseRetried.Add(1)
+			continue // another peer of the org behind, at once
+		}
 		behind := lo < hi && time.Since(start) < g.cfg.Timeout
 		if !behind {
 			if attempt >= g.cfg.EndorseAttempts {
@@ -104,6 +110,48 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 			backoff *= 2
 		}
 	}
+}
+
+// route is where one Endorse call asks an org's remote peers first, once
+// one of them answered from a height below the others'.
+type route struct {
+	first int // the peer to ask first
+	start int // the first peer found behind: coming back to it ends the tour
+}
+
+func (r *route) from() int {
+	if r == nil {
+		return 0
+	}
+	return r.first
+}
+
+// routeAround moves every org whose remote answer is below height hi on
+// to its next peer, unless that would come back to the peer first found
+// behind (then Endorse waits instead). It reports whether it moved any.
+func (g *Gateway) routeAround(answers []answer, hi uint64, routes *map[string]*route) bool {
+	moved := false
+	for _, a := range answers[1:] {
+		n := len(g.cfg.Remote[a.org])
+		if a.resp == nil || a.resp.Height == 0 || a.resp.Height >= hi || n < 2 {
+			continue
+		}
+		if *routes == nil {
+			*routes = map[string]*route{}
+		}
+		r := (*routes)[a.org]
+		if r == nil {
+			r = &route{start: a.idx}
+			(*routes)[a.org] = r
+		}
+		next := (a.idx + 1) % n
+		if next == r.start {
+			continue
+		}
+		r.first = next
+		moved = true
+	}
+	return moved
 }
 
 // maxCatchUpPoll bounds the wait between asks while a remote peer catches
@@ -154,14 +202,14 @@ func refusal(status int32, format string, args ...any) *api.EndorseResponse {
 // order. The local peer (orgs[0]) is asked on this goroutine, whose stack
 // has already grown, while the remote calls wait on goroutines of their
 // own.
-func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []string) []answer {
+func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []string, routes map[string]*route) []answer {
 	answers := make([]answer, len(orgs))
 	var wg sync.WaitGroup
 	for i, org := range orgs[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i+1] = g.askRemote(ctx, sp, org)
+			answers[i+1] = g.askRemote(ctx, sp, org, routes[org].from())
 		}()
 	}
 	answers[0] = g.askLocal(ctx, sp)
@@ -175,20 +223,23 @@ func (g *Gateway) askLocal(ctx context.Context, sp *api.SignedProposal) answer {
 	return answer{org: g.cfg.LocalOrg, peer: "the local peer of org " + g.cfg.LocalOrg, resp: g.cfg.Local.ProcessProposal(cctx, sp)}
 }
 
-// askRemote asks org's peers in preference order until one answers.
-func (g *Gateway) askRemote(ctx context.Context, sp *api.SignedProposal, org string) answer {
+// askRemote asks org's peers in preference order, from peer first on and
+// around, until one answers.
+func (g *Gateway) askRemote(ctx context.Context, sp *api.SignedProposal, org string, first int) answer {
 	peers := g.cfg.Remote[org]
 	var failures []string
-	for i, c := range peers {
-		if i > 0 {
+	for k := range peers {
+		if k > 0 {
 			g.metrics.endorseFailover.Add(1)
 		}
+		i := (first + k) % len(peers)
+		c := peers[i]
 		name := peerName(org, i, c)
 		cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 		r, err := c.ProcessProposal(cctx, sp)
 		cancel()
 		if err == nil {
-			return answer{org: org, peer: name, resp: r}
+			return answer{org: org, peer: name, idx: i, resp: r}
 		}
 		failures = append(failures, fmt.Sprintf("%s: %v", name, err))
 		if ctx.Err() != nil {
