@@ -198,9 +198,9 @@ const drainWait = 60 * time.Second
 func (l *load) run(ctx context.Context, ctl rate.Controller, t Target) *Result {
 	watched := l.procs()
 	wt := watch(watched)
+	l.t0 = time.Now() // before peerPhases' goroutine reads it
 	stopEvents := l.peerPhases()
 	tokens := make(chan time.Time, l.r.MaxOutstanding)
-	l.t0 = time.Now()
 	for i, c := range l.conns {
 		l.wg.Add(1)
 		go l.client(ctx, c, l.w.Client(i), tokens)
