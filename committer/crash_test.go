@@ -277,7 +277,11 @@ func randomChain(t *testing.T, n *testNet, rng *rand.Rand, blocks int) [][]byte 
 			if b > 0 && rng.Intn(2) == 0 {
 				r = reads(rd(k, ver(uint64(rng.Intn(b)), uint32(rng.Intn(2)))))
 			}
-			txs = append(txs, n.tx(rwset(testContract, r, wr(k, fmt.Sprint(b, "/", i)), wr(fmt.Sprint("log", b, i), "x"))))
+			log := "x"
+			if b%7 == 0 { // over pebbledb's 4 KiB value separation: blob files too
+				log = strings.Repeat("x", 5000)
+			}
+			txs = append(txs, n.tx(rwset(testContract, r, wr(k, fmt.Sprint(b, "/", i)), wr(fmt.Sprint("log", b, i), log))))
 		}
 		out[b] = n.block(txs...)
 	}

@@ -3,13 +3,10 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"google.golang.org/grpc"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/contract"
@@ -101,15 +98,8 @@ func TestEndorseWaitsForPeerBehind(t *testing.T) {
 		// Org2's peer has not seen the account: it refuses what the
 		// local peer endorses, at a lower height.
 		c := newCatchUp(t, n, "Org2")
-		srv := grpc.NewServer()
-		api.RegisterEndorserServer(srv, gateway.NewEndorserServer(c.e))
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go srv.Serve(lis)
-		defer srv.Stop()
-		g := gatewayOver(t, n, []api.EndorserClient{api.NewEndorserClient(dial(t, lis.Addr().String()))}, orderers)
+		addr := serveEndorser(t, c.e)
+		g := gatewayOver(t, n, []api.EndorserClient{api.NewEndorserClient(dial(t, addr))}, orderers)
 		c.release(t, p, lag, keys...)
 		start := time.Now()
 		er, _ := g.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
@@ -124,16 +114,9 @@ func TestEndorseWaitsForPeerBehind(t *testing.T) {
 		// Org2's first peer is behind and stays there; its second is up to
 		// date: the gateway asks the second at once instead of waiting.
 		c := newCatchUp(t, n, "Org2")
-		srv := grpc.NewServer()
-		api.RegisterEndorserServer(srv, gateway.NewEndorserServer(c.e))
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go srv.Serve(lis)
-		defer srv.Stop()
+		addr := serveEndorser(t, c.e)
 		g := gatewayOver(t, n, []api.EndorserClient{
-			api.NewEndorserClient(dial(t, lis.Addr().String())),
+			api.NewEndorserClient(dial(t, addr)),
 			api.NewEndorserClient(dial(t, n.Peers[1].Addr)),
 		}, orderers)
 		start := time.Now()

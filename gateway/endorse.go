@@ -91,24 +91,31 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 			attempt++
 		}
 		g.metrics.endorseRetried.Add(1)
-		wait := backoff
-		if behind {
-			wait = min(backoff, maxCatchUpPoll)
-		}
-		if behind && local < hi {
-			if err := g.awaitHeight(ctx, hi, start.Add(g.cfg.Timeout)); err != nil {
-				return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the local peer reached height %d; last answer: %s", err, hi, r.Message), nil
-			}
-		} else {
-			select {
-			case <-ctx.Done():
-				return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the peers agreed; last answer: %s", ctx.Err(), r.Message), nil
-			case <-time.After(wait):
-			}
-		}
-		if !behind {
+		var err error
+		switch {
+		case behind && local < hi:
+			err = g.awaitHeight(ctx, hi, start.Add(g.cfg.Timeout))
+		case behind:
+			err = sleep(ctx, min(backoff, maxCatchUpPoll))
+		default:
+			err = sleep(ctx, backoff)
 			backoff *= 2
 		}
+		if err != nil {
+			return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the peers agreed (heights %d to %d); last answer: %s", err, lo, hi, r.Message), nil
+		}
+	}
+}
+
+// sleep waits d, or until ctx ends and returns its error.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

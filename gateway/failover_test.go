@@ -24,6 +24,21 @@ import (
 	"github.com/strand-ledger/strand/policy"
 )
 
+// serveEndorser serves e's Endorser service on 127.0.0.1 until the test
+// ends and returns its address.
+func serveEndorser(t testing.TB, e *endorser.Endorser) string {
+	t.Helper()
+	srv := grpc.NewServer()
+	api.RegisterEndorserServer(srv, gateway.NewEndorserServer(e))
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	return lis.Addr().String()
+}
+
 func dial(t testing.TB, addr string) *grpc.ClientConn {
 	t.Helper()
 	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -135,16 +150,8 @@ func TestDisagreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
-	api.RegisterEndorserServer(srv, gateway.NewEndorserServer(e))
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	defer srv.Stop()
-
-	g := gatewayOver(t, n, []api.EndorserClient{api.NewEndorserClient(dial(t, lis.Addr().String()))},
+	addr := serveEndorser(t, e)
+	g := gatewayOver(t, n, []api.EndorserClient{api.NewEndorserClient(dial(t, addr))},
 		[]api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))})
 	er, _ := g.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
 	if er.Status != http.StatusInternalServerError || !strings.Contains(er.Message, "endorsers disagree") || !strings.Contains(er.Message, "Org2") {
@@ -163,15 +170,8 @@ func TestDisagreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv2 := grpc.NewServer()
-	api.RegisterEndorserServer(srv2, gateway.NewEndorserServer(empty))
-	lis2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv2.Serve(lis2)
-	defer srv2.Stop()
-	g2 := gatewayOver(t, n, []api.EndorserClient{gateway.NamedEndorser("behind", api.NewEndorserClient(dial(t, lis2.Addr().String())))},
+	addr2 := serveEndorser(t, empty)
+	g2 := gatewayOver(t, n, []api.EndorserClient{gateway.NamedEndorser("behind", api.NewEndorserClient(dial(t, addr2)))},
 		[]api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))})
 	er, _ = g2.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
 	if er.Status != http.StatusNotFound || !strings.Contains(er.Message, "peer behind of org Org2") {
