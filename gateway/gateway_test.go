@@ -182,7 +182,15 @@ func TestBlockEvents(t *testing.T) {
 			}
 		}
 	}
-	if m := net.Peers[0].Gateway.Metrics(); m.BlockStreams != 2 || m.BlocksSent < 2*height-1 {
+	// The server counts a block after its Send returns, which can be after
+	// the client received it.
+	deadline := time.Now().Add(5 * time.Second)
+	m := net.Peers[0].Gateway.Metrics()
+	for (m.BlockStreams != 2 || m.BlocksSent < 2*height-1) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+		m = net.Peers[0].Gateway.Metrics()
+	}
+	if m.BlockStreams != 2 || m.BlocksSent < 2*height-1 {
 		t.Errorf("metrics %s: want 2 streams and %d blocks sent", m, 2*height-1)
 	}
 }

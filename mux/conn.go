@@ -77,7 +77,10 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 		call.TimeoutUs = us
 	}
 	ch := s.register(call)
-	if ch == nil {
+	if ch == nil { // the stream broke since c.stream returned it
+		if c.plain.Load() { // refused as Unimplemented: the server has no Mux
+			return c.cc.Invoke(ctx, method, args, reply)
+		}
 		return s.failure()
 	}
 	// A failed send means the stream is done: its receiver gets the real
