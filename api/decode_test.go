@@ -33,7 +33,14 @@ func FuzzDecodersMatchProto(f *testing.F) {
 		Endorsements: []*Endorsement{{Endorser: id, Signature: []byte("s")}, {}}}
 	block := &Block{Header: &BlockHeader{Number: 7, PreviousHash: []byte("p")}, Transactions: [][]byte{[]byte("a"), {}},
 		Metadata: &BlockMetadata{ValidationCodes: []byte{0, 11}}}
-	for _, m := range []proto.Message{id, hdr, payload, block, &Transaction{Payload: []byte("p"), Signature: []byte("s")}} {
+	resp := &ResponsePayload{ProposalHash: []byte("h"), Contract: "kv", Status: 200, Message: "m", Result: []byte("r"),
+		Event: &Event{Name: "e", Payload: []byte{}},
+		Rwset: &RWSet{Namespaces: []*NsRWSet{{Namespace: "kv",
+			Reads:      []*KVRead{{Key: "a", Version: &Version{Block: 1 << 40, Tx: 3}}, {Key: "b"}},
+			RangeReads: []*RangeRead{{StartKey: "a", EndKey: "z", Exhausted: true, Reads: []*KVRead{{Key: "c", Version: &Version{}}}}},
+			Writes:     []*KVWrite{{Key: "a", Value: []byte("v")}, {Key: "b", IsDelete: true}}}, {}}}}
+	for _, m := range []proto.Message{id, hdr, payload, block, &Transaction{Payload: []byte("p"), Signature: []byte("s")}, resp,
+		&ResponsePayload{Status: -1}} {
 		raw, err := proto.Marshal(m)
 		if err != nil {
 			f.Fatal(err)
@@ -50,6 +57,7 @@ func FuzzDecodersMatchProto(f *testing.F) {
 		check(t, "TxPayload", raw, new(TxPayload), func() (proto.Message, error) { return DecodeTxPayload(raw) })
 		check(t, "Transaction", raw, new(Transaction), func() (proto.Message, error) { return decodeTransaction(raw) })
 		check(t, "Block", raw, new(Block), func() (proto.Message, error) { return DecodeBlock(raw) })
+		check(t, "ResponsePayload", raw, new(ResponsePayload), func() (proto.Message, error) { return DecodeResponsePayload(raw) })
 	})
 }
 

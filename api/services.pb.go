@@ -25,6 +25,95 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ProposalBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Proposals     []*SignedProposal      `protobuf:"bytes,1,rep,name=proposals,proto3" json:"proposals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposalBatch) Reset() {
+	*x = ProposalBatch{}
+	mi := &file_services_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposalBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposalBatch) ProtoMessage() {}
+
+func (x *ProposalBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposalBatch.ProtoReflect.Descriptor instead.
+func (*ProposalBatch) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ProposalBatch) GetProposals() []*SignedProposal {
+	if x != nil {
+		return x.Proposals
+	}
+	return nil
+}
+
+type ProposalBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One answer per proposal, in the request's order.
+	Responses     []*ProposalResponse `protobuf:"bytes,1,rep,name=responses,proto3" json:"responses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProposalBatchResponse) Reset() {
+	*x = ProposalBatchResponse{}
+	mi := &file_services_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProposalBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProposalBatchResponse) ProtoMessage() {}
+
+func (x *ProposalBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProposalBatchResponse.ProtoReflect.Descriptor instead.
+func (*ProposalBatchResponse) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ProposalBatchResponse) GetResponses() []*ProposalResponse {
+	if x != nil {
+		return x.Responses
+	}
+	return nil
+}
+
 // Call is one unary call carried by Mux.Calls.
 type Call struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -38,7 +127,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_services_proto_msgTypes[0]
+	mi := &file_services_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -50,7 +139,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[0]
+	mi := &file_services_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -63,7 +152,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{0}
+	return file_services_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Call) GetId() uint64 {
@@ -107,7 +196,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_services_proto_msgTypes[1]
+	mi := &file_services_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -119,7 +208,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[1]
+	mi := &file_services_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -132,7 +221,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{1}
+	return file_services_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Reply) GetId() uint64 {
@@ -168,14 +257,20 @@ type SubmitRequest struct {
 	Transaction []byte                 `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"` // a Transaction's exact bytes
 	// Gateway only: answer once the transaction is committed on the
 	// gateway's peer (SubmitResponse.commit), saving the CommitStatus call.
-	WaitCommit    bool `protobuf:"varint,2,opt,name=wait_commit,json=waitCommit,proto3" json:"wait_commit,omitempty"`
+	WaitCommit bool `protobuf:"varint,2,opt,name=wait_commit,json=waitCommit,proto3" json:"wait_commit,omitempty"`
+	// Gateway to orderer only, advisory and unsigned: the committed height of
+	// the submitting gateway's peer, named by peer. A stream-mode orderer
+	// holds its next block while the peers that report are more than one
+	// block behind (see orderer's doc.go, "Pacing by the peers").
+	PeerHeight    uint64 `protobuf:"varint,3,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"`
+	Peer          string `protobuf:"bytes,4,opt,name=peer,proto3" json:"peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_services_proto_msgTypes[2]
+	mi := &file_services_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -187,7 +282,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[2]
+	mi := &file_services_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -200,7 +295,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{2}
+	return file_services_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SubmitRequest) GetTransaction() []byte {
@@ -217,16 +312,32 @@ func (x *SubmitRequest) GetWaitCommit() bool {
 	return false
 }
 
+func (x *SubmitRequest) GetPeerHeight() uint64 {
+	if x != nil {
+		return x.PeerHeight
+	}
+	return 0
+}
+
+func (x *SubmitRequest) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
+}
+
 type SubmitBatchRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Transactions  [][]byte               `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"` // Transactions' exact bytes
+	Transactions  [][]byte               `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"`                // Transactions' exact bytes
+	PeerHeight    uint64                 `protobuf:"varint,2,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"` // as in SubmitRequest
+	Peer          string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubmitBatchRequest) Reset() {
 	*x = SubmitBatchRequest{}
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -238,7 +349,7 @@ func (x *SubmitBatchRequest) String() string {
 func (*SubmitBatchRequest) ProtoMessage() {}
 
 func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -251,7 +362,7 @@ func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitBatchRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{3}
+	return file_services_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SubmitBatchRequest) GetTransactions() [][]byte {
@@ -259,6 +370,20 @@ func (x *SubmitBatchRequest) GetTransactions() [][]byte {
 		return x.Transactions
 	}
 	return nil
+}
+
+func (x *SubmitBatchRequest) GetPeerHeight() uint64 {
+	if x != nil {
+		return x.PeerHeight
+	}
+	return 0
+}
+
+func (x *SubmitBatchRequest) GetPeer() string {
+	if x != nil {
+		return x.Peer
+	}
+	return ""
 }
 
 type SubmitBatchResponse struct {
@@ -271,7 +396,7 @@ type SubmitBatchResponse struct {
 
 func (x *SubmitBatchResponse) Reset() {
 	*x = SubmitBatchResponse{}
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -283,7 +408,7 @@ func (x *SubmitBatchResponse) String() string {
 func (*SubmitBatchResponse) ProtoMessage() {}
 
 func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -296,7 +421,7 @@ func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitBatchResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{4}
+	return file_services_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubmitBatchResponse) GetResponses() []*SubmitResponse {
@@ -325,7 +450,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -337,7 +462,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -350,7 +475,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{5}
+	return file_services_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitResponse) GetStatus() int32 {
@@ -399,7 +524,7 @@ type DeliverRequest struct {
 
 func (x *DeliverRequest) Reset() {
 	*x = DeliverRequest{}
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -411,7 +536,7 @@ func (x *DeliverRequest) String() string {
 func (*DeliverRequest) ProtoMessage() {}
 
 func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -424,7 +549,7 @@ func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverRequest.ProtoReflect.Descriptor instead.
 func (*DeliverRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{6}
+	return file_services_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DeliverRequest) GetChannel() string {
@@ -457,7 +582,7 @@ type DeliverResponse struct {
 
 func (x *DeliverResponse) Reset() {
 	*x = DeliverResponse{}
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +594,7 @@ func (x *DeliverResponse) String() string {
 func (*DeliverResponse) ProtoMessage() {}
 
 func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +607,7 @@ func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverResponse.ProtoReflect.Descriptor instead.
 func (*DeliverResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{7}
+	return file_services_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *DeliverResponse) GetBlock() []byte {
@@ -503,7 +628,7 @@ type EvaluateResponse struct {
 
 func (x *EvaluateResponse) Reset() {
 	*x = EvaluateResponse{}
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -515,7 +640,7 @@ func (x *EvaluateResponse) String() string {
 func (*EvaluateResponse) ProtoMessage() {}
 
 func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -528,7 +653,7 @@ func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{8}
+	return file_services_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *EvaluateResponse) GetStatus() int32 {
@@ -568,7 +693,7 @@ type EndorseResponse struct {
 
 func (x *EndorseResponse) Reset() {
 	*x = EndorseResponse{}
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +705,7 @@ func (x *EndorseResponse) String() string {
 func (*EndorseResponse) ProtoMessage() {}
 
 func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +718,7 @@ func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndorseResponse.ProtoReflect.Descriptor instead.
 func (*EndorseResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{9}
+	return file_services_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EndorseResponse) GetStatus() int32 {
@@ -640,7 +765,7 @@ type CommitStatusRequest struct {
 
 func (x *CommitStatusRequest) Reset() {
 	*x = CommitStatusRequest{}
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +777,7 @@ func (x *CommitStatusRequest) String() string {
 func (*CommitStatusRequest) ProtoMessage() {}
 
 func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +790,7 @@ func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusRequest.ProtoReflect.Descriptor instead.
 func (*CommitStatusRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{10}
+	return file_services_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CommitStatusRequest) GetTxId() string {
@@ -685,7 +810,7 @@ type CommitStatusResponse struct {
 
 func (x *CommitStatusResponse) Reset() {
 	*x = CommitStatusResponse{}
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +822,7 @@ func (x *CommitStatusResponse) String() string {
 func (*CommitStatusResponse) ProtoMessage() {}
 
 func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +835,7 @@ func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusResponse.ProtoReflect.Descriptor instead.
 func (*CommitStatusResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{11}
+	return file_services_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *CommitStatusResponse) GetCode() TxValidationCode {
@@ -736,7 +861,7 @@ type BlockEventsRequest struct {
 
 func (x *BlockEventsRequest) Reset() {
 	*x = BlockEventsRequest{}
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +873,7 @@ func (x *BlockEventsRequest) String() string {
 func (*BlockEventsRequest) ProtoMessage() {}
 
 func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +886,7 @@ func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEventsRequest.ProtoReflect.Descriptor instead.
 func (*BlockEventsRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{12}
+	return file_services_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *BlockEventsRequest) GetStart() uint64 {
@@ -783,7 +908,7 @@ type BlockEvent struct {
 
 func (x *BlockEvent) Reset() {
 	*x = BlockEvent{}
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -795,7 +920,7 @@ func (x *BlockEvent) String() string {
 func (*BlockEvent) ProtoMessage() {}
 
 func (x *BlockEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -808,7 +933,7 @@ func (x *BlockEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEvent.ProtoReflect.Descriptor instead.
 func (*BlockEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{13}
+	return file_services_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *BlockEvent) GetNumber() uint64 {
@@ -850,7 +975,7 @@ type TxEvent struct {
 
 func (x *TxEvent) Reset() {
 	*x = TxEvent{}
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -862,7 +987,7 @@ func (x *TxEvent) String() string {
 func (*TxEvent) ProtoMessage() {}
 
 func (x *TxEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -875,7 +1000,7 @@ func (x *TxEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxEvent.ProtoReflect.Descriptor instead.
 func (*TxEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{14}
+	return file_services_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *TxEvent) GetTxId() string {
@@ -904,7 +1029,11 @@ var File_services_proto protoreflect.FileDescriptor
 const file_services_proto_rawDesc = "" +
 	"\n" +
 	"\x0eservices.proto\x12\n" +
-	"strand.api\x1a\fstrand.proto\"g\n" +
+	"strand.api\x1a\fstrand.proto\"I\n" +
+	"\rProposalBatch\x128\n" +
+	"\tproposals\x18\x01 \x03(\v2\x1a.strand.api.SignedProposalR\tproposals\"S\n" +
+	"\x15ProposalBatchResponse\x12:\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1c.strand.api.ProposalResponseR\tresponses\"g\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x18\n" +
@@ -915,13 +1044,19 @@ const file_services_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
 	"\bresponse\x18\x02 \x01(\fR\bresponse\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\rR\x04code\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"R\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\x87\x01\n" +
 	"\rSubmitRequest\x12 \n" +
 	"\vtransaction\x18\x01 \x01(\fR\vtransaction\x12\x1f\n" +
 	"\vwait_commit\x18\x02 \x01(\bR\n" +
-	"waitCommit\"8\n" +
+	"waitCommit\x12\x1f\n" +
+	"\vpeer_height\x18\x03 \x01(\x04R\n" +
+	"peerHeight\x12\x12\n" +
+	"\x04peer\x18\x04 \x01(\tR\x04peer\"m\n" +
 	"\x12SubmitBatchRequest\x12\"\n" +
-	"\ftransactions\x18\x01 \x03(\fR\ftransactions\"O\n" +
+	"\ftransactions\x18\x01 \x03(\fR\ftransactions\x12\x1f\n" +
+	"\vpeer_height\x18\x02 \x01(\x04R\n" +
+	"peerHeight\x12\x12\n" +
+	"\x04peer\x18\x03 \x01(\tR\x04peer\"O\n" +
 	"\x13SubmitBatchResponse\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.strand.api.SubmitResponseR\tresponses\"\xc3\x01\n" +
 	"\x0eSubmitResponse\x12\x16\n" +
@@ -967,9 +1102,10 @@ const file_services_proto_rawDesc = "" +
 	"\aOrderer\x12?\n" +
 	"\x06Submit\x12\x19.strand.api.SubmitRequest\x1a\x1a.strand.api.SubmitResponse\x12N\n" +
 	"\vSubmitBatch\x12\x1e.strand.api.SubmitBatchRequest\x1a\x1f.strand.api.SubmitBatchResponse\x12D\n" +
-	"\aDeliver\x12\x1a.strand.api.DeliverRequest\x1a\x1b.strand.api.DeliverResponse0\x012W\n" +
+	"\aDeliver\x12\x1a.strand.api.DeliverRequest\x1a\x1b.strand.api.DeliverResponse0\x012\xa9\x01\n" +
 	"\bEndorser\x12K\n" +
-	"\x0fProcessProposal\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.ProposalResponse2\xf0\x02\n" +
+	"\x0fProcessProposal\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.ProposalResponse\x12P\n" +
+	"\x10ProcessProposals\x12\x19.strand.api.ProposalBatch\x1a!.strand.api.ProposalBatchResponse2\xf0\x02\n" +
 	"\aGateway\x12D\n" +
 	"\bEvaluate\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.EvaluateResponse\x12B\n" +
 	"\aEndorse\x12\x1a.strand.api.SignedProposal\x1a\x1b.strand.api.EndorseResponse\x12?\n" +
@@ -991,59 +1127,65 @@ func file_services_proto_rawDescGZIP() []byte {
 	return file_services_proto_rawDescData
 }
 
-var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_services_proto_goTypes = []any{
-	(*Call)(nil),                 // 0: strand.api.Call
-	(*Reply)(nil),                // 1: strand.api.Reply
-	(*SubmitRequest)(nil),        // 2: strand.api.SubmitRequest
-	(*SubmitBatchRequest)(nil),   // 3: strand.api.SubmitBatchRequest
-	(*SubmitBatchResponse)(nil),  // 4: strand.api.SubmitBatchResponse
-	(*SubmitResponse)(nil),       // 5: strand.api.SubmitResponse
-	(*DeliverRequest)(nil),       // 6: strand.api.DeliverRequest
-	(*DeliverResponse)(nil),      // 7: strand.api.DeliverResponse
-	(*EvaluateResponse)(nil),     // 8: strand.api.EvaluateResponse
-	(*EndorseResponse)(nil),      // 9: strand.api.EndorseResponse
-	(*CommitStatusRequest)(nil),  // 10: strand.api.CommitStatusRequest
-	(*CommitStatusResponse)(nil), // 11: strand.api.CommitStatusResponse
-	(*BlockEventsRequest)(nil),   // 12: strand.api.BlockEventsRequest
-	(*BlockEvent)(nil),           // 13: strand.api.BlockEvent
-	(*TxEvent)(nil),              // 14: strand.api.TxEvent
-	(TxValidationCode)(0),        // 15: strand.api.TxValidationCode
-	(*Event)(nil),                // 16: strand.api.Event
-	(*SignedProposal)(nil),       // 17: strand.api.SignedProposal
-	(*ProposalResponse)(nil),     // 18: strand.api.ProposalResponse
+	(*ProposalBatch)(nil),         // 0: strand.api.ProposalBatch
+	(*ProposalBatchResponse)(nil), // 1: strand.api.ProposalBatchResponse
+	(*Call)(nil),                  // 2: strand.api.Call
+	(*Reply)(nil),                 // 3: strand.api.Reply
+	(*SubmitRequest)(nil),         // 4: strand.api.SubmitRequest
+	(*SubmitBatchRequest)(nil),    // 5: strand.api.SubmitBatchRequest
+	(*SubmitBatchResponse)(nil),   // 6: strand.api.SubmitBatchResponse
+	(*SubmitResponse)(nil),        // 7: strand.api.SubmitResponse
+	(*DeliverRequest)(nil),        // 8: strand.api.DeliverRequest
+	(*DeliverResponse)(nil),       // 9: strand.api.DeliverResponse
+	(*EvaluateResponse)(nil),      // 10: strand.api.EvaluateResponse
+	(*EndorseResponse)(nil),       // 11: strand.api.EndorseResponse
+	(*CommitStatusRequest)(nil),   // 12: strand.api.CommitStatusRequest
+	(*CommitStatusResponse)(nil),  // 13: strand.api.CommitStatusResponse
+	(*BlockEventsRequest)(nil),    // 14: strand.api.BlockEventsRequest
+	(*BlockEvent)(nil),            // 15: strand.api.BlockEvent
+	(*TxEvent)(nil),               // 16: strand.api.TxEvent
+	(*SignedProposal)(nil),        // 17: strand.api.SignedProposal
+	(*ProposalResponse)(nil),      // 18: strand.api.ProposalResponse
+	(TxValidationCode)(0),         // 19: strand.api.TxValidationCode
+	(*Event)(nil),                 // 20: strand.api.Event
 }
 var file_services_proto_depIdxs = []int32{
-	5,  // 0: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
-	11, // 1: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
-	15, // 2: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
-	14, // 3: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
-	16, // 4: strand.api.TxEvent.event:type_name -> strand.api.Event
-	2,  // 5: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
-	3,  // 6: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
-	6,  // 7: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
-	17, // 8: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
-	17, // 9: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
-	17, // 10: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
-	2,  // 11: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
-	10, // 12: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
-	12, // 13: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
-	0,  // 14: strand.api.Mux.Calls:input_type -> strand.api.Call
-	5,  // 15: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
-	4,  // 16: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
-	7,  // 17: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
-	18, // 18: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
-	8,  // 19: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
-	9,  // 20: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
-	5,  // 21: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
-	11, // 22: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
-	13, // 23: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
-	1,  // 24: strand.api.Mux.Calls:output_type -> strand.api.Reply
-	15, // [15:25] is the sub-list for method output_type
-	5,  // [5:15] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	17, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
+	18, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
+	7,  // 2: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
+	13, // 3: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
+	19, // 4: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
+	16, // 5: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
+	20, // 6: strand.api.TxEvent.event:type_name -> strand.api.Event
+	4,  // 7: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
+	5,  // 8: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
+	8,  // 9: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
+	17, // 10: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
+	0,  // 11: strand.api.Endorser.ProcessProposals:input_type -> strand.api.ProposalBatch
+	17, // 12: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
+	17, // 13: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
+	4,  // 14: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
+	12, // 15: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
+	14, // 16: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
+	2,  // 17: strand.api.Mux.Calls:input_type -> strand.api.Call
+	7,  // 18: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
+	6,  // 19: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
+	9,  // 20: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
+	18, // 21: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
+	1,  // 22: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
+	10, // 23: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
+	11, // 24: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
+	7,  // 25: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
+	13, // 26: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
+	15, // 27: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
+	3,  // 28: strand.api.Mux.Calls:output_type -> strand.api.Reply
+	18, // [18:29] is the sub-list for method output_type
+	7,  // [7:18] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_services_proto_init() }
@@ -1058,7 +1200,7 @@ func file_services_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_services_proto_rawDesc), len(file_services_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   4,
 		},

@@ -225,7 +225,8 @@ var Orderer_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Endorser_ProcessProposal_FullMethodName = "/strand.api.Endorser/ProcessProposal"
+	Endorser_ProcessProposal_FullMethodName  = "/strand.api.Endorser/ProcessProposal"
+	Endorser_ProcessProposals_FullMethodName = "/strand.api.Endorser/ProcessProposals"
 )
 
 // EndorserClient is the client API for Endorser service.
@@ -236,6 +237,10 @@ const (
 // endorsements from the orgs a contract's policy needs.
 type EndorserClient interface {
 	ProcessProposal(ctx context.Context, in *SignedProposal, opts ...grpc.CallOption) (*ProposalResponse, error)
+	// ProcessProposals endorses several proposals, each exactly as
+	// ProcessProposal would, and answers each in order. A gateway batches
+	// the proposals it sends a peer while its previous batch is in flight.
+	ProcessProposals(ctx context.Context, in *ProposalBatch, opts ...grpc.CallOption) (*ProposalBatchResponse, error)
 }
 
 type endorserClient struct {
@@ -256,6 +261,16 @@ func (c *endorserClient) ProcessProposal(ctx context.Context, in *SignedProposal
 	return out, nil
 }
 
+func (c *endorserClient) ProcessProposals(ctx context.Context, in *ProposalBatch, opts ...grpc.CallOption) (*ProposalBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProposalBatchResponse)
+	err := c.cc.Invoke(ctx, Endorser_ProcessProposals_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // EndorserServer is the server API for Endorser service.
 // All implementations must embed UnimplementedEndorserServer
 // for forward compatibility.
@@ -264,6 +279,10 @@ func (c *endorserClient) ProcessProposal(ctx context.Context, in *SignedProposal
 // endorsements from the orgs a contract's policy needs.
 type EndorserServer interface {
 	ProcessProposal(context.Context, *SignedProposal) (*ProposalResponse, error)
+	// ProcessProposals endorses several proposals, each exactly as
+	// ProcessProposal would, and answers each in order. A gateway batches
+	// the proposals it sends a peer while its previous batch is in flight.
+	ProcessProposals(context.Context, *ProposalBatch) (*ProposalBatchResponse, error)
 	mustEmbedUnimplementedEndorserServer()
 }
 
@@ -276,6 +295,9 @@ type UnimplementedEndorserServer struct{}
 
 func (UnimplementedEndorserServer) ProcessProposal(context.Context, *SignedProposal) (*ProposalResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ProcessProposal not implemented")
+}
+func (UnimplementedEndorserServer) ProcessProposals(context.Context, *ProposalBatch) (*ProposalBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ProcessProposals not implemented")
 }
 func (UnimplementedEndorserServer) mustEmbedUnimplementedEndorserServer() {}
 func (UnimplementedEndorserServer) testEmbeddedByValue()                  {}
@@ -316,6 +338,24 @@ func _Endorser_ProcessProposal_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Endorser_ProcessProposals_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProposalBatch)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EndorserServer).ProcessProposals(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Endorser_ProcessProposals_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EndorserServer).ProcessProposals(ctx, req.(*ProposalBatch))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Endorser_ServiceDesc is the grpc.ServiceDesc for Endorser service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -326,6 +366,10 @@ var Endorser_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ProcessProposal",
 			Handler:    _Endorser_ProcessProposal_Handler,
+		},
+		{
+			MethodName: "ProcessProposals",
+			Handler:    _Endorser_ProcessProposals_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -3,8 +3,6 @@ package api
 import (
 	"fmt"
 	"strings"
-
-	"google.golang.org/protobuf/proto"
 )
 
 // Tx is a transaction decoded once where it enters a node, kept beside its
@@ -57,8 +55,8 @@ func DecodeTx(raw []byte) (*Tx, TxValidationCode, error) {
 	if t.Payload.Contract == "" {
 		return t, TxValidationCode_INVALID_CHAINCODE, fmt.Errorf("api: transaction %s names no contract", t.ID())
 	}
-	t.Response = new(ResponsePayload)
-	if err := proto.Unmarshal(t.Payload.ResponsePayload, t.Response); err != nil {
+	if t.Response, err = DecodeResponsePayload(t.Payload.ResponsePayload); err != nil {
+		t.Response = new(ResponsePayload)
 		return t, TxValidationCode_BAD_RESPONSE_PAYLOAD, fmt.Errorf("api: transaction %s: response payload: %w", t.ID(), err)
 	}
 	if t.Response.Contract != t.Payload.Contract {

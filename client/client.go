@@ -273,7 +273,7 @@ func (c *Contract) check(p *proposal, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, bad("does not decode: %v", err)
 	}
-	if !proto.Equal(tp.Header, p.header) {
+	if !sameHeader(tp.Header, p.header) {
 		return nil, bad("has a header other than the one proposed (tx id %q)", tp.GetHeader().GetTxId())
 	}
 	if tp.Contract != c.name {
@@ -282,8 +282,8 @@ func (c *Contract) check(p *proposal, payload []byte) ([]byte, error) {
 	if len(tp.Endorsements) == 0 {
 		return nil, bad("carries no endorsement")
 	}
-	rp := new(api.ResponsePayload)
-	if err := proto.Unmarshal(tp.ResponsePayload, rp); err != nil {
+	rp, err := api.DecodeResponsePayload(tp.ResponsePayload)
+	if err != nil {
 		return nil, bad("has a response payload that does not decode: %v", err)
 	}
 	switch {
@@ -295,6 +295,18 @@ func (c *Contract) check(p *proposal, payload []byte) ([]byte, error) {
 		return nil, bad("has a response with status %d (%s), expected %d", rp.Status, rp.Message, api.StatusOK)
 	}
 	return rp.Result, nil
+}
+
+// sameHeader reports whether two transaction headers are equal, as
+// proto.Equal would say, without its reflection.
+func sameHeader(a, b *api.TxHeader) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	ca, cb := a.Creator, b.Creator
+	return a.Channel == b.Channel && a.TxId == b.TxId && bytes.Equal(a.Nonce, b.Nonce) &&
+		a.TimestampUnixNano == b.TimestampUnixNano && (ca == nil) == (cb == nil) &&
+		(ca == nil || ca.Org == cb.Org && bytes.Equal(ca.Cert, cb.Cert))
 }
 
 // Submit sends the transaction for ordering. A refusal is a *SubmitError.

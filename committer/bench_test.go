@@ -60,7 +60,7 @@ func BenchmarkStage2(b *testing.B) {
 					}
 					txs[i] = txWork{rw: rw}
 				}
-				v := newView(memdb.New())
+				v := newView(memdb.New(), 0)
 				work := make([]txWork, len(txs))
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {

@@ -116,7 +116,7 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Committer{
-		ch: ch, rules: ch.rules(), opts: opts, store: store, db: db, view: newView(db), log: log,
+		ch: ch, rules: ch.rules(), opts: opts, store: store, db: db, view: newView(db, max(opts.StateCacheBytes, 0)), log: log,
 		jobs:     make(chan job, opts.Window*4),
 		ordered:  make(chan *blockWork, opts.Window),
 		persist:  make(chan *persistWork, opts.Window),

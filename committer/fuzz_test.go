@@ -74,7 +74,7 @@ func FuzzModesAgree(f *testing.F) {
 			}
 			txs = append(txs, txWork{rw: &api.RWSet{Namespaces: []*api.NsRWSet{ns}}, ver: statedb.Version{Block: 3, Tx: uint32(i)}})
 		}
-		seq, par := newView(memdb.New()), newView(memdb.New())
+		seq, par := newView(memdb.New(), 0), newView(memdb.New(), 0)
 		s, p := cloneWork(txs), cloneWork(txs)
 		if err := validateSequential(seq, s); err != nil {
 			t.Fatal(err)

@@ -53,7 +53,7 @@ func BenchmarkMVCCReads(b *testing.B) {
 						if !batched {
 							reader = struct{ statedb.DB }{db} // hides GetVersions
 						}
-						benchValidate(b, newView(reader), txs)
+						benchValidate(b, newView(reader, 0), txs)
 					})
 				}
 			})

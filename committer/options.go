@@ -99,7 +99,14 @@ type Options struct {
 	// FlushInterval bounds, in Relaxed, how long an announced block may
 	// wait for the block store's fsync. Default DefaultFlushInterval.
 	FlushInterval time.Duration
+	// StateCacheBytes bounds the cache of recently written, persisted
+	// values that endorsers and stage 2 read before the state database
+	// (see view). Default DefaultStateCacheBytes; -1 turns it off.
+	StateCacheBytes int64
 }
+
+// DefaultStateCacheBytes is Options.StateCacheBytes's default.
+const DefaultStateCacheBytes = 16 << 20
 
 // EnsureDefaults fills in zero fields.
 func (o *Options) EnsureDefaults() {
@@ -120,6 +127,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.FlushInterval == 0 {
 		o.FlushInterval = DefaultFlushInterval
+	}
+	if o.StateCacheBytes == 0 {
+		o.StateCacheBytes = DefaultStateCacheBytes
 	}
 }
 
@@ -142,6 +152,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("committer: Options.Durability %d: want Durable or Relaxed", o.Durability)
 	case o.FlushInterval < time.Millisecond || o.FlushInterval > 10*time.Second:
 		return fmt.Errorf("committer: Options.FlushInterval %v: want 1ms to 10s", o.FlushInterval)
+	case o.StateCacheBytes < -1 || o.StateCacheBytes > 1<<46:
+		return fmt.Errorf("committer: Options.StateCacheBytes %d: want -1 (off) or 0 to 2^46", o.StateCacheBytes)
 	}
 	return nil
 }

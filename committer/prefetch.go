@@ -25,8 +25,9 @@ type blockReads struct {
 const minBatchedReads = 2
 
 // fetchReads prefetches the versions the candidates of txs read and that
-// the overlay does not hold now. It returns nil when the database cannot
-// batch (no statedb.VersionGetter) or there is too little to fetch.
+// neither the overlay nor its cache holds now. It returns nil when the
+// database cannot batch (no statedb.VersionGetter) or there is too little
+// to fetch.
 func (v *view) fetchReads(txs []txWork) (*blockReads, error) {
 	vg, ok := v.db.(statedb.VersionGetter)
 	if !ok {
@@ -43,7 +44,7 @@ func (v *view) fetchReads(txs []txWork) (*blockReads, error) {
 		for _, ns := range txs[i].rw.Namespaces {
 			for _, rd := range ns.Reads {
 				buf = statedb.AppendKey(buf[:0], ns.Namespace, rd.Key)
-				if v.inOverlay(buf) {
+				if v.holds(buf) {
 					continue
 				}
 				if r.m == nil {

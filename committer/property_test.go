@@ -24,7 +24,7 @@ func TestParallelMatchesSequential(t *testing.T) {
 	for seed := int64(1); seed <= int64(seeds); seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
 			rng := rand.New(rand.NewSource(seed))
-			seq, par := newStateUnderTest(), newStateUnderTest()
+			seq, par := newStateUnderTest(0), newStateUnderTest(16<<20) // par reads through the cache
 			conflicts := 0
 			for b := uint64(0); b < uint64(blocks); b++ {
 				txs := randomBlock(t, rng, seq.view, b, 1+rng.Intn(60))
@@ -65,9 +65,9 @@ type stateUnderTest struct {
 	pending statedb.Batch
 }
 
-func newStateUnderTest() *stateUnderTest {
+func newStateUnderTest(cacheBytes int64) *stateUnderTest {
 	db := memdb.New()
-	return &stateUnderTest{db: db, view: newView(db)}
+	return &stateUnderTest{db: db, view: newView(db, cacheBytes)}
 }
 
 func (s *stateUnderTest) commit(t *testing.T, txs []txWork, block uint64, flush bool) {

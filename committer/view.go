@@ -1,6 +1,7 @@
 package committer
 
 import (
+	"bytes"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -12,9 +13,21 @@ import (
 // an overlay of the writes that stage 2 applied and stage 3 has not yet
 // persisted. Stage 2 writes the overlay; stage 3 prunes it after the state
 // database holds the same values. Safe for concurrent use.
+//
+// A prune moves the entries it drops into a bounded cache of persisted
+// values (kept), so that the reads of hot keys — the endorsers' and stage
+// 2's, several per transaction — cost a map lookup instead of a search of
+// the database's memtable and tables. Invariant: a kept entry equals the
+// database's value of its key. It holds because every state write goes
+// through the overlay first (stage 2), prunes run in block order after the
+// database applied the blocks pruned, the overlay holds only the latest
+// write of a key, and a delete drops the key from the cache. Eviction only
+// sends a read back to the database, which holds the same value.
 type view struct {
 	db     statedb.DB
 	shards [overlayShards]overlayShard
+	// keptMax bounds each shard's kept bytes; 0 keeps nothing.
+	keptMax int
 	// pruneGen counts prunes; a prune increments it before it deletes
 	// any entry (see blockReads).
 	pruneGen atomic.Uint64
@@ -23,8 +36,10 @@ type view struct {
 const overlayShards = 64
 
 type overlayShard struct {
-	mu sync.RWMutex
-	m  map[string]overlayEntry // encoded key (statedb.AppendKey) → entry
+	mu        sync.RWMutex
+	m         map[string]overlayEntry // encoded key (statedb.AppendKey) → entry
+	kept      map[string]keptEntry    // encoded key → persisted value (see view)
+	keptBytes int
 }
 
 type overlayEntry struct {
@@ -33,10 +48,24 @@ type overlayEntry struct {
 	deleted bool
 }
 
-func newView(db statedb.DB) *view {
-	v := &view{db: db}
+type keptEntry struct {
+	value   []byte // owned: never aliases a block
+	version statedb.Version
+}
+
+// keptOverhead approximates a kept entry's memory beyond its key and
+// value bytes: map slot, string and slice headers, version.
+const keptOverhead = 64
+
+func keptSize(key string, e keptEntry) int { return len(key) + len(e.value) + keptOverhead }
+
+// newView returns a view over db whose cache of persisted values holds
+// about cacheBytes (0: none).
+func newView(db statedb.DB, cacheBytes int64) *view {
+	v := &view{db: db, keptMax: int(cacheBytes / overlayShards)}
 	for i := range v.shards {
 		v.shards[i].m = make(map[string]overlayEntry)
+		v.shards[i].kept = make(map[string]keptEntry)
 	}
 	return v
 }
@@ -50,17 +79,24 @@ func (v *view) shard(enc []byte) *overlayShard {
 	return &v.shards[h%overlayShards]
 }
 
+// lookup returns what the overlay or the cache knows of an encoded key.
+func (s *overlayShard) lookup(enc []byte) (e overlayEntry, ok bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e, ok = s.m[string(enc)]; ok {
+		return e, true
+	}
+	k, ok := s.kept[string(enc)]
+	return overlayEntry{value: k.value, version: k.version}, ok
+}
+
 // version returns the committed version of (ns, key); found is false when
-// the key does not exist. It reads the overlay, then pre (nil: none, see
-// blockReads), then the database. buf is scratch space for the encoded
-// key.
+// the key does not exist. It reads the overlay and the cache, then pre
+// (nil: none, see blockReads), then the database. buf is scratch space for
+// the encoded key.
 func (v *view) version(ns, key string, pre *blockReads, buf *[]byte) (ver statedb.Version, found bool, err error) {
 	*buf = statedb.AppendKey((*buf)[:0], ns, key)
-	s := v.shard(*buf)
-	s.mu.RLock()
-	e, ok := s.m[string(*buf)]
-	s.mu.RUnlock()
-	if ok {
+	if e, ok := v.shard(*buf).lookup(*buf); ok {
 		return e.version, !e.deleted, nil
 	}
 	if r, ok := pre.lookup(v, *buf); ok { // after the overlay: see blockReads
@@ -70,12 +106,9 @@ func (v *view) version(ns, key string, pre *blockReads, buf *[]byte) (ver stated
 	return val.Version, found, err
 }
 
-// inOverlay reports whether the overlay holds the encoded key.
-func (v *view) inOverlay(enc []byte) bool {
-	s := v.shard(enc)
-	s.mu.RLock()
-	_, ok := s.m[string(enc)]
-	s.mu.RUnlock()
+// holds reports whether the overlay or the cache holds the encoded key.
+func (v *view) holds(enc []byte) bool {
+	_, ok := v.shard(enc).lookup(enc)
 	return ok
 }
 
@@ -89,7 +122,8 @@ func (v *view) put(ns, key string, value []byte, deleted bool, ver statedb.Versi
 }
 
 // prune drops overlay entries written by blocks below height, which the
-// state database now holds; entries rewritten by later blocks stay.
+// state database now holds, into the cache; entries rewritten by later
+// blocks stay.
 func (v *view) prune(height uint64) {
 	v.pruneGen.Add(1)
 	for i := range v.shards {
@@ -98,10 +132,33 @@ func (v *view) prune(height uint64) {
 		for k, e := range s.m {
 			if e.version.Block < height {
 				delete(s.m, k)
+				v.keep(s, k, e)
 			}
 		}
 		s.mu.Unlock()
 	}
+}
+
+// keep caches a pruned entry in s, whose lock the caller holds, evicting
+// arbitrary entries (Go's map order) while the shard is over its bound.
+func (v *view) keep(s *overlayShard, k string, e overlayEntry) {
+	if old, ok := s.kept[k]; ok {
+		s.keptBytes -= keptSize(k, old)
+		delete(s.kept, k)
+	}
+	size := keptSize(k, keptEntry{value: e.value})
+	if e.deleted || size > v.keptMax/8 { // a large value would flush the shard
+		return
+	}
+	for victim, ve := range s.kept {
+		if s.keptBytes+size <= v.keptMax {
+			break
+		}
+		s.keptBytes -= keptSize(victim, ve)
+		delete(s.kept, victim)
+	}
+	s.kept[k] = keptEntry{value: bytes.Clone(e.value), version: e.version}
+	s.keptBytes += size
 }
 
 // size returns the number of overlay entries.
@@ -126,11 +183,7 @@ type keyValue struct {
 // the key, else the state database's.
 func (v *view) get(ns, key string) (statedb.Value, bool, error) {
 	enc := statedb.AppendKey(nil, ns, key)
-	s := v.shard(enc)
-	s.mu.RLock()
-	e, ok := s.m[string(enc)]
-	s.mu.RUnlock()
-	if ok {
+	if e, ok := v.shard(enc).lookup(enc); ok {
 		if e.deleted {
 			return statedb.Value{}, false, nil
 		}

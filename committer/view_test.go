@@ -1,10 +1,11 @@
 package committer
 
 import (
-	"github.com/strand-ledger/strand/api"
+	"fmt"
 	"reflect"
 	"testing"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 )
@@ -22,7 +23,7 @@ func TestStateView(t *testing.T) {
 	if err := db.Apply(&b, 1, false); err != nil {
 		t.Fatal(err)
 	}
-	v := newView(db)
+	v := newView(db, 0)
 	var buf []byte
 	v.put("kv", "b", []byte("new-b"), false, statedb.Version{Block: 1}, &buf)
 	v.put("kv", "c", nil, true, statedb.Version{Block: 1, Tx: 1}, &buf)
@@ -71,7 +72,7 @@ func TestBlockReadsAfterPrune(t *testing.T) {
 	if err := db.Apply(&b, 1, false); err != nil {
 		t.Fatal(err)
 	}
-	v := newView(db)
+	v := newView(db, 0)
 	var buf []byte
 	v.put("kv", "o", []byte("2"), false, statedb.Version{Block: 1}, &buf) // block 1, not yet persisted
 	txs := []txWork{{rw: rwset("kv", reads(rd("k", ver(0, 0)), rd("j", ver(0, 1)), rd("o", ver(1, 0)))), code: api.TxValidationCode_VALID}}
@@ -102,4 +103,107 @@ func TestBlockReadsAfterPrune(t *testing.T) {
 	v.prune(2)
 	want("k", statedb.Version{Block: 1, Tx: 1})
 	want("j", statedb.Version{Block: 0, Tx: 1})
+}
+
+// countingDB counts the reads that reach the database.
+type countingDB struct {
+	statedb.DB
+	gets int
+}
+
+func (c *countingDB) Get(ns, key string) (statedb.Value, bool, error) {
+	c.gets++
+	return c.DB.Get(ns, key)
+}
+
+// TestStateCache: values that stage 3 persisted are read from the view's
+// cache, not the database; a later write shadows a cached value until its
+// own prune replaces it, and a delete removes the key from the cache.
+func TestStateCache(t *testing.T) {
+	db := &countingDB{DB: memdb.New()}
+	v := newView(db, 1<<20)
+	var buf []byte
+	// block persists the writes as stage 3 would: database, then prune.
+	block := func(n uint64, key, value string, deleted bool) {
+		t.Helper()
+		ver := statedb.Version{Block: n}
+		v.put("kv", key, []byte(value), deleted, ver, &buf)
+		var b statedb.Batch
+		if deleted {
+			b.Delete("kv", key, ver)
+		} else {
+			b.Put("kv", key, []byte(value), ver)
+		}
+		if err := db.Apply(&b, n+1, false); err != nil {
+			t.Fatal(err)
+		}
+		v.prune(n + 1)
+	}
+	want := func(key, value string, found bool, dbReads int) {
+		t.Helper()
+		db.gets = 0
+		got, ok, err := StateView{v}.Get("kv", key)
+		if err != nil || ok != found || string(got.Data) != value {
+			t.Fatalf("Get(%s) = %q, %v, %v; want %q, %v", key, got.Data, ok, err, value, found)
+		}
+		if _, ok, _ := v.version("kv", key, nil, &buf); ok != found {
+			t.Fatalf("version(%s) found %v, want %v", key, ok, found)
+		}
+		if db.gets != 2*dbReads {
+			t.Fatalf("Get and version of %s read the database %d times, want %d", key, db.gets, 2*dbReads)
+		}
+	}
+	block(1, "a", "a1", false)
+	want("a", "a1", true, 0)
+	v.put("kv", "a", []byte("a2"), false, statedb.Version{Block: 2}, &buf) // applied, not persisted
+	want("a", "a2", true, 0)
+	block(2, "a", "a2", false)
+	want("a", "a2", true, 0)
+	block(3, "a", "", true)
+	want("a", "", false, 1)
+	want("never-written", "", false, 1)
+}
+
+// TestStateCacheBound: the cache stays within its bound, evicting as it
+// goes, and an evicted key is read from the database with its value.
+func TestStateCacheBound(t *testing.T) {
+	db := &countingDB{DB: memdb.New()}
+	v := newView(db, 64<<10) // 1 KiB a shard
+	var buf []byte
+	var b statedb.Batch
+	const n = 5000
+	for i := range n {
+		key, ver := fmt.Sprintf("key%05d", i), statedb.Version{Block: 1, Tx: uint32(i)}
+		v.put("kv", key, []byte("value-"+key), false, ver, &buf)
+		b.Put("kv", key, []byte("value-"+key), ver)
+	}
+	if err := db.Apply(&b, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	v.prune(2)
+	kept := 0
+	for i := range v.shards {
+		s := &v.shards[i]
+		sum := 0
+		for k, e := range s.kept {
+			sum += keptSize(k, e)
+		}
+		if sum != s.keptBytes || sum > v.keptMax {
+			t.Fatalf("shard %d: %d bytes kept, %d counted, bound %d", i, sum, s.keptBytes, v.keptMax)
+		}
+		kept += len(s.kept)
+	}
+	if kept == 0 || kept == n {
+		t.Fatalf("%d of %d keys kept: want some, not all", kept, n)
+	}
+	db.gets = 0
+	for i := range n {
+		key := fmt.Sprintf("key%05d", i)
+		if got, ok, err := (StateView{v}).Get("kv", key); err != nil || !ok || string(got.Data) != "value-"+key {
+			t.Fatalf("Get(%s) = %q, %v, %v", key, got.Data, ok, err)
+		}
+	}
+	if db.gets != n-kept {
+		t.Fatalf("%d database reads for %d keys with %d cached", db.gets, n, kept)
+	}
 }

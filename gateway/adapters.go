@@ -2,10 +2,15 @@ package gateway
 
 import (
 	"context"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/endorser"
+	"github.com/strand-ledger/strand/internal/gopool"
 	"github.com/strand-ledger/strand/ledger"
 )
 
@@ -36,6 +41,34 @@ type endorserServer struct {
 
 func (s endorserServer) ProcessProposal(ctx context.Context, sp *api.SignedProposal) (*api.ProposalResponse, error) {
 	return s.e.ProcessProposal(ctx, sp), nil
+}
+
+// maxBatchProposals bounds the proposals of one ProcessProposals call
+// (a gateway sends at most batchMaxCalls).
+const maxBatchProposals = 4096
+
+// proposals runs the proposals of ProcessProposals batches, on goroutines
+// whose stacks have grown.
+var proposals gopool.Pool
+
+// ProcessProposals endorses each proposal as ProcessProposal does, all at
+// once, and answers each in order.
+func (s endorserServer) ProcessProposals(ctx context.Context, b *api.ProposalBatch) (*api.ProposalBatchResponse, error) {
+	sps := b.GetProposals()
+	if len(sps) > maxBatchProposals {
+		return nil, status.Errorf(codes.InvalidArgument, "gateway: a batch of %d proposals, want at most %d", len(sps), maxBatchProposals)
+	}
+	out := make([]*api.ProposalResponse, len(sps))
+	var wg sync.WaitGroup
+	for i, sp := range sps {
+		wg.Add(1)
+		proposals.Go(func() {
+			defer wg.Done()
+			out[i] = s.e.ProcessProposal(ctx, sp)
+		})
+	}
+	wg.Wait()
+	return &api.ProposalBatchResponse{Responses: out}, nil
 }
 
 // NamedEndorser gives an endorser client a name, such as its address,

@@ -50,6 +50,10 @@
 // the orderers (NamedEndorser and NamedOrderer give them the names its
 // messages use), and authenticate clients at the transport (mutual TLS):
 // the gateway trusts the signatures inside the messages, not the caller.
-// Serve NewEndorserServer beside the gateway so other orgs' gateways can
-// ask this peer. Package testnet runs a whole network in one test.
+// Wrap those clients in BatchSubmits and BatchProposals: the submits and
+// the remote endorsements that arrive while one is in flight then travel
+// as one call (SubmitBatch, ProcessProposals), with no timer, so a lone
+// call goes at once (in a `net up` network at saturation, remote batching
+// took 1.3% off the CPU per transaction). Serve NewEndorserServer beside
+// the gateway so other orgs' gateways can ask this peer. Package testnet runs a whole network in one test.
 package gateway

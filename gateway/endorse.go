@@ -302,8 +302,8 @@ func agree(answers []answer) error {
 
 // assemble builds the TxPayload from the proposal and the agreed answers.
 func (g *Gateway) assemble(p *api.Proposal, answers []answer) *api.EndorseResponse {
-	rp := new(api.ResponsePayload)
-	if err := proto.Unmarshal(answers[0].resp.ResponsePayload, rp); err != nil {
+	rp, err := api.DecodeResponsePayload(answers[0].resp.ResponsePayload)
+	if err != nil {
 		return refusal(http.StatusInternalServerError, "gateway: tx %s: response payload of %s does not decode: %v", p.Header.TxId, answers[0].peer, err)
 	}
 	tp := &api.TxPayload{Header: p.Header, Contract: p.Contract, ResponsePayload: answers[0].resp.ResponsePayload}

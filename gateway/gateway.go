@@ -42,6 +42,10 @@ type Ledger interface {
 type Config struct {
 	Channel  string
 	LocalOrg string
+	// Peer names this gateway's peer in the committed heights it reports
+	// to the orderers with each submit (a stream-mode orderer paces its
+	// blocks by them); empty means LocalOrg.
+	Peer string
 	// Local is this peer's endorser.
 	Local *endorser.Endorser
 	// Remote lists the other orgs' peers, by org, in preference order.
@@ -88,6 +92,9 @@ func (c *Config) EnsureDefaults() {
 	}
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.Peer == "" {
+		c.Peer = c.LocalOrg
 	}
 }
 
@@ -285,6 +292,7 @@ func (g *Gateway) submit(ctx context.Context, req *api.SubmitRequest, id string)
 	if g.cfg.OrderersNow != nil {
 		orderers = g.cfg.OrderersNow()
 	}
+	req = &api.SubmitRequest{Transaction: req.GetTransaction(), Peer: g.cfg.Peer, PeerHeight: g.cfg.Ledger.Height()}
 	for i, o := range orderers {
 		if i > 0 {
 			g.metrics.submitFailover.Add(1)

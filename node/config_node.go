@@ -94,6 +94,9 @@ type PipelineConfig struct {
 	// peer's fsync) or relaxed (after apply; fsync within FlushInterval).
 	Durability    string        `yaml:"durability,omitempty"`
 	FlushInterval time.Duration `yaml:"flushInterval,omitempty"` // relaxed: default 20ms; 1ms to 10s
+	// StateCacheMB bounds the cache of recently committed values read
+	// before the state database: default 16; -1 off; up to 65536.
+	StateCacheMB int `yaml:"stateCacheMB,omitempty"`
 }
 
 // LogConfig configures the node's slog logger.
@@ -237,6 +240,9 @@ func (n *NodeConfig) checkPipeline(ck *checker) {
 	if f := p.FlushInterval; f != 0 && (f < time.Millisecond || f > 10*time.Second) {
 		ck.bad("pipeline.flushInterval", f, "0 (20ms) or 1ms to 10s")
 	}
+	if p.StateCacheMB < -1 || p.StateCacheMB > 65536 {
+		ck.bad("pipeline.stateCacheMB", p.StateCacheMB, "-1 (off), 0 (16) or 1 to 65536")
+	}
 }
 
 // CheckChannel checks that the channel lists this node under its org with
@@ -290,6 +296,9 @@ func (n *NodeConfig) CommitterOptions() (committer.Options, error) {
 		SyncState:     n.Pipeline.SyncState,
 		Durability:    dur,
 		FlushInterval: n.Pipeline.FlushInterval,
+	}
+	if mb := n.Pipeline.StateCacheMB; mb != 0 {
+		o.StateCacheBytes = max(int64(mb)<<20, -1)
 	}
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {

@@ -252,6 +252,7 @@ func TestNodeErrors(t *testing.T) {
 		{"listen", "listen: 127.0.0.1:7051", "listen: 127.0.0.1:99999", []string{":4: listen = \"127.0.0.1:99999\""}},
 		{"mode", "mode: parallel", "mode: fast", []string{":7: pipeline.mode = \"fast\": want sequential or parallel"}},
 		{"workers", "verifyWorkers: 4", "verifyWorkers: 5000", []string{"pipeline.verifyWorkers = 5000"}},
+		{"state cache", "verifyWorkers: 4", "verifyWorkers: 4, stateCacheMB: -2", []string{"pipeline.stateCacheMB = -2: want -1 (off), 0 (16) or 1 to 65536"}},
 		{"format", "format: json", "format: xml", []string{":8: log.format = \"xml\": want text or json"}},
 		{"missing tls", "tls: {cert: crypto/Org1/peer0/tls-cert.pem, key: crypto/Org1/peer0/tls-key.pem}\n", "", []string{"tls.cert = \"\"", "tls.key = \"\""}},
 		{"empty", nodeYAML, "", []string{"file is empty"}},

@@ -132,11 +132,11 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			if err != nil {
 				return nil, err
 			}
-			remote[org] = append(remote[org], api.NewEndorserClient(conn))
+			remote[org] = append(remote[org], gateway.BatchProposals(api.NewEndorserClient(conn)))
 		}
 	}
 	gw, err := gateway.New(gateway.Config{
-		Channel: ch.Channel, LocalOrg: cfg.Org, Local: e, Remote: remote, Policies: comCh.Policies,
+		Channel: ch.Channel, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Remote: remote, Policies: comCh.Policies,
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 	})
 	if err != nil {

@@ -25,7 +25,10 @@ type Metrics struct {
 	Fsyncs      uint64
 	AppendTotal time.Duration // time spent in Append
 	Delivered   uint64        // blocks sent by Deliver
-	Signed      uint64        // blocks this orderer signed: all, or the checkpoints
+	// Paced counts the cuts a stream-mode orderer held because a peer was
+	// behind (see "Pacing by the peers" in doc.go).
+	Paced  uint64 `metric:"counter"`
+	Signed uint64 // blocks this orderer signed: all, or the checkpoints
 	// Raft is the consensus side of a cluster member; nil for a single
 	// node.
 	Raft *RaftMetrics
@@ -143,7 +146,7 @@ type counters struct {
 	submitted, admitted                                atomic.Uint64
 	refusedMalformed, refusedChannel, refusedForbidden atomic.Uint64
 	refusedOverloaded, refusedClosed, refusedCtx       atomic.Uint64
-	blocks, txs, txBytes, appends, delivered           atomic.Uint64
+	blocks, txs, txBytes, appends, delivered, paced    atomic.Uint64
 	appendNanos                                        atomic.Int64
 	refusedUnavailable                                 atomic.Uint64
 	signed                                             atomic.Uint64
@@ -201,6 +204,7 @@ func (o *Orderer) Metrics() Metrics {
 		Fsyncs:      o.cfg.Store.Stats().Fsyncs,
 		AppendTotal: time.Duration(c.appendNanos.Load()),
 		Delivered:   c.delivered.Load(),
+		Paced:       c.paced.Load(),
 		Signed:      c.signed.Load(),
 		Raft:        o.raftMetrics(),
 	}

@@ -129,6 +129,12 @@ type Orderer struct {
 	// blocks on it). idle is nil in block mode.
 	inSeal atomic.Int64
 	idle   chan struct{}
+	// pace holds the peers' reported heights (stream mode, single node);
+	// holding is set while the loop holds a cut for them, so that a
+	// report then wakes it through idle.
+	pace        pacer
+	holding     atomic.Bool
+	paceMaxHold time.Duration // paceMaxHold; tests lengthen it
 	// sealHook, if set (tests only), runs in seal before each batch.
 	sealHook func()
 
@@ -217,6 +223,8 @@ func newOrderer(cfg Config) (*Orderer, error) {
 		sealed: make(chan sealedBlock, sealedDepth),
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
+
+		paceMaxHold: paceMaxHold,
 	}
 	if cfg.Batch.Mode == ModeStream {
 		o.idle = make(chan struct{}, 1)
@@ -297,6 +305,10 @@ func (o *Orderer) loop() {
 	timer.Stop()
 	var armed time.Time // the deadline the timer is set for; zero if none
 	var ids []string    // tx ids of the cutter's pending transactions, in order
+	// Pacing (stream mode, single node): heldSince is when the loop began
+	// holding a cut for a peer that is behind (zero: not holding).
+	pacing := o.idle != nil && o.raft == nil
+	var heldSince time.Time
 	emit := func(txs [][]byte, config ...bool) {
 		b := batch{txs: txs, ids: ids[:len(txs):len(txs)], config: len(config) > 0}
 		ids = ids[len(txs):]
@@ -355,19 +367,36 @@ func (o *Orderer) loop() {
 		// Stream mode: whenever seal has nothing in hand, what is pending
 		// goes now. A batch cut here never waits behind another, so while
 		// seal works the next batch grows in the cutter, not in o.cuts.
+		// With pacing, it also waits, up to paceMaxHold, while a peer is
+		// more than paceBacklog blocks behind.
 		if o.idle != nil && o.inSeal.Load() == 0 {
-			if txs := o.cutter.Free(time.Now()); txs != nil {
-				emit(txs)
+			now := time.Now()
+			n, _ := o.cutter.Pending()
+			// With nothing in flight, every block cut is in the store.
+			hold := pacing && n > 0 && o.pace.behind(o.cfg.Store.Height(), now)
+			if hold && heldSince.IsZero() {
+				heldSince = now
+				o.m.paced.Add(1)
 			}
+			if !hold || now.Sub(heldSince) >= o.paceMaxHold {
+				heldSince = time.Time{}
+				if txs := o.cutter.Free(now); txs != nil {
+					emit(txs)
+				}
+			}
+			o.holding.Store(!heldSince.IsZero())
 		}
-		d, ok := o.cutter.Deadline()
+		wake, ok := o.cutter.Deadline() // block mode
+		if !heldSince.IsZero() {        // stream mode
+			wake, ok = heldSince.Add(o.paceMaxHold), true
+		}
 		switch {
 		case !ok && !armed.IsZero():
 			timer.Stop()
 			armed = time.Time{}
-		case ok && !d.Equal(armed):
-			timer.Reset(time.Until(d))
-			armed = d
+		case ok && !wake.Equal(armed):
+			timer.Reset(time.Until(wake))
+			armed = wake
 		}
 	}
 }
@@ -407,6 +436,22 @@ func (o *Orderer) seal(next uint64, prev []byte) {
 func (o *Orderer) sealReleased(n int) {
 	if o.raft == nil {
 		o.released(n)
+	}
+}
+
+// Report records, for pacing (stream mode, single node), that the gateway
+// of peer saw its peer at committed height height. It is advisory: a
+// wrong report costs at most paceMaxHold of latency per block.
+func (o *Orderer) Report(peer string, height uint64) {
+	if o.idle == nil || o.raft != nil || height == 0 {
+		return
+	}
+	o.pace.report(peer, height, time.Now())
+	if o.holding.Load() {
+		select {
+		case o.idle <- struct{}{}:
+		default:
+		}
 	}
 }
 

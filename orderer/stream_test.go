@@ -1,7 +1,9 @@
 package orderer
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -78,5 +80,84 @@ func TestStreamBurstWhileSealBusy(t *testing.T) {
 	}
 	if h := o.Height(); h != 4 {
 		t.Errorf("Height %d, want 4", h)
+	}
+}
+
+// TestStreamPacing: while a peer reports that it is more than one block
+// behind, the loop holds the next cut (counted in Metrics.Paced); a report
+// that it caught up releases the block at once.
+func TestStreamPacing(t *testing.T) {
+	n := newTestNet(t)
+	store := openStore(t, t.TempDir())
+	o, err := newOrderer(n.config(store, stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.paceMaxHold = time.Hour // only a report can release the hold
+	o.start()
+	t.Cleanup(func() {
+		if err := o.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		store.Close()
+	})
+	for i, k := range keys("unpaced", 3) { // no reports yet: cut at once
+		submitAll(t, n, o, k)
+		blocks(t, o, uint64(i), 1)
+	}
+	o.Report("peer0.Org1", 1) // blocks 1 and 2 not committed there
+	o.Report("peer0.Org2", 3) // up to date
+	ids := submitAll(t, n, o, "held")
+	for deadline := time.Now().Add(10 * time.Second); o.Metrics().Paced == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop never held a cut for the peer behind")
+		}
+	}
+	if h := o.Height(); h != 3 {
+		t.Fatalf("height %d while holding, want 3", h)
+	}
+	o.Report("peer0.Org1", 2) // one block behind: close enough
+	b := blocks(t, o, 3, 1)
+	if got := txIDs(t, b); !slices.Equal(got, ids) {
+		t.Fatalf("block 3 holds %v, want %v", got, ids)
+	}
+	if p := o.Metrics().Paced; p != 1 {
+		t.Errorf("Paced = %d, want 1", p)
+	}
+}
+
+// TestPacer: a peer is behind when its fresh report is more than
+// paceBacklog short of the cut height; stale reports stop counting, and a
+// lower report racing a higher one is ignored.
+func TestPacer(t *testing.T) {
+	var p pacer
+	t0 := time.Unix(1000, 0)
+	if p.behind(10, t0) {
+		t.Fatal("behind with no reports")
+	}
+	p.report("a", 8, t0)
+	if !p.behind(10, t0) || p.behind(9, t0) {
+		t.Fatal("a at 8: want behind of 10, not of 9")
+	}
+	p.report("a", 7, t0.Add(time.Millisecond)) // an older submit's report, late
+	if p.behind(9, t0) {
+		t.Fatal("a lower report replaced a higher fresh one")
+	}
+	if p.behind(10, t0.Add(paceFresh)) {
+		t.Fatal("a stale report still holds the cut")
+	}
+	p.report("a", 3, t0.Add(2*paceFresh)) // the old one expired: take it
+	if !p.behind(5, t0.Add(2*paceFresh)) {
+		t.Fatal("a fresh report after expiry was ignored")
+	}
+	p.report(strings.Repeat("x", paceMaxName+1), 0, t0.Add(2*paceFresh))
+	if _, ok := p.peers[strings.Repeat("x", paceMaxName+1)]; ok {
+		t.Fatal("a reporter name over the bound was remembered")
+	}
+	for i := range paceMaxPeers + 10 {
+		p.report(fmt.Sprint("peer", i), 100, t0.Add(2*paceFresh))
+	}
+	if n := len(p.peers); n != paceMaxPeers {
+		t.Fatalf("%d reporters remembered, want the bound %d", n, paceMaxPeers)
 	}
 }

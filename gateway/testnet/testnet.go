@@ -107,7 +107,7 @@ func Start(t testing.TB, opts Options) *Network {
 		for j, other := range opts.Orgs {
 			if j != i {
 				addr := lis[j].Addr().String()
-				remote[other] = []api.EndorserClient{gateway.NamedEndorser(addr, api.NewEndorserClient(dial(t, addr)))}
+				remote[other] = []api.EndorserClient{gateway.BatchProposals(gateway.NamedEndorser(addr, api.NewEndorserClient(dial(t, addr))))}
 			}
 		}
 		p := n.startPeer(t, ctx, org, lis[i], pol, remote)
