@@ -21,6 +21,9 @@ type CryptoRates struct {
 	SignCPU       time.Duration // per signature
 	VerifyCPU     time.Duration // per verification
 	MessageLength int
+	// Machine is how the machine's cores spent the measurement: rates
+	// measured while the hypervisor stole more are lower.
+	Machine MachineShare
 }
 
 // MeasureCryptoRates signs and then verifies messages of msgLen bytes on
@@ -49,6 +52,7 @@ func MeasureCryptoRates(alg identity.Algorithm, workers int, d time.Duration, ms
 		return CryptoRates{}, err
 	}
 	r := CryptoRates{Alg: alg, Workers: workers, MessageLength: msgLen}
+	span := startMachineSpan()
 	var failed atomic.Bool
 	sign := func() {
 		if _, err := signer.Sign(msg); err != nil {
@@ -71,6 +75,7 @@ func MeasureCryptoRates(alg identity.Algorithm, workers int, d time.Duration, ms
 		return r, fmt.Errorf("bench: a signature failed while measuring crypto rates")
 	}
 	r.SignCPU, r.VerifyCPU = signCPU, verifyCPU
+	r.Machine = span.done()
 	return r, nil
 }
 
@@ -128,4 +133,22 @@ func NetworkBound(r CryptoRates, peerOrgs int, avgBlock float64) EndToEndBound {
 	}
 	b.TxPerSec = 1 / (b.SignsPerTx/r.SignPerSec + b.VerifiesPerTx/r.VerifyPerSec)
 	return b
+}
+
+// MeanRates averages two measurements of the same algorithm on the same
+// cores, such as one before and one after a load, so that a bound
+// compared with the load brackets it in time.
+func MeanRates(a, b CryptoRates) CryptoRates {
+	m := a
+	m.SignPerSec = (a.SignPerSec + b.SignPerSec) / 2
+	m.VerifyPerSec = (a.VerifyPerSec + b.VerifyPerSec) / 2
+	m.SignCPU = (a.SignCPU + b.SignCPU) / 2
+	m.VerifyCPU = (a.VerifyCPU + b.VerifyCPU) / 2
+	m.Machine = MachineShare{
+		BusyPct:   (a.Machine.BusyPct + b.Machine.BusyPct) / 2,
+		IdlePct:   (a.Machine.IdlePct + b.Machine.IdlePct) / 2,
+		StealPct:  (a.Machine.StealPct + b.Machine.StealPct) / 2,
+		Available: a.Machine.Available && b.Machine.Available,
+	}
+	return m
 }

@@ -124,6 +124,9 @@ type Usage struct {
 	NetTxMB   float64     `json:"net_tx_mb"`
 	Cores     int         `json:"cores"`
 	Saturated bool        `json:"load_generator_saturated"`
+	// Machine is how the whole machine's cores spent the round, the
+	// hypervisor's steal included.
+	Machine MachineShare `json:"machine"`
 }
 
 // watcher samples processes once a second. mu guards the samples.
@@ -133,6 +136,7 @@ type watcher struct {
 	startRx    uint64
 	startTx    uint64
 	t0         time.Time
+	machine    machineSpan
 	stop, done chan struct{}
 	mu         struct {
 		sync.Mutex
@@ -155,6 +159,7 @@ func watch(procs []Proc) *watcher {
 	}
 	w.mu.last, w.mu.lastAt = append([]ProcSample(nil), w.start...), w.t0
 	w.startRx, w.startTx, _ = NetBytes(0)
+	w.machine = startMachineSpan()
 	go w.loop()
 	return w
 }
@@ -199,7 +204,7 @@ func (w *watcher) finish() Usage {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	el := w.mu.lastAt.Sub(w.t0).Seconds()
-	u := Usage{Cores: runtime.NumCPU()}
+	u := Usage{Cores: runtime.NumCPU(), Machine: w.machine.done()}
 	for i := range w.procs {
 		pu := w.mu.usage[i]
 		end, start := w.mu.last[i], w.start[i]

@@ -147,7 +147,11 @@ func configRows(r *bench.Result) [][2]string {
 			[2]string{"block size", fmt.Sprint(rd.BlockSize)}, [2]string{"batch timeout", rd.BatchTimeout.String()},
 			[2]string{"state database", stateDB(rd.StateDB)})
 	}
-	return append(rows, [2]string{"cores", fmt.Sprint(r.Usage.Cores)})
+	rows = append(rows, [2]string{"cores", fmt.Sprint(r.Usage.Cores)})
+	if m := r.Usage.Machine; m.Available {
+		rows = append(rows, [2]string{"machine's cores during the round", m.String()})
+	}
+	return rows
 }
 
 func stateDB(s string) string {

@@ -148,6 +148,9 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 			fmt.Fprintf(w, "  %s: CPU %.0f%%, RSS %.0f MiB, %s\n", p.Name, p.CPUPercent, p.RSSMB, io)
 		}
 		fmt.Fprintf(w, "  network (namespace): received %.1f MiB, sent %.1f MiB\n", r.Usage.NetRxMB, r.Usage.NetTxMB)
+		if m := r.Usage.Machine; m.Available {
+			fmt.Fprintf(w, "  machine (%d cores): %s\n", r.Usage.Cores, m)
+		}
 		for _, c := range r.Checks {
 			fmt.Fprintf(w, "  check ok: %s\n", c)
 		}

@@ -103,8 +103,11 @@ func runDemo(ctx context.Context, out io.Writer, f demoFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	// The crypto bound is measured on the idle machine, before the load.
-	rates, err := bench.MeasureCryptoRates(identity.ECDSAP256, 0, time.Second, 1500)
+	// The crypto bound is measured on the idle network before the load
+	// and again after it, and the two are averaged: on a shared machine
+	// the capacity drifts (the hypervisor's steal), and a bound taken at
+	// one moment alone can be far from the load's.
+	before, err := measureRates()
 	if err != nil {
 		return err
 	}
@@ -126,8 +129,12 @@ func runDemo(ctx context.Context, out io.Writer, f demoFlags) error {
 			orgs = len(l.Orgs())
 		}
 	}
+	after, err := measureRates()
+	if err != nil {
+		return err
+	}
 	printDemo(out, f, res)
-	printBound(out, orgs, res, rates)
+	printBound(out, orgs, res, before, after)
 	fmt.Fprintln(out)
 	for _, c := range res.Checks {
 		fmt.Fprintln(out, c)
@@ -151,15 +158,27 @@ func printDemo(out io.Writer, f demoFlags, r *bench.Result) {
 	fmt.Fprintln(out, "latency = end to end per transaction: propose, endorse on every org, order, validate, durable commit")
 }
 
+func measureRates() (bench.CryptoRates, error) {
+	return bench.MeasureCryptoRates(identity.ECDSAP256, 0, time.Second, 1500)
+}
+
 // printBound compares the load's throughput with the network's crypto
-// bound at the signing and verifying rates measured before the load, and
-// the CPU per transaction with what its signatures cost.
-func printBound(out io.Writer, orgs int, r *bench.Result, rates bench.CryptoRates) {
+// bound at the mean of the signing and verifying rates measured before
+// and after the load, and the CPU per transaction with what its
+// signatures cost.
+func printBound(out io.Writer, orgs int, r *bench.Result, before, after bench.CryptoRates) {
 	perBlock := float64(r.Committed) / float64(max(r.Blocks, 1))
+	rates := bench.MeanRates(before, after)
 	b := bench.NetworkBound(rates, orgs, max(perBlock, 1))
 	fmt.Fprintf(out, "\nend-to-end crypto bound: %.0f tx/s (%.2f signatures created and %.2f verified per transaction,\n"+
 		"  %.0f signs/s and %.0f verifies/s on %d cores, %.1f transactions per block): throughput is %.0f%% of it\n",
 		b.TxPerSec, b.SignsPerTx, b.VerifiesPerTx, rates.SignPerSec, rates.VerifyPerSec, rates.Workers, perBlock, 100*r.ThroughputTPS/b.TxPerSec)
+	bb, ba := bench.NetworkBound(before, orgs, max(perBlock, 1)), bench.NetworkBound(after, orgs, max(perBlock, 1))
+	fmt.Fprintf(out, "  the bound is the mean of %.0f tx/s measured before the load and %.0f after it\n", bb.TxPerSec, ba.TxPerSec)
+	if m := r.Usage.Machine; m.Available && before.Machine.Available && after.Machine.Available {
+		fmt.Fprintf(out, "  hypervisor steal: %.0f%% of the cores' time during the load, %.0f%% and %.0f%% while measuring the bound\n",
+			m.StealPct, before.Machine.StealPct, after.Machine.StealPct)
+	}
 	if r.Committed == 0 {
 		return
 	}
