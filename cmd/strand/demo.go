@@ -176,8 +176,8 @@ func printBound(out io.Writer, orgs int, r *bench.Result, before, after bench.Cr
 	bb, ba := bench.NetworkBound(before, orgs, max(perBlock, 1)), bench.NetworkBound(after, orgs, max(perBlock, 1))
 	fmt.Fprintf(out, "  the bound is the mean of %.0f tx/s measured before the load and %.0f after it\n", bb.TxPerSec, ba.TxPerSec)
 	if m := r.Usage.Machine; m.Available && before.Machine.Available && after.Machine.Available {
-		fmt.Fprintf(out, "  hypervisor steal: %.0f%% of the cores' time during the load, %.0f%% and %.0f%% while measuring the bound\n",
-			m.StealPct, before.Machine.StealPct, after.Machine.StealPct)
+		fmt.Fprintf(out, "  the machine's cores during the load: %s; stolen %.0f%% and %.0f%% while measuring the bound\n",
+			m, before.Machine.StealPct, after.Machine.StealPct)
 	}
 	if r.Committed == 0 {
 		return
