@@ -77,6 +77,10 @@ type Config struct {
 	// answer 429 with a retry-after hint (backpressure from a peer that
 	// falls behind). Zero means DefaultMaxInFlight.
 	MaxInFlight int
+	// ReportHeights has the gateway tell the preferred orderer its peer's
+	// height after each commit while it submits (see heightReporter): set
+	// it on a stream-mode channel, whose orderer paces blocks by them.
+	ReportHeights bool
 }
 
 // EnsureDefaults fills in the zero values that have defaults.
@@ -147,7 +151,8 @@ type Gateway struct {
 	plans    map[string][]string // contract → orgs to ask, local org first
 	names    string              // sorted contract names, for messages
 	metrics  counters
-	waiters  waiters   // CommitStatus calls waiting for their tx ids
+	waiters  waiters // CommitStatus calls waiting for their tx ids
+	heights  heightReporter
 	inflight *inflight // transactions submitted here, not yet committed here
 }
 
@@ -161,6 +166,7 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies)), inflight: newInflight(cfg.MaxInFlight, time.Now)}
 	g.waiters.g = g
+	g.heights.g = g
 	names := make([]string, 0, len(cfg.Policies))
 	for name, pol := range cfg.Policies {
 		if pol == nil {
@@ -293,6 +299,7 @@ func (g *Gateway) submit(ctx context.Context, req *api.SubmitRequest, id string)
 		orderers = g.cfg.OrderersNow()
 	}
 	req = &api.SubmitRequest{Transaction: req.GetTransaction(), Peer: g.cfg.Peer, PeerHeight: g.cfg.Ledger.Height()}
+	g.heights.submitted(time.Now())
 	for i, o := range orderers {
 		if i > 0 {
 			g.metrics.submitFailover.Add(1)

@@ -17,6 +17,7 @@ type Metrics struct {
 	BlockStreams, BlocksSent, Lagged                         uint64 // lagged: subscriptions cut off and resumed
 	Overloaded                                               uint64 // endorse and submit calls answered 429: too many in flight
 	InFlight                                                 uint64 // transactions submitted here, not yet committed here
+	HeightReports                                            uint64 // the peer's heights told to the orderer after commits (Config.ReportHeights)
 
 	// Per-phase latency of the calls that succeeded: Endorse (gathering
 	// every org's endorsement), Order (Submit until an orderer admitted
@@ -28,9 +29,9 @@ type Metrics struct {
 // String formats the snapshot on one line.
 func (m Metrics) String() string {
 	return fmt.Sprintf("evaluate %d (refused %d) endorse %d (refused %d, retried %d, failover %d) "+
-		"submit %d (refused %d, failover %d, retried %d) commit-status %d (timed out %d) block-streams %d blocks-sent %d lagged %d overloaded %d in-flight %d",
+		"submit %d (refused %d, failover %d, retried %d) commit-status %d (timed out %d) block-streams %d blocks-sent %d lagged %d overloaded %d in-flight %d height-reports %d",
 		m.Evaluate, m.EvaluateRefused, m.Endorse, m.EndorseRefused, m.EndorseRetried, m.EndorseFailover,
-		m.Submit, m.SubmitRefused, m.SubmitFailover, m.SubmitRetried, m.CommitStatus, m.CommitTimeouts, m.BlockStreams, m.BlocksSent, m.Lagged, m.Overloaded, m.InFlight)
+		m.Submit, m.SubmitRefused, m.SubmitFailover, m.SubmitRetried, m.CommitStatus, m.CommitTimeouts, m.BlockStreams, m.BlocksSent, m.Lagged, m.Overloaded, m.InFlight, m.HeightReports)
 }
 
 type counters struct {
@@ -39,7 +40,7 @@ type counters struct {
 	submit, submitRefused, submitFailover, submitRetried     atomic.Uint64
 	commitStatus, commitTimeouts                             atomic.Uint64
 	blockStreams, blocksSent, lagged                         atomic.Uint64
-	overloaded                                               atomic.Uint64
+	overloaded, heightReports                                atomic.Uint64
 	endorseLatency, orderLatency, commitLatency              latency.Histogram
 }
 
@@ -51,7 +52,7 @@ func (c *counters) snapshot() Metrics {
 		Submit: c.submit.Load(), SubmitRefused: c.submitRefused.Load(), SubmitFailover: c.submitFailover.Load(), SubmitRetried: c.submitRetried.Load(),
 		CommitStatus: c.commitStatus.Load(), CommitTimeouts: c.commitTimeouts.Load(),
 		BlockStreams: c.blockStreams.Load(), BlocksSent: c.blocksSent.Load(), Lagged: c.lagged.Load(),
-		Overloaded:     c.overloaded.Load(),
+		Overloaded: c.overloaded.Load(), HeightReports: c.heightReports.Load(),
 		EndorseLatency: c.endorseLatency.Snapshot(), OrderLatency: c.orderLatency.Snapshot(), CommitLatency: c.commitLatency.Snapshot(),
 	}
 }

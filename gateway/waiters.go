@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"sync"
+	"time"
 
 	"github.com/strand-ledger/strand/api"
 )
@@ -93,6 +94,7 @@ func (w *waiters) dispatch() {
 		sub := w.g.cfg.Ledger.Subscribe(w.g.cfg.EventBuffer)
 		w.recheck()
 		for ev := range sub.C {
+			w.g.heights.committed(ev.Number+1, time.Now())
 			w.g.inflight.remove(ev.TxIDs...)
 			for i, id := range ev.TxIDs {
 				// Only a code that claims the tx id settles it, as in the

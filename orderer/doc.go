@@ -63,13 +63,17 @@
 // which pay per block (a signature check, a block-store append and fsync,
 // a state batch), fall behind on the same cores. So the next stage is
 // also the peers: each gateway reports its peer's committed height with
-// every submit (SubmitRequest.peer_height, unsigned and advisory), and
-// while a peer that reported within paceFresh is more than paceBacklog
-// blocks short of the blocks cut so far, the loop holds the pending batch
-// (Metrics.Paced counts holds). A report that the peer caught up wakes the
-// loop (through idle, while holding is set); a hold lasts at most
-// paceMaxHold, so a report that never comes, or a wrong one, costs at most
-// that much latency. At low load every peer is up to date when the next
+// every submit (SubmitRequest.peer_height, unsigned and advisory) and,
+// while it submits, after every block its peer commits (an empty
+// SubmitBatch: under a closed-loop load the next submits wait for the
+// very commits a hold waits for, so reports riding on submits alone let
+// nine holds in ten run to the limit). While a peer that reported within
+// paceFresh is more than paceBacklog blocks short of the blocks cut so
+// far, the loop holds the pending batch (Metrics.Paced counts holds,
+// Metrics.PacedToLimit those that ran out). A report that the peer caught
+// up wakes the loop (through idle, while holding is set); a hold lasts at
+// most paceMaxHold, so a report that never comes, or a wrong one, costs
+// at most that much latency. At low load every peer is up to date when the next
 // transaction arrives (its client waited for the commit), so nothing is
 // held; under load blocks grow to what the peers can take. A single node
 // only: in a Raft cluster the reports reach whichever member the gateway

@@ -27,8 +27,11 @@ type Metrics struct {
 	Delivered   uint64        // blocks sent by Deliver
 	// Paced counts the cuts a stream-mode orderer held because a peer was
 	// behind (see "Pacing by the peers" in doc.go).
-	Paced  uint64 `metric:"counter"`
-	Signed uint64 // blocks this orderer signed: all, or the checkpoints
+	Paced uint64 `metric:"counter"`
+	// PacedToLimit counts the holds that lasted paceMaxHold: no report
+	// said the peers caught up before it ran out.
+	PacedToLimit uint64 `metric:"counter"`
+	Signed       uint64 // blocks this orderer signed: all, or the checkpoints
 	// Raft is the consensus side of a cluster member; nil for a single
 	// node.
 	Raft *RaftMetrics
@@ -147,6 +150,7 @@ type counters struct {
 	refusedMalformed, refusedChannel, refusedForbidden atomic.Uint64
 	refusedOverloaded, refusedClosed, refusedCtx       atomic.Uint64
 	blocks, txs, txBytes, appends, delivered, paced    atomic.Uint64
+	pacedToLimit                                       atomic.Uint64
 	appendNanos                                        atomic.Int64
 	refusedUnavailable                                 atomic.Uint64
 	signed                                             atomic.Uint64
@@ -195,18 +199,19 @@ func (o *Orderer) Metrics() Metrics {
 			Overloaded: c.refusedOverloaded.Load(), Closed: c.refusedClosed.Load(), Context: c.refusedCtx.Load(),
 			Unavailable: c.refusedUnavailable.Load(),
 		},
-		Queued:      len(o.in),
-		Height:      o.cfg.Store.Height(),
-		Blocks:      c.blocks.Load(),
-		Txs:         c.txs.Load(),
-		TxBytes:     c.txBytes.Load(),
-		Appends:     c.appends.Load(),
-		Fsyncs:      o.cfg.Store.Stats().Fsyncs,
-		AppendTotal: time.Duration(c.appendNanos.Load()),
-		Delivered:   c.delivered.Load(),
-		Paced:       c.paced.Load(),
-		Signed:      c.signed.Load(),
-		Raft:        o.raftMetrics(),
+		Queued:       len(o.in),
+		Height:       o.cfg.Store.Height(),
+		Blocks:       c.blocks.Load(),
+		Txs:          c.txs.Load(),
+		TxBytes:      c.txBytes.Load(),
+		Appends:      c.appends.Load(),
+		Fsyncs:       o.cfg.Store.Stats().Fsyncs,
+		AppendTotal:  time.Duration(c.appendNanos.Load()),
+		Delivered:    c.delivered.Load(),
+		Paced:        c.paced.Load(),
+		PacedToLimit: c.pacedToLimit.Load(),
+		Signed:       c.signed.Load(),
+		Raft:         o.raftMetrics(),
 	}
 }
 

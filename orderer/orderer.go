@@ -379,6 +379,9 @@ func (o *Orderer) loop() {
 				o.m.paced.Add(1)
 			}
 			if !hold || now.Sub(heldSince) >= o.paceMaxHold {
+				if hold {
+					o.m.pacedToLimit.Add(1)
+				}
 				heldSince = time.Time{}
 				if txs := o.cutter.Free(now); txs != nil {
 					emit(txs)

@@ -161,3 +161,39 @@ func TestPacer(t *testing.T) {
 		t.Fatalf("%d reporters remembered, want the bound %d", n, paceMaxPeers)
 	}
 }
+
+// TestStreamPacingLimit: a hold that no report ends lasts paceMaxHold,
+// and Metrics.PacedToLimit counts it.
+func TestStreamPacingLimit(t *testing.T) {
+	n := newTestNet(t)
+	store := openStore(t, t.TempDir())
+	o, err := newOrderer(n.config(store, stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.paceMaxHold = 20 * time.Millisecond
+	o.start()
+	t.Cleanup(func() {
+		if err := o.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		store.Close()
+	})
+	for i, k := range keys("unpaced", 3) {
+		submitAll(t, n, o, k)
+		blocks(t, o, uint64(i), 1)
+	}
+	o.Report("peer0.Org1", 1) // two blocks behind, and it never reports again
+	start := time.Now()
+	ids := submitAll(t, n, o, "held")
+	b := blocks(t, o, 3, 1)
+	if got := txIDs(t, b); !slices.Equal(got, ids) {
+		t.Fatalf("block 3 holds %v, want %v", got, ids)
+	}
+	if m := o.Metrics(); m.Paced != 1 || m.PacedToLimit != 1 {
+		t.Errorf("Paced %d, PacedToLimit %d; want 1 and 1", m.Paced, m.PacedToLimit)
+	}
+	if d := time.Since(start); d < o.paceMaxHold {
+		t.Errorf("block 3 came %v after its transaction, before the hold's limit %v", d, o.paceMaxHold)
+	}
+}
