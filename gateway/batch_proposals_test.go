@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,7 +11,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -52,20 +50,9 @@ func (e echoEndorser) ProcessProposals(ctx context.Context, b *api.ProposalBatch
 func TestBatchProposals(t *testing.T) {
 	for _, batch := range []bool{true, false} {
 		t.Run(fmt.Sprint("batch=", batch), func(t *testing.T) {
-			srv := grpc.NewServer()
-			api.RegisterEndorserServer(srv, echoEndorser{batch: batch})
-			lis, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go srv.Serve(lis)
-			t.Cleanup(srv.Stop)
+			addr := serve(t, func(s *grpc.Server) { api.RegisterEndorserServer(s, echoEndorser{batch: batch}) })
 			log := &callLog{hold: make(chan struct{})}
-			cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(log.intercept))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cc.Close() })
+			cc := dial(t, addr, grpc.WithUnaryInterceptor(log.intercept))
 			b := gateway.BatchProposals(gateway.NamedEndorser("peer0.Org2", api.NewEndorserClient(cc)))
 			if s := b.(fmt.Stringer).String(); s != "peer0.Org2" {
 				t.Errorf("String() = %q, want the wrapped client's name", s)

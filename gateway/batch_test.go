@@ -3,14 +3,12 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/gateway"
@@ -48,12 +46,7 @@ func (l *callLog) calls() []string {
 
 func dialLogged(t *testing.T, addr string, l *callLog) api.OrdererClient {
 	t.Helper()
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithUnaryInterceptor(l.intercept))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cc.Close() })
-	return api.NewOrdererClient(cc)
+	return api.NewOrdererClient(dial(t, addr, grpc.WithUnaryInterceptor(l.intercept)))
 }
 
 // signedTx is a transaction as the orderer admits it: signed by client,
@@ -158,16 +151,9 @@ func (s submitOnly) Submit(ctx context.Context, r *api.SubmitRequest) (*api.Subm
 func TestBatchSubmitsFallsBack(t *testing.T) {
 	n := testnet.Start(t, testnet.Options{})
 	client, peer := n.Issue(t, "Org1", "client-fallback", identity.RoleClient), n.Issue(t, "Org1", "peer-fallback", identity.RolePeer)
-	srv := grpc.NewServer()
-	api.RegisterOrdererServer(srv, submitOnly{o: orderer.NewServer(n.Orderer)})
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
+	addr := serve(t, func(s *grpc.Server) { api.RegisterOrdererServer(s, submitOnly{o: orderer.NewServer(n.Orderer)}) })
 	log := &callLog{hold: make(chan struct{})}
-	b := gateway.BatchSubmits(dialLogged(t, lis.Addr().String(), log))
+	b := gateway.BatchSubmits(dialLogged(t, addr, log))
 	var wg sync.WaitGroup
 	errs := make(chan error, 10)
 	submit := func(i int) {

@@ -27,9 +27,15 @@ import (
 // serveEndorser serves e's Endorser service on 127.0.0.1 until the test
 // ends and returns its address.
 func serveEndorser(t testing.TB, e *endorser.Endorser) string {
+	return serve(t, func(s *grpc.Server) { api.RegisterEndorserServer(s, gateway.NewEndorserServer(e)) })
+}
+
+// serve serves what register registers on 127.0.0.1, until the test ends,
+// and returns the address.
+func serve(t testing.TB, register func(*grpc.Server)) string {
 	t.Helper()
 	srv := grpc.NewServer()
-	api.RegisterEndorserServer(srv, gateway.NewEndorserServer(e))
+	register(srv)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -39,9 +45,9 @@ func serveEndorser(t testing.TB, e *endorser.Endorser) string {
 	return lis.Addr().String()
 }
 
-func dial(t testing.TB, addr string) *grpc.ClientConn {
+func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	cc, err := grpc.NewClient(addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
