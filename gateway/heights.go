@@ -22,7 +22,8 @@ const reportTimeout = time.Second
 // "Pacing by the peers" in orderer's doc.go); the heights that ride on
 // submits alone come too late to end a hold, since under a closed-loop
 // load the next submits wait for the commits the hold is waiting for, so
-// without these reports a hold ran to its 5 ms limit nine times in ten.
+// without these reports a hold ran to its limit (then 5 ms) nine times
+// in ten.
 //
 // Reports are advisory, unsigned and coalesced: at most one is in flight,
 // and the next carries the latest height. A failed report is dropped (the
