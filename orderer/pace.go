@@ -22,8 +22,8 @@ const (
 	// the bound matters only when they do not. At 5 ms, four holds in five
 	// ran out under a saturating load (a peer took longer than that to
 	// commit a block), the blocks stayed small and the cores idled 9–11%;
-	// at 20 ms blocks grew by a sixth and throughput by 10–13% (two passes
-	// of 64 and 128 clients, see docs/streaming.md).
+	// at 20 ms blocks grew 14% and throughput 0–13% (two alternated pairs
+	// of passes at 64 and 128 clients, see docs/streaming.md).
 	paceMaxHold = 20 * time.Millisecond
 	// paceMaxPeers bounds the reporters remembered, and paceMaxName their
 	// names' bytes; beyond them, reports are ignored.
