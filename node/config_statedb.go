@@ -8,6 +8,7 @@ import (
 
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
 )
 
 // StateDBConfig selects the world-state database and tunes its backend.
@@ -50,6 +51,8 @@ type PebbleConfig struct {
 	// ValueSeparation: values of this many bytes or more go to blob files
 	// beside the LSM tree. Default 4096; -1 off; else 256 to 1073741824.
 	ValueSeparation int `yaml:"valueSeparation,omitempty"`
+	Compression     string `yaml:"compression,omitempty"`     // tables: snappy (default) | minlz | zstd | none
+	BlobCompression string `yaml:"blobCompression,omitempty"` // separated values: snappy (default) | minlz | zstd | none
 }
 
 // LevelDBConfig mirrors leveldb.Options.
@@ -113,6 +116,8 @@ func (c *StateDBConfig) check(ck *checker) {
 	if v := c.Pebble.ValueSeparation; v != 0 && v != -1 && (v < 256 || v > 1<<30) {
 		ck.bad("stateDB.pebble.valueSeparation", v, "-1 (off) or 256 to 1073741824 bytes (0 means 4096)")
 	}
+	oneOf("stateDB.pebble.compression", c.Pebble.Compression, pebbledb.Compressions...)
+	oneOf("stateDB.pebble.blobCompression", c.Pebble.BlobCompression, pebbledb.Compressions...)
 	oneOf("stateDB.leveldb.compression", c.LevelDB.Compression, "snappy", "none")
 	inRange("stateDB.leveldb.writeBufferMB", c.LevelDB.WriteBufferMB, 1, 1024, 16)
 	oneOf("stateDB.badger.compression", c.Badger.Compression, "snappy", "zstd", "none")
@@ -136,6 +141,8 @@ func (c *StateDBConfig) Options() backend.Options {
 	var o backend.Options
 	o.Pebble.CacheSize = cache
 	o.Pebble.ValueSeparation = c.Pebble.ValueSeparation
+	o.Pebble.Compression = c.Pebble.Compression
+	o.Pebble.BlobCompression = c.Pebble.BlobCompression
 	o.LevelDB.CacheSize = cache
 	o.LevelDB.Compression = c.LevelDB.Compression
 	o.LevelDB.WriteBufferSize = c.LevelDB.WriteBufferMB * mb

@@ -20,6 +20,7 @@ func TestStateDBErrors(t *testing.T) {
 		{"unknown option", "{backend: badger, badger: {memtableMB: 8}}", []string{`unknown field "memtableMB"`}},
 		{"cache", "{cacheMB: -1}", []string{"stateDB.cacheMB = -1: want 1 to 65536"}},
 		{"pebble value separation", "{pebble: {valueSeparation: 100}}", []string{"stateDB.pebble.valueSeparation = 100: want -1 (off) or 256 to 1073741824 bytes (0 means 4096)"}},
+		{"pebble compression", "{pebble: {compression: lz4, blobCompression: brotli}}", []string{`stateDB.pebble.compression = "lz4": want snappy, minlz, zstd, none`, `stateDB.pebble.blobCompression = "brotli": want snappy, minlz, zstd, none`}},
 		{"leveldb compression", "{leveldb: {compression: zstd}}", []string{`stateDB.leveldb.compression = "zstd": want snappy, none`}},
 		{"badger memtable", "{backend: badger, badger: {memTableMB: 4096}}", []string{"stateDB.badger.memTableMB = 4096: want 1 to 1024 (0 means 16)"}},
 		{"badger compression", "{badger: {compression: lz4}}", []string{`stateDB.badger.compression = "lz4": want snappy, zstd, none`}},

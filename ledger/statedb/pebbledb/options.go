@@ -3,6 +3,9 @@ package pebbledb
 import (
 	"errors"
 	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/pebble/v2/sstable"
 )
 
 // Options configures a DB. The zero value is valid and means every default.
@@ -32,6 +35,16 @@ type Options struct {
 	// so a bulk load (a catch-up after a restart) does not stall on
 	// compaction debt; at most 64.
 	MaxConcurrentCompactions int
+	// Compression compresses the blocks of the LSM tree's tables: "snappy"
+	// (the default, as Pebble's), "minlz", "zstd" or "none".
+	Compression string
+	// BlobCompression compresses the blob files that hold separated values
+	// (see ValueSeparation): "snappy" (the default), "minlz", "zstd" or
+	// "none". With "none" a read that misses the block cache costs a copy
+	// instead of decompressing the whole value (as Badger's value log and
+	// WiscKey store values), at the price of writing every separated value
+	// at full size: docs/statedb.md has the measured trade-off.
+	BlobCompression string
 }
 
 // Defaults.
@@ -42,7 +55,23 @@ const (
 	DefaultMaxOpenFiles             = 1000
 	DefaultMaxConcurrentCompactions = 2
 	DefaultValueSeparation          = 4096
+	DefaultCompression              = "snappy"
+	DefaultBlobCompression          = "snappy"
 )
+
+// compressions maps Options.Compression and BlobCompression to Pebble's
+// profiles. minlz is MinLZ on amd64 and Snappy on arm64, where MinLZ has
+// no assembly.
+var compressions = map[string]*sstable.CompressionProfile{
+	"snappy": sstable.SnappyCompression,
+	"minlz":  sstable.FastestCompression,
+	"zstd":   sstable.ZstdCompression,
+	"none":   sstable.NoCompression,
+}
+
+// Compressions lists the allowed Options.Compression and BlobCompression
+// values.
+var Compressions = []string{"snappy", "minlz", "zstd", "none"}
 
 // EnsureDefaults replaces zero fields with their defaults.
 func (o *Options) EnsureDefaults() {
@@ -63,6 +92,12 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.ValueSeparation == 0 {
 		o.ValueSeparation = DefaultValueSeparation
+	}
+	if o.Compression == "" {
+		o.Compression = DefaultCompression
+	}
+	if o.BlobCompression == "" {
+		o.BlobCompression = DefaultBlobCompression
 	}
 }
 
@@ -93,6 +128,12 @@ func (o *Options) Validate() error {
 	}
 	if v := o.ValueSeparation; v != 0 && v != -1 && (v < 256 || v > 1<<30) {
 		bad("ValueSeparation", v, "-1 (off), 0 (default 4096) or 256 to 1 GiB")
+	}
+	if c := o.Compression; c != "" && compressions[c] == nil {
+		bad("Compression", fmt.Sprintf("%q", c), "one of "+strings.Join(Compressions, ", ")+` ("" means snappy)`)
+	}
+	if c := o.BlobCompression; c != "" && compressions[c] == nil {
+		bad("BlobCompression", fmt.Sprintf("%q", c), "one of "+strings.Join(Compressions, ", ")+` ("" means snappy)`)
 	}
 	return errors.Join(errs...)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/sstable"
 
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
@@ -87,6 +88,12 @@ func pebbleOptions(o Options) *pebble.Options {
 				MaxBlobReferenceDepth: 10, RewriteMinimumAge: 5 * time.Minute, TargetGarbageRatio: 0.2}
 		}
 	}
+	// Pebble writes a blob file with the ValueBlocks setting of its
+	// level's profile; tables use the other two.
+	profile := *compressions[o.Compression]
+	profile.Name = o.Compression + "+blob-" + o.BlobCompression
+	profile.ValueBlocks = compressions[o.BlobCompression].ValueBlocks
+	po.Levels[0].Compression = func() *sstable.CompressionProfile { return &profile }
 	po.EnsureDefaults() // propagates Levels[0] to the other levels
 	return po
 }
