@@ -50,7 +50,7 @@ type CheckpointConfig struct {
 type PebbleConfig struct {
 	// ValueSeparation: values of this many bytes or more go to blob files
 	// beside the LSM tree. Default 4096; -1 off; else 256 to 1073741824.
-	ValueSeparation int `yaml:"valueSeparation,omitempty"`
+	ValueSeparation int    `yaml:"valueSeparation,omitempty"`
 	Compression     string `yaml:"compression,omitempty"`     // tables: snappy (default) | minlz | zstd | none
 	BlobCompression string `yaml:"blobCompression,omitempty"` // separated values: snappy (default) | minlz | zstd | none
 }
