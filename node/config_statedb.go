@@ -22,7 +22,7 @@ type StateDBConfig struct {
 	// (nothing survives). On-disk backends live in dataDir/state.
 	Backend string `yaml:"backend"`
 	// CacheMB is the block cache in MiB of pebble, leveldb, badger and
-	// rocksdb. Default 32; 1 to 65536. bbolt reads through the OS page
+	// rocksdb. Default 128; 1 to 65536. bbolt reads through the OS page
 	// cache and memory needs none.
 	CacheMB int `yaml:"cacheMB"`
 	// Pebble tunes the pebble backend.
@@ -87,7 +87,7 @@ func (c *StateDBConfig) ensureDefaults() {
 		c.Backend = backend.Default
 	}
 	if c.CacheMB == 0 {
-		c.CacheMB = 32
+		c.CacheMB = 128
 	}
 }
 
@@ -111,7 +111,7 @@ func (c *StateDBConfig) check(ck *checker) {
 		}
 	}
 	if c.CacheMB < 1 || c.CacheMB > 65536 {
-		ck.bad("stateDB.cacheMB", c.CacheMB, "1 to 65536 (0 means 32)")
+		ck.bad("stateDB.cacheMB", c.CacheMB, "1 to 65536 (0 means 128)")
 	}
 	if v := c.Pebble.ValueSeparation; v != 0 && v != -1 && (v < 256 || v > 1<<30) {
 		ck.bad("stateDB.pebble.valueSeparation", v, "-1 (off) or 256 to 1073741824 bytes (0 means 4096)")

@@ -137,7 +137,7 @@ func TestLoad(t *testing.T) {
 	if s.Role() != identity.RolePeer || s.Name() != "peer0.Org1" {
 		t.Errorf("signer %s %s", s.Role(), s.Name())
 	}
-	if n.Logger() == nil || n.StateDB.Options().Pebble.CacheSize != 32<<20 {
+	if n.Logger() == nil || n.StateDB.Options().Pebble.CacheSize != 128<<20 {
 		t.Error("logger or pebble options")
 	}
 	if _, _, err := LoadTLS(n, ch); err != nil {

@@ -14,7 +14,7 @@ import (
 // memtables, a 256 MiB cache, unbounded indexes); the package
 // documentation gives the reasons and measurements.
 type Options struct {
-	// CacheSize is the block cache in bytes. Default 32 MiB, as pebbledb.
+	// CacheSize is the block cache in bytes. Default 128 MiB, as pebbledb.
 	CacheSize int64
 	// IndexCacheSize bounds the memory of table indexes and bloom filters,
 	// which Badger otherwise keeps for every table, growing with the
@@ -38,7 +38,7 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultCacheSize      = 32 << 20
+	DefaultCacheSize      = 128 << 20
 	DefaultIndexCacheSize = 16 << 20
 	DefaultMemTableSize   = 16 << 20
 	DefaultNumMemtables   = 2

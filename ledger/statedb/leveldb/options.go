@@ -9,7 +9,7 @@ import (
 
 // Options configures a DB. The zero value is valid and means every default.
 type Options struct {
-	// CacheSize is the block cache in bytes. Default 32 MiB, as pebbledb.
+	// CacheSize is the block cache in bytes. Default 128 MiB, as pebbledb.
 	CacheSize int64
 	// WriteBufferSize is the memtable size in bytes; LevelDB holds up to
 	// two. Default 16 MiB (goleveldb's own default, 4 MiB, makes a bulk
@@ -27,7 +27,7 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultCacheSize       = 32 << 20
+	DefaultCacheSize       = 128 << 20
 	DefaultWriteBufferSize = 16 << 20
 	DefaultCompression     = "snappy"
 	DefaultBloomBitsPerKey = 10

@@ -12,7 +12,7 @@ var Format = statedb.Format{Backend: "rocksdb", Version: 1}
 
 // Options configures a DB. The zero value is valid and means every default.
 type Options struct {
-	// CacheSize is the block cache in bytes. Default 32 MiB, as pebbledb.
+	// CacheSize is the block cache in bytes. Default 128 MiB, as pebbledb.
 	CacheSize int64
 	// WriteBufferSize is one memtable in bytes. Default 16 MiB; at most
 	// 1 GiB.
@@ -24,7 +24,7 @@ type Options struct {
 
 // Defaults.
 const (
-	DefaultCacheSize       = 32 << 20
+	DefaultCacheSize       = 128 << 20
 	DefaultWriteBufferSize = 16 << 20
 	DefaultCompression     = "lz4"
 )
