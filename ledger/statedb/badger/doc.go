@@ -37,9 +37,9 @@
 //     the process RSS fell from 2.4 GiB to 0.75 GiB.
 //   - ValueLogFileSize 64 MiB (Badger: 1 GiB): value log files are
 //     mapped at twice their size, and GC rewrites one file at a time.
-//   - CacheSize 128 MiB (half Badger's own) and IndexCacheSize 16 MiB: as Pebble's cache;
-//     without an index cache Badger keeps every table's index and bloom
-//     filter in memory, growing with the state.
+//   - CacheSize 128 MiB (half Badger's own) and IndexCacheSize 16 MiB:
+//     the cache as Pebble's; without an index cache Badger keeps every
+//     table's index and bloom filter in memory, growing with the state.
 //   - Badger maps its table and value log files, so the pages it reads
 //     or writes count in the process's RSS (other LSM backends read
 //     through the page cache, which RSS does not count); the kernel
