@@ -32,26 +32,15 @@ func TestStreamLightLoad(t *testing.T) {
 // burst accumulates in the cutter; full batches (MaxTxs) go as they fill,
 // and the rest goes as one block the moment seal is free again.
 func TestStreamBurstWhileSealBusy(t *testing.T) {
-	n := newTestNet(t)
-	store := openStore(t, t.TempDir())
-	o, err := newOrderer(n.config(store, stream))
-	if err != nil {
-		t.Fatal(err)
-	}
 	entered, release := make(chan struct{}), make(chan struct{})
 	calls := 0
-	o.sealHook = func() { // seal's goroutine only
-		if calls++; calls == 1 {
-			close(entered)
-			<-release
+	n, o := startStream(t, func(o *Orderer) {
+		o.sealHook = func() { // seal's goroutine only
+			if calls++; calls == 1 {
+				close(entered)
+				<-release
+			}
 		}
-	}
-	o.start()
-	t.Cleanup(func() {
-		if err := o.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		store.Close()
 	})
 
 	ids := submitAll(t, n, o, "first")
@@ -87,19 +76,8 @@ func TestStreamBurstWhileSealBusy(t *testing.T) {
 // behind, the loop holds the next cut (counted in Metrics.Paced); a report
 // that it caught up releases the block at once.
 func TestStreamPacing(t *testing.T) {
-	n := newTestNet(t)
-	store := openStore(t, t.TempDir())
-	o, err := newOrderer(n.config(store, stream))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.paceMaxHold = time.Hour // only a report can release the hold
-	o.start()
-	t.Cleanup(func() {
-		if err := o.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		store.Close()
+	n, o := startStream(t, func(o *Orderer) {
+		o.paceMaxHold = time.Hour // only a report can release the hold
 	})
 	for i, k := range keys("unpaced", 3) { // no reports yet: cut at once
 		submitAll(t, n, o, k)
@@ -165,20 +143,7 @@ func TestPacer(t *testing.T) {
 // TestStreamPacingLimit: a hold that no report ends lasts paceMaxHold,
 // and Metrics.PacedToLimit counts it.
 func TestStreamPacingLimit(t *testing.T) {
-	n := newTestNet(t)
-	store := openStore(t, t.TempDir())
-	o, err := newOrderer(n.config(store, stream))
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.paceMaxHold = 20 * time.Millisecond
-	o.start()
-	t.Cleanup(func() {
-		if err := o.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		store.Close()
-	})
+	n, o := startStream(t, func(o *Orderer) { o.paceMaxHold = 20 * time.Millisecond })
 	for i, k := range keys("unpaced", 3) {
 		submitAll(t, n, o, k)
 		blocks(t, o, uint64(i), 1)
@@ -196,4 +161,25 @@ func TestStreamPacingLimit(t *testing.T) {
 	if d := time.Since(start); d < o.paceMaxHold {
 		t.Errorf("block 3 came %v after its transaction, before the hold's limit %v", d, o.paceMaxHold)
 	}
+}
+
+// startStream starts a single-node stream-mode orderer on a fresh store,
+// after tune has set its test hooks, and closes both when the test ends.
+func startStream(t *testing.T, tune func(*Orderer)) (*testNet, *Orderer) {
+	t.Helper()
+	n := newTestNet(t)
+	store := openStore(t, t.TempDir())
+	o, err := newOrderer(n.config(store, stream))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tune(o)
+	o.start()
+	t.Cleanup(func() {
+		if err := o.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		store.Close()
+	})
+	return n, o
 }
