@@ -67,12 +67,27 @@ type NodeConfig struct {
 // GCConfig tunes Go's garbage collector (package gctune).
 type GCConfig struct {
 	// Percent is GOGC: the heap grows by this percentage of the live heap
-	// between collections. Default 300; -1 turns collection off (use only
-	// with MemoryLimitMB).
+	// between collections. Default 300, or 100 with the badger state
+	// database (package gctune says why); -1 turns collection off (use
+	// only with MemoryLimitMB).
 	Percent int `yaml:"percent,omitempty"`
 	// MemoryLimitMB is a soft limit on the Go heap, in MiB: near it the
 	// collector runs more often. Default 0: no limit.
 	MemoryLimitMB int `yaml:"memoryLimitMB,omitempty"`
+}
+
+// GCPercent is the GOGC the node runs with: GC.Percent, or when that is
+// 0 the default for its state database. It is resolved here, not in
+// EnsureDefaults, so that a caller that changes the backend after loading
+// (as the benchmark's embedded network does) gets the backend's default.
+func (n *NodeConfig) GCPercent() int {
+	switch {
+	case n.GC.Percent != 0:
+		return n.GC.Percent
+	case n.Role == "peer" && n.StateDB.Backend == "badger": // its buffers live in the Go heap
+		return gctune.BadgerPercent
+	}
+	return gctune.DefaultPercent
 }
 
 // KeyPair names a PEM certificate and its PKCS #8 private key.
@@ -141,9 +156,6 @@ func (n *NodeConfig) EnsureDefaults() {
 		n.Channel = "channel.yaml"
 	}
 	n.StateDB.ensureDefaults()
-	if n.GC.Percent == 0 {
-		n.GC.Percent = gctune.DefaultPercent
-	}
 	if n.Pipeline.Mode == "" {
 		n.Pipeline.Mode = "sequential"
 	}
@@ -193,8 +205,8 @@ func (n *NodeConfig) Validate() error {
 	if n.Profile && n.Metrics == "" {
 		ck.bad("profile", n.Profile, "false unless metrics is set (profiles are served on the metrics address)")
 	}
-	if p := n.GC.Percent; p != -1 && (p < 10 || p > 10000) {
-		ck.bad("gc.percent", p, "10 to 10000, or -1 for off (0 means 300)")
+	if p := n.GC.Percent; p != 0 && p != -1 && (p < 10 || p > 10000) {
+		ck.bad("gc.percent", p, "10 to 10000, -1 for off, or 0 for the default (300; 100 with badger)")
 	}
 	if m := n.GC.MemoryLimitMB; m < 0 || m > 1<<20 {
 		ck.bad("gc.memoryLimitMB", m, "0 (no limit) to 1048576")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/gctune"
 	"github.com/strand-ledger/strand/orderer"
 )
 
@@ -316,5 +317,24 @@ func TestBatchMode(t *testing.T) {
 	}
 	if g := string(stream.Genesis()); !strings.Contains(g, `"Mode":"stream"`) {
 		t.Errorf("a stream-mode genesis document does not name its mode: %s", g)
+	}
+}
+
+func TestGCPercentDefault(t *testing.T) {
+	for _, tc := range []struct {
+		backend string
+		percent int
+		want    int
+	}{
+		{"", 0, gctune.DefaultPercent},
+		{"leveldb", 0, gctune.DefaultPercent},
+		{"badger", 0, gctune.BadgerPercent},
+		{"badger", 250, 250}, // an explicit percent wins
+	} {
+		n := NodeConfig{Role: "peer", StateDB: StateDBConfig{Backend: tc.backend}, GC: GCConfig{Percent: tc.percent}}
+		n.EnsureDefaults()
+		if got := n.GCPercent(); got != tc.want {
+			t.Errorf("backend %q, percent %d: GCPercent %d, want %d", tc.backend, tc.percent, got, tc.want)
+		}
 	}
 }
