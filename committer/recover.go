@@ -41,15 +41,18 @@ func (c *Committer) recover() error {
 	}
 	c.log.Info("re-applying blocks above the state savepoint", "from", sp, "to", height-1)
 	var batch statedb.Batch
+	var ends []int
 	for n := sp; n < height; n++ {
 		if err := c.reapply(n, &batch); err != nil {
 			return err
 		}
+		ends = append(ends, len(batch.Writes))
 		if (n+1-sp)%recoverBatchBlocks == 0 || n+1 == height {
-			if err := c.db.Apply(&batch, n+1, c.opts.SyncState); err != nil {
+			if err := applyState(c.db, batch.Writes, ends, n+1, c.opts.SyncState); err != nil {
 				return fmt.Errorf("committer: re-applying blocks up to %d: %w", n, err)
 			}
 			batch.Reset()
+			ends = ends[:0]
 		}
 	}
 	c.metrics.recovered.Add(height - sp)

@@ -197,12 +197,14 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	start := time.Now()
 	entries := make([]ledger.Entry, len(group))
 	var batch statedb.Batch
+	ends := make([]int, len(group))
 	for i, p := range group {
 		entries[i] = ledger.Entry{
 			Number: p.blk.Header.Number, HeaderHash: p.headerHash, PrevHash: p.blk.Header.PreviousHash,
 			Raw: api.WithValidationCodes(p.raw, p.codes), TxIDs: p.txIDs, Codes: p.codes,
 		}
 		batch.Writes = append(batch.Writes, p.batch.Writes...)
+		ends[i] = len(batch.Writes)
 	}
 	appendBlocks := c.store.Append
 	if c.opts.Durability == Relaxed {
@@ -222,7 +224,7 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	}
 	c.pending.Unlock()
 	height := entries[len(entries)-1].Number + 1
-	if err := c.db.Apply(&batch, height, c.opts.SyncState); err != nil {
+	if err := applyState(c.db, batch.Writes, ends, height, c.opts.SyncState); err != nil {
 		return fmt.Errorf("state batch for blocks %d-%d: %w", entries[0].Number, height-1, err)
 	}
 	c.view.prune(height)

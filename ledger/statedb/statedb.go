@@ -98,7 +98,10 @@ type DB interface {
 	// false stops the scan. Values passed to fn are owned by fn.
 	Scan(ns, start, end string, fn func(key string, v Value) bool) error
 	// Apply writes the batch and sets the savepoint to height, atomically.
-	// height must be greater than the current savepoint.
+	// height must be greater than the current savepoint. A backend that
+	// cannot write a batch this large in one atomic step (Badger) writes
+	// nothing and returns an error wrapping ErrBatchTooBig; the caller may
+	// then apply it in parts, each with its own savepoint.
 	Apply(b *Batch, height uint64, sync bool) error
 	// Savepoint returns the height: the number of blocks applied.
 	Savepoint() (uint64, error)
@@ -113,4 +116,5 @@ var (
 	ErrCorrupt         = errors.New("statedb: corruption")
 	ErrBadNamespace    = errors.New("statedb: invalid namespace")
 	ErrLengthsMismatch = errors.New("statedb: GetMany needs len(out) == len(keys)")
+	ErrBatchTooBig     = errors.New("statedb: batch too big for one atomic write")
 )

@@ -19,7 +19,7 @@ var Format = statedb.Format{Backend: "badger", Version: 1}
 
 // ErrBatchTooBig marks a batch over Badger's transaction limit; test with
 // errors.Is.
-var ErrBatchTooBig = errors.New("badger: batch too big for one transaction")
+var ErrBatchTooBig = fmt.Errorf("badger: %w", statedb.ErrBatchTooBig)
 
 // Open opens or creates the database in dir. dir must hold a badger
 // state database of this Format, or nothing (statedb.ErrFormat otherwise).

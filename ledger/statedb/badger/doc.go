@@ -10,7 +10,9 @@
 //   - A batch and its savepoint are written in ONE Badger transaction, so
 //     after a crash both or neither are visible. A transaction holds at
 //     most 15% of a memtable (Badger's limit); a larger batch is refused
-//     whole with ErrBatchTooBig, never split.
+//     whole with ErrBatchTooBig (statedb.ErrBatchTooBig), never split here:
+//     the committer splits it at block boundaries, each part with its
+//     savepoint.
 //   - With sync, Write returns after Badger has synced its write-ahead log
 //     (DB.Sync), unless SyncWrites already syncs every write.
 //   - Reads run in one read-only transaction: one point in time.
@@ -26,8 +28,9 @@
 //   - MemTableSize 16 MiB, NumMemtables 2. Each memtable is an arena
 //     Badger allocates whole (MemTableSize plus 30% for its batch
 //     limits) on the Go heap, replaced at every flush, plus a write-ahead
-//     log mapped at twice its size; under the node's GC setting
-//     (gc.percent 300) retired arenas linger. At 32 MiB a peer's process
+//     log mapped at twice its size. The Go heap's growth multiplies the
+//     arenas, so a Badger node runs with gc.percent 100, not strand's 300
+//     (package gctune). At 32 MiB a peer's process
 //     held 1.7x LevelDB's RSS in the fixed-asset study (1 KB assets),
 //     at 16 MiB with the value threshold below 1.1-1.2x (docs/statedb.md).
 //   - ValueThreshold 4 KiB: larger values go to the value log (Badger's
