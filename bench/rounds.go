@@ -152,19 +152,26 @@ var Presets = map[string]Preset{
 			if full {
 				sizes = []string{"100", "1000", "4000", "8000", "16000", "32000", "64000"}
 			}
-			var rs []Round
+			var dbs []string
 			for _, db := range backend.Names() {
-				if !backend.Persistent(db) {
-					continue // memory: not a database on disk, nothing to compare
+				if backend.Persistent(db) { // memory: not a database on disk, nothing to compare
+					dbs = append(dbs, db)
 				}
-				for _, size := range sizes {
-					rs = append(rs,
-						Round{Label: "create-" + size + "-" + db, Workload: "fixedasset", StateDB: db,
-							Params: map[string]string{"op": "create", "size": size}, Clients: 10,
-							Rate: rate.Config{Kind: "fixed-load", Load: 100}, Duration: pick(full, 2*time.Second, 300*time.Second)},
-						Round{Label: "get-" + size + "-" + db, Workload: "fixedasset", StateDB: db,
-							Params: map[string]string{"op": "get", "size": size, "assets": pick(full, "100", "1000")}, Clients: 10,
-							Rate: rate.Config{Kind: "fixed-load", Load: 500}, Duration: pick(full, 2*time.Second, 300*time.Second)})
+			}
+			// A row's rounds run back to back, every backend in turn, so
+			// that the machine's drift over the study does not fall on
+			// whole backends (bench/rounds/statedb-medium.yaml).
+			var rs []Round
+			for _, size := range sizes {
+				for _, db := range dbs {
+					rs = append(rs, Round{Label: "create-" + size + "-" + db, Workload: "fixedasset", StateDB: db,
+						Params: map[string]string{"op": "create", "size": size}, Clients: 10,
+						Rate: rate.Config{Kind: "fixed-load", Load: 100}, Duration: pick(full, 2*time.Second, 300*time.Second)})
+				}
+				for _, db := range dbs {
+					rs = append(rs, Round{Label: "get-" + size + "-" + db, Workload: "fixedasset", StateDB: db,
+						Params: map[string]string{"op": "get", "size": size, "assets": pick(full, "100", "1000")}, Clients: 10,
+						Rate: rate.Config{Kind: "fixed-load", Load: 500}, Duration: pick(full, 2*time.Second, 300*time.Second)})
 				}
 			}
 			return rs
