@@ -26,29 +26,46 @@ const (
 // worker or a new goroutine.
 type Pool struct {
 	once sync.Once
+	w    *workers
+}
+
+// workers is what a pool's goroutines share. They hold it and never the
+// Pool, which callers embed in larger values (mux.Server): an idle worker
+// holding an interior pointer would keep the whole value reachable, and
+// after a benchmark round that was a closed network's server, gateway,
+// committer and in-memory state, for DefaultIdleFor.
+type workers struct {
 	work chan func() // unbuffered: a send succeeds only into a waiting worker
 	idle atomic.Int32
 }
 
+func (p *Pool) init() *workers {
+	p.once.Do(func() { p.w = &workers{work: make(chan func())} })
+	return p.w
+}
+
 // Go runs f on a goroutine of the pool.
 func (p *Pool) Go(f func()) {
-	p.once.Do(func() { p.work = make(chan func()) })
+	w := p.init()
 	select {
-	case p.work <- f:
+	case w.work <- f:
 	default:
-		go p.worker(f)
+		go w.worker(f)
 	}
 }
 
 // Idle returns the number of idle workers.
-func (p *Pool) Idle() int { return int(p.idle.Load()) }
+func (p *Pool) Idle() int { return int(p.init().idle.Load()) }
 
-func (p *Pool) worker(f func()) {
+func (w *workers) worker(f func()) {
 	var t *time.Timer
 	for {
 		f()
-		if p.idle.Add(1) > DefaultMaxIdle {
-			p.idle.Add(-1)
+		// Nor may an idle worker keep its last function, and all that the
+		// function captured, reachable.
+		f = nil
+		if w.idle.Add(1) > DefaultMaxIdle {
+			w.idle.Add(-1)
 			return
 		}
 		if t == nil {
@@ -58,10 +75,10 @@ func (p *Pool) worker(f func()) {
 			t.Reset(DefaultIdleFor)
 		}
 		select {
-		case f = <-p.work:
-			p.idle.Add(-1)
+		case f = <-w.work:
+			w.idle.Add(-1)
 		case <-t.C:
-			p.idle.Add(-1)
+			w.idle.Add(-1)
 			return
 		}
 	}

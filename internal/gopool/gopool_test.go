@@ -1,10 +1,12 @@
 package gopool
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"weak"
 )
 
 func TestPoolRunsEverythingAndReusesWorkers(t *testing.T) {
@@ -65,4 +67,47 @@ func TestBlockedFunctionsDoNotHoldUpOthers(t *testing.T) {
 		t.Fatal("a function waited behind blocked ones")
 	}
 	close(release)
+}
+
+// embedder stands for a server that embeds its Pool.
+type embedder struct {
+	pool  Pool
+	state [1 << 16]byte
+}
+
+// TestIdleWorkersRetainNothing checks that idle workers keep neither the
+// value their Pool is embedded in nor what their last function captured:
+// a closed server's pool must not hold the server's memory until its
+// workers time out (DefaultIdleFor).
+func TestIdleWorkersRetainNothing(t *testing.T) {
+	srv := &embedder{}
+	wSrv := weak.Make(srv)
+	wCaptured := runCapturing(&srv.pool)
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.pool.Idle() < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("no idle worker after 5 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	srv = nil
+	runtime.GC()
+	runtime.GC()
+	if wSrv.Value() != nil {
+		t.Error("an idle worker keeps the value its Pool is embedded in reachable")
+	}
+	if wCaptured.Value() != nil {
+		t.Error("an idle worker keeps what its last function captured reachable")
+	}
+}
+
+// runCapturing runs on p a function that captures a fresh array, waits
+// for it, and returns a weak pointer to the array.
+func runCapturing(p *Pool) weak.Pointer[[1 << 16]byte] {
+	captured := new([1 << 16]byte)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	p.Go(func() { captured[0]++; wg.Done() })
+	wg.Wait()
+	return weak.Make(captured)
 }
