@@ -104,7 +104,7 @@ func endorsed(reg *identity.Registry, rule *rule, tx *api.Tx) bool {
 	signers := buf[:0]
 	var certs [8][]byte
 	seen := certs[:0]
-	resp := tx.Payload.ResponsePayload
+	resp := identity.NewMessage(tx.Payload.ResponsePayload) // every endorsement signs it: hash it once
 	for i, e := range tx.Payload.Endorsements {
 		if i == maxEndorsements {
 			break
@@ -114,7 +114,7 @@ func endorsed(reg *identity.Registry, rule *rule, tx *api.Tx) bool {
 			continue
 		}
 		m, err := reg.Member(id)
-		if err != nil || m.Verify(resp, e.Signature) != nil {
+		if err != nil || m.VerifyMessage(&resp, e.Signature) != nil {
 			continue
 		}
 		seen = append(seen, id.Cert)

@@ -447,3 +447,41 @@ func TestConcurrentMember(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestVerifyMessage checks one Message against the signatures of members
+// of different orgs and algorithms, good and bad, in an order where a bad
+// signature comes before good ones: the cached hash must serve them all.
+func TestVerifyMessage(t *testing.T) {
+	f := newFixture(t)
+	payload := []byte("response payload signed by every endorser")
+	signers := []*Signer{
+		mustIssue(t, f.ca1, "peer0", RolePeer, ECDSAP256),
+		mustIssue(t, f.ca2, "peer0", RolePeer, ECDSAP256),
+		mustIssue(t, f.caEd, "peer0", RolePeer, Ed25519),
+	}
+	msg := NewMessage(payload)
+	for i, s := range signers {
+		m, err := f.reg.Member(s.Identity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := signers[(i+1)%len(signers)].Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.VerifyMessage(&msg, other); !errors.Is(err, ErrBadSignature) {
+			t.Errorf("signer %d: another member's signature: err = %v, want ErrBadSignature", i, err)
+		}
+		sig, err := s.Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.VerifyMessage(&msg, sig); err != nil {
+			t.Errorf("signer %d: its own signature over the cached message: %v", i, err)
+		}
+		tampered := NewMessage(append([]byte("x"), payload...))
+		if err := m.VerifyMessage(&tampered, sig); !errors.Is(err, ErrBadSignature) {
+			t.Errorf("signer %d: signature over other bytes: err = %v, want ErrBadSignature", i, err)
+		}
+	}
+}

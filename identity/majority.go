@@ -23,6 +23,7 @@ var ErrNoMajority = errors.New("identity: not signed by a majority of the orgs' 
 func (r *Registry) AdminMajority(msg []byte, sigs []api.ConfigSignature) error {
 	signed := map[string]bool{}
 	var bad []string
+	signedMsg := NewMessage(msg) // every admin signs the same bytes
 	for i, s := range sigs {
 		m, err := r.Member(s.Signer)
 		if err != nil {
@@ -33,7 +34,7 @@ func (r *Registry) AdminMajority(msg []byte, sigs []api.ConfigSignature) error {
 			bad = append(bad, fmt.Sprintf("signatures[%d]: %s/%s has role %s, want admin", i, m.Org, m.Name, m.Role))
 			continue
 		}
-		if err := m.Verify(msg, s.Signature); err != nil {
+		if err := m.VerifyMessage(&signedMsg, s.Signature); err != nil {
 			bad = append(bad, fmt.Sprintf("signatures[%d]: %v", i, err))
 			continue
 		}
