@@ -41,7 +41,7 @@ func BuildTx(spec TxSpec, creator Signer, endorsers []Signer) ([]byte, string, e
 	}
 	resp, err := proto.Marshal(&ResponsePayload{
 		ProposalHash: ProposalHash(prop), Contract: spec.Contract, Rwset: spec.RWSet,
-		Status: StatusOK, Result: spec.Result, Event: spec.Event,
+		Status: StatusOK, Result: spec.Result, Event: spec.Event, Channel: hdr.Channel, TxId: hdr.TxId,
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("api: encoding response: %w", err)

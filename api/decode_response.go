@@ -30,6 +30,10 @@ func DecodeResponsePayload(raw []byte) (*ResponsePayload, error) {
 			if err = once(&seenEvent); err == nil {
 				p.Event, err = decodeEvent(f.v)
 			}
+		case f.num == 8:
+			p.Channel, err = stringField(f.v)
+		case f.num == 9:
+			p.TxId, err = stringField(f.v)
 		}
 		return err
 	})

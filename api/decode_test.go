@@ -33,7 +33,7 @@ func FuzzDecodersMatchProto(f *testing.F) {
 		Endorsements: []*Endorsement{{Endorser: id, Signature: []byte("s")}, {}}}
 	block := &Block{Header: &BlockHeader{Number: 7, PreviousHash: []byte("p")}, Transactions: [][]byte{[]byte("a"), {}},
 		Metadata: &BlockMetadata{ValidationCodes: []byte{0, 11}}}
-	resp := &ResponsePayload{ProposalHash: []byte("h"), Contract: "kv", Status: 200, Message: "m", Result: []byte("r"),
+	resp := &ResponsePayload{ProposalHash: []byte("h"), Contract: "kv", Status: 200, Message: "m", Result: []byte("r"), Channel: "ch", TxId: "id",
 		Event: &Event{Name: "e", Payload: []byte{}},
 		Rwset: &RWSet{Namespaces: []*NsRWSet{{Namespace: "kv",
 			Reads:      []*KVRead{{Key: "a", Version: &Version{Block: 1 << 40, Tx: 3}}, {Key: "b"}},

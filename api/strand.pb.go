@@ -819,6 +819,14 @@ func (x *Event) GetPayload() []byte {
 
 // ResponsePayload is the result of a simulation. Every endorser of a
 // transaction signs the same bytes of it.
+//
+// channel and tx_id bind the endorsement to exactly one transaction: on a
+// channel of format 2 (api.Format2) the committer, the orderer's admission
+// and the gateway refuse a transaction whose header does not carry the
+// same channel and tx id (INVALID_ENDORSER_TRANSACTION). The tx id
+// commits the creator and the nonce (TxID), and proposal_hash the input
+// (contract, function, args): docs/validator.md shows why this is as
+// strong as Fabric's recomputed proposal hash.
 type ResponsePayload struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ProposalHash  []byte                 `protobuf:"bytes,1,opt,name=proposal_hash,json=proposalHash,proto3" json:"proposal_hash,omitempty"` // SHA-256 of SignedProposal.proposal
@@ -828,6 +836,8 @@ type ResponsePayload struct {
 	Message       string                 `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
 	Result        []byte                 `protobuf:"bytes,6,opt,name=result,proto3" json:"result,omitempty"`
 	Event         *Event                 `protobuf:"bytes,7,opt,name=event,proto3" json:"event,omitempty"`
+	Channel       string                 `protobuf:"bytes,8,opt,name=channel,proto3" json:"channel,omitempty"`       // the proposal's channel
+	TxId          string                 `protobuf:"bytes,9,opt,name=tx_id,json=txId,proto3" json:"tx_id,omitempty"` // the proposal's tx id
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -909,6 +919,20 @@ func (x *ResponsePayload) GetEvent() *Event {
 		return x.Event
 	}
 	return nil
+}
+
+func (x *ResponsePayload) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+func (x *ResponsePayload) GetTxId() string {
+	if x != nil {
+		return x.TxId
+	}
+	return ""
 }
 
 // Endorsement is an endorser's signature over ResponsePayload bytes.
@@ -1452,7 +1476,7 @@ const file_strand_proto_rawDesc = "" +
 	"namespaces\"5\n" +
 	"\x05Event\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\apayload\x18\x02 \x01(\fR\apayload\"\xee\x01\n" +
+	"\apayload\x18\x02 \x01(\fR\apayload\"\x9d\x02\n" +
 	"\x0fResponsePayload\x12#\n" +
 	"\rproposal_hash\x18\x01 \x01(\fR\fproposalHash\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12'\n" +
@@ -1460,7 +1484,9 @@ const file_strand_proto_rawDesc = "" +
 	"\x06status\x18\x04 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x16\n" +
 	"\x06result\x18\x06 \x01(\fR\x06result\x12'\n" +
-	"\x05event\x18\a \x01(\v2\x11.strand.api.EventR\x05event\"]\n" +
+	"\x05event\x18\a \x01(\v2\x11.strand.api.EventR\x05event\x12\x18\n" +
+	"\achannel\x18\b \x01(\tR\achannel\x12\x13\n" +
+	"\x05tx_id\x18\t \x01(\tR\x04txId\"]\n" +
 	"\vEndorsement\x120\n" +
 	"\bendorser\x18\x01 \x01(\v2\x14.strand.api.IdentityR\bendorser\x12\x1c\n" +
 	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xc2\x01\n" +

@@ -289,6 +289,8 @@ func (c *Contract) check(p *proposal, payload []byte) ([]byte, error) {
 	switch {
 	case !bytes.Equal(rp.ProposalHash, api.ProposalHash(p.signed.Proposal)):
 		return nil, bad("has a response to another proposal (proposal hash %x)", rp.ProposalHash)
+	case rp.TxId != id || rp.Channel != p.header.Channel:
+		return nil, bad("has a response bound to tx %q on channel %q, not to this transaction", rp.TxId, rp.Channel)
 	case rp.Contract != c.name:
 		return nil, bad("has a response of contract %q, expected %q", rp.Contract, c.name)
 	case rp.Status != api.StatusOK:

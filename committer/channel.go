@@ -33,6 +33,10 @@ type Channel struct {
 	// block that carries a signature is checked as ever. Unset, every
 	// block must be signed.
 	Checkpoints bool
+	// Format is the channel's transaction format, from its genesis
+	// document; zero means api.Format2 (endorsements bound to their
+	// transaction). api.Format1 validates a chain written before it.
+	Format api.Format
 }
 
 func (ch *Channel) validate() error {
@@ -43,6 +47,8 @@ func (ch *Channel) validate() error {
 		return fmt.Errorf("committer: Channel %q has no identity registry", ch.Name)
 	case len(ch.OrdererOrgs) == 0:
 		return fmt.Errorf("committer: Channel %q names no orderer org", ch.Name)
+	case !ch.Format.Valid():
+		return fmt.Errorf("committer: Channel %q has transaction format %d, want 1 or 2", ch.Name, int(ch.Format))
 	}
 	for name, p := range ch.Policies {
 		if p == nil {

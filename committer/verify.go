@@ -21,7 +21,9 @@ type txResult struct {
 }
 
 // verifyTx is stage 1 for one transaction: structure, channel, creator,
-// creator signature, contract, endorsements, policy. It needs no state.
+// creator signature, the endorsed response's binding to this transaction
+// (channel and tx id, api.Format.CheckBinding), contract, endorsements,
+// policy. It needs no state.
 //
 // The creator's signature is checked as soon as the header is sound, even
 // when the rest of the payload is malformed, so that whether a transaction
@@ -53,6 +55,9 @@ func verifyTx(ch *Channel, rules map[string]*rule, raw []byte) txResult {
 	}
 	if r.err != nil {
 		return r // signed, but the response or read/write set is malformed
+	}
+	if err := ch.Format.CheckBinding(tx); err != nil {
+		return r.fail(api.TxValidationCode_INVALID_ENDORSER_TRANSACTION, fmt.Errorf("committer: %w", err))
 	}
 	rule := rules[tx.Payload.Contract]
 	if rule == nil {

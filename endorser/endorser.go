@@ -189,7 +189,10 @@ func (e *Endorser) processProposal(ctx context.Context, sp *api.SignedProposal) 
 	if err != nil {
 		return nil, err
 	}
+	// Bind the response to this one transaction (api.Format.CheckBinding):
+	// the tx id commits the creator and nonce, the hash the input.
 	payload.ProposalHash = api.ProposalHash(sp.Proposal)
+	payload.Channel, payload.TxId = p.Header.Channel, p.Header.TxId
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(payload)
 	if err != nil {
 		return nil, refuse(ErrInternal, err, fmt.Sprintf("encoding response of tx %s: %v", p.Header.TxId, err))

@@ -306,6 +306,10 @@ func (g *Gateway) assemble(p *api.Proposal, answers []answer) *api.EndorseRespon
 	if err != nil {
 		return refusal(http.StatusInternalServerError, "gateway: tx %s: response payload of %s does not decode: %v", p.Header.TxId, answers[0].peer, err)
 	}
+	if rp.TxId != p.Header.TxId || rp.Channel != p.Header.Channel {
+		return refusal(http.StatusBadGateway, "gateway: tx %s: %s answered with a response for tx %q on channel %q; endorsers must answer the proposal they were sent",
+			p.Header.TxId, answers[0].peer, rp.TxId, rp.Channel)
+	}
 	tp := &api.TxPayload{Header: p.Header, Contract: p.Contract, ResponsePayload: answers[0].resp.ResponsePayload}
 	for _, a := range answers {
 		tp.Endorsements = append(tp.Endorsements, a.resp.Endorsement)

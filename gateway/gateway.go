@@ -52,6 +52,10 @@ type Config struct {
 	Remote map[string][]api.EndorserClient
 	// Policies maps each contract to its endorsement policy.
 	Policies map[string]*policy.Policy
+	// Format is the channel's transaction format (zero means api.Format2):
+	// Submit refuses a transaction whose endorsements were made for
+	// another one (api.Format.CheckBinding) before it reaches an orderer.
+	Format api.Format
 	// Orderers in preference order; Submit fails over on error.
 	Orderers []api.OrdererClient
 	// OrderersNow, if set, returns the orderers to use now, in preference
@@ -237,6 +241,10 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 		g.metrics.submitRefused.Add(1)
 		return &api.SubmitResponse{Status: http.StatusBadRequest,
 			Message: fmt.Sprintf("gateway: transaction of %d bytes is malformed: %v", len(req.GetTransaction()), err)}, nil
+	}
+	if err := g.cfg.Format.CheckBinding(tx); err != nil {
+		g.metrics.submitRefused.Add(1)
+		return &api.SubmitResponse{Status: http.StatusBadRequest, Message: "gateway: " + err.Error()}, nil
 	}
 	if ok, wait := g.inflight.add(tx.ID()); !ok {
 		g.metrics.submitRefused.Add(1)

@@ -30,6 +30,12 @@ type ChannelConfig struct {
 	Batch BatchConfig `yaml:"batch"`
 	// Contracts are the contracts (state namespaces) the channel runs.
 	Contracts []ContractConfig `yaml:"contracts"`
+	// Format is the channel's transaction format (api.Format): 2, the
+	// default, binds every endorsement to its transaction's channel and tx
+	// id; 1 is only for chains created before format 2 existed, whose
+	// genesis document it keeps. It is part of the genesis document, so a
+	// chain is always validated by the rules it was written under.
+	Format int `yaml:"format,omitempty"`
 
 	file string
 	root *yaml.Node
@@ -197,6 +203,9 @@ func (c *ChannelConfig) EnsureDefaults() {
 	if c.Batch.Mode == "" {
 		c.Batch.Mode = string(orderer.ModeBlock)
 	}
+	if c.Format == 0 {
+		c.Format = int(api.FormatLatest)
+	}
 	if c.Batch.MaxTxs == 0 {
 		c.Batch.MaxTxs = DefaultMaxTxs
 	}
@@ -214,6 +223,9 @@ func (c *ChannelConfig) Validate() error {
 	ck := &checker{file: c.file, root: c.root}
 	if c.Channel == "" || len(c.Channel) > 64 || !isName(c.Channel) {
 		ck.bad("channel", c.Channel, "1 to 64 letters, digits, '.', '-' or '_'")
+	}
+	if f := api.Format(c.Format); f != api.Format1 && f != api.Format2 {
+		ck.bad("format", c.Format, "2 (endorsements bound to their transaction; the default) or 1 (only for a chain created before format 2)")
 	}
 	if len(c.Orgs) == 0 {
 		ck.bad("orgs", "[]", "at least one org")
@@ -383,7 +395,7 @@ func (c *ChannelConfig) Committer() (committer.Channel, error) {
 		return committer.Channel{}, err
 	}
 	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies(),
-		Genesis: c.Genesis(), Checkpoints: c.OrdererCheckpoints().Enabled()}, nil
+		Genesis: c.Genesis(), Checkpoints: c.OrdererCheckpoints().Enabled(), Format: c.TxFormat()}, nil
 }
 
 // PeersOf returns the peers of org, in file order.
@@ -432,7 +444,7 @@ func (c *ChannelConfig) Genesis() []byte {
 		Orgs      []org
 		Batch     BatchConfig
 		Contracts []ContractConfig
-	}{Format: GenesisFormat, Channel: c.Channel, Batch: c.Batch}
+	}{Format: genesisFormat(c.TxFormat()), Channel: c.Channel, Batch: c.Batch}
 	if canon.Batch.Mode == string(orderer.ModeBlock) {
 		canon.Batch.Mode = "" // omitted: the hash of a block-mode channel predates modes
 	}
@@ -452,8 +464,25 @@ func (c *ChannelConfig) Genesis() []byte {
 	return b
 }
 
-// GenesisFormat names the genesis document's format.
-const GenesisFormat = "strand-channel-v1"
+// genesisFormat names the genesis document's format, which carries the
+// channel's transaction format: "strand-channel-v1" for format 1 (the
+// documents written before format 2, whose hashes it keeps) and
+// "strand-channel-v2" for format 2.
+func genesisFormat(f api.Format) string {
+	if f == api.Format1 {
+		return "strand-channel-v1"
+	}
+	return "strand-channel-v2"
+}
+
+// TxFormat is the channel's transaction format (Format; zero before
+// EnsureDefaults means the latest).
+func (c *ChannelConfig) TxFormat() api.Format {
+	if c.Format == 0 {
+		return api.FormatLatest
+	}
+	return api.Format(c.Format)
+}
 
 // Hash returns the SHA-256 of the genesis document, in hex.
 func (c *ChannelConfig) Hash() string {

@@ -186,6 +186,20 @@ func TestHash(t *testing.T) {
 	if c1.Hash() == c2.Hash() {
 		t.Error("hash equal for stream and block mode")
 	}
+	c2.Batch.Mode = c1.Batch.Mode
+	// The transaction format is part of the genesis document: a new
+	// channel is format 2; format 1 keeps the document of a channel
+	// written before formats existed.
+	if c1.Format != 2 || !strings.Contains(string(c1.Genesis()), `"Format":"strand-channel-v2"`) {
+		t.Errorf("default format %d, genesis %s; want format 2 named in the genesis", c1.Format, c1.Genesis())
+	}
+	c2.Format = 1
+	if c1.Hash() == c2.Hash() || !strings.Contains(string(c2.Genesis()), `"Format":"strand-channel-v1"`) {
+		t.Errorf("format 1 genesis %s: want its own hash and strand-channel-v1", c2.Genesis())
+	}
+	if cc, err := c2.Committer(); err != nil || cc.Format != 1 {
+		t.Errorf("format 1 committer channel: format %d, %v", cc.Format, err)
+	}
 	// Another CA under the same path changes the hash.
 	d := writeNet(t, channelYAML, nodeYAML)
 	c3, err := LoadChannel(filepath.Join(d, "channel.yaml"))
@@ -220,6 +234,7 @@ func TestChannelErrors(t *testing.T) {
 		{"unknown checkpoint field", "maxTxs: 100", "maxTxs: 100, checkpoint: {every: 3}", []string{`unknown field "every"`, "want one of blocks, interval"}},
 		{"missing CA", "crypto/Org2/ca.pem", "crypto/Org2/nope.pem", []string{"orgs[1].ca", "nope.pem", "no such file"}},
 		{"bad channel", "channel: demo", "channel: de mo", []string{":1: channel = \"de mo\""}},
+		{"bad format", "channel: demo", "channel: demo\nformat: 3", []string{"channel.yaml:2: format = 3: want 2 (endorsements bound to their transaction; the default) or 1"}},
 		{"bad cluster", "address: 127.0.0.1:7050}", "address: 127.0.0.1:7050, cluster: 127.0.0.1}", []string{"orgs[2].orderers[0].cluster = \"127.0.0.1\": want host:port"}},
 		{"cluster is an address", "address: 127.0.0.1:7050}", "address: 127.0.0.1:7050, cluster: 127.0.0.1:7051}", []string{"orgs[2].orderers[0].cluster", "orgs[0].peers[0].address has it"}},
 		{"peer cluster", "address: 127.0.0.1:8051}", "address: 127.0.0.1:8051, cluster: 127.0.0.1:8052}", []string{"orgs[1].peers[0].cluster", "only orderers have one"}},

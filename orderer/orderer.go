@@ -32,6 +32,11 @@ type Config struct {
 	Channel string
 	// Registry validates transaction creators and the Signer.
 	Registry *identity.Registry
+	// Format is the channel's transaction format (zero means api.Format2):
+	// admission refuses a transaction whose endorsed response was made
+	// for another transaction (api.Format.CheckBinding), before any
+	// signature check.
+	Format api.Format
 	// Signer signs the blocks (every one, or the checkpoints). It must
 	// have role orderer and be a member the Registry accepts, so that
 	// peers can verify the blocks.
@@ -90,6 +95,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: Config.Signer is nil, want an orderer-role signer", ErrBadConfig)
 	case c.Store == nil:
 		return fmt.Errorf("%w: Config.Store is nil, want an open block store", ErrBadConfig)
+	case !c.Format.Valid():
+		return fmt.Errorf("%w: Config.Format is %d, want 1 or 2 (0 means 2)", ErrBadConfig, int(c.Format))
 	case c.Queue < 1:
 		return fmt.Errorf("%w: Config.Queue is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.Queue, DefaultQueue)
 	}

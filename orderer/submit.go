@@ -17,6 +17,8 @@ import (
 //   - the bytes decode as a structurally valid transaction (api.DecodeTx),
 //     else ErrMalformed;
 //   - the header names this orderer's channel, else ErrWrongChannel;
+//   - the endorsed response names the same channel and tx id
+//     (api.Format.CheckBinding), else ErrMalformed;
 //   - the creator is a valid client or admin of a channel org whose
 //     certificate has not expired, and its signature over the payload
 //     verifies, else ErrForbidden.
@@ -93,6 +95,10 @@ func (o *Orderer) admit(raw []byte) (admitted, error) {
 	if hdr.Channel != o.cfg.Channel {
 		o.m.refusedChannel.Add(1)
 		return admitted{}, fmt.Errorf("%w: tx %s is for channel %q, this orderer orders channel %q", ErrWrongChannel, hdr.TxId, hdr.Channel, o.cfg.Channel)
+	}
+	if err := o.cfg.Format.CheckBinding(tx); err != nil {
+		o.m.refusedMalformed.Add(1)
+		return admitted{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	m, err := o.cfg.Registry.Member(hdr.Creator)
 	if err != nil {
