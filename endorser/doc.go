@@ -35,13 +35,17 @@
 //   - Any state read error fails the simulation (500) even if the contract
 //     swallows it: a read the set does not record could hide a conflict.
 //   - Once a simulation is over (returned, panicked, timed out) its stub
-//     refuses every call with ErrSimulationOver, so a contract goroutine that
-//     outlives its deadline cannot change a read/write set.
+//     refuses every call (ErrSimulationOver; the call of an abandoned
+//     contract goroutine ends it), so a contract goroutine that outlives
+//     its deadline cannot change a read/write set.
 //
-// A contract that never returns leaks its goroutine: Go cannot stop it. The
-// endorser answers 504 after the timeout and forgets it; the goroutine can no
-// longer read or write through its stub. Contracts are trusted code, so this
-// is a bug to fix in the contract, not an attack to survive.
+// A call that outlives its deadline is answered 504 and abandoned, and
+// cannot hold a goroutine or the endorser forever (see run in run.go): its
+// next stub call ends its goroutine (runtime.Goexit); one that never calls
+// the stub again keeps its goroutine, Go cannot stop it, but while a
+// contract has Config.MaxOverdue such calls its proposals are refused at
+// once (503) and the other contracts are served. Metrics.Overdue counts
+// them.
 //
 // Caller's duties: pass the SignedProposal as received (its proposal bytes
 // are hashed and verified as they are); give the endorser a State that reads

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -18,6 +19,9 @@ import (
 
 // DefaultTimeout bounds one simulation when Config.Timeout is zero.
 const DefaultTimeout = 5 * time.Second
+
+// DefaultMaxOverdue is Config.MaxOverdue's default.
+const DefaultMaxOverdue = 4
 
 // State is committed state as the endorser reads it. statedb.DB satisfies
 // it. A State that also has statedb.DB's GetMany method is used for
@@ -56,6 +60,10 @@ type Config struct {
 	Height func() uint64
 	// Timeout bounds one simulation; zero means DefaultTimeout.
 	Timeout time.Duration
+	// MaxOverdue bounds the calls of one contract still running after
+	// their Timeout; at the bound its proposals are refused with 503 until
+	// one ends (see run). Zero means DefaultMaxOverdue.
+	MaxOverdue int
 	// Clock is the time certificate expiry is checked against at
 	// admission; nil means time.Now.
 	Clock func() time.Time
@@ -84,6 +92,11 @@ type Endorser struct {
 	timeout   time.Duration
 	clock     func() time.Time
 	metrics   counters
+
+	// overdue counts, per contract, the calls still running after their
+	// deadline; its keys are fixed at New.
+	overdue    map[string]*atomic.Int64
+	maxOverdue int
 }
 
 // New validates cfg and returns an Endorser. The peer's own identity must
@@ -105,6 +118,8 @@ func New(cfg Config) (*Endorser, error) {
 		return nil, bad("Seen is nil, expected a tx id lookup (see SeenIn)")
 	case cfg.Timeout < 0:
 		return nil, bad("Timeout is %v, expected 0 (default %v) or more", cfg.Timeout, DefaultTimeout)
+	case cfg.MaxOverdue < 0:
+		return nil, bad("MaxOverdue is %d, expected 0 (default %d) or more", cfg.MaxOverdue, DefaultMaxOverdue)
 	}
 	m, err := cfg.Registry.Member(cfg.Signer.Identity())
 	if err != nil {
@@ -117,9 +132,13 @@ func New(cfg Config) (*Endorser, error) {
 		channel: cfg.Channel, reg: cfg.Registry, signer: cfg.Signer, state: cfg.State,
 		seen: cfg.Seen, height: cfg.Height, timeout: cfg.Timeout, clock: cfg.Clock,
 		contracts: make(map[string]contract.Contract, len(cfg.Contracts)),
+		overdue:   make(map[string]*atomic.Int64, len(cfg.Contracts)), maxOverdue: cfg.MaxOverdue,
 	}
 	if e.timeout == 0 {
 		e.timeout = DefaultTimeout
+	}
+	if e.maxOverdue == 0 {
+		e.maxOverdue = DefaultMaxOverdue
 	}
 	if e.clock == nil {
 		e.clock = time.Now
@@ -133,6 +152,7 @@ func New(cfg Config) (*Endorser, error) {
 			return nil, bad("Contracts[%q] is nil, expected a contract", name)
 		}
 		e.contracts[name] = c
+		e.overdue[name] = new(atomic.Int64)
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -261,4 +281,10 @@ func recoverInto(err *error) {
 }
 
 // Metrics returns a snapshot of the endorser's counters.
-func (e *Endorser) Metrics() Metrics { return e.metrics.snapshot() }
+func (e *Endorser) Metrics() Metrics {
+	m := e.metrics.snapshot()
+	for _, n := range e.overdue {
+		m.Overdue += uint64(n.Load())
+	}
+	return m
+}

@@ -138,11 +138,72 @@ func TestRefusals(t *testing.T) {
 	if s := m.String(); !strings.Contains(s, "refused, contract panic: 2") {
 		t.Errorf("metrics string lacks the panic count:\n%s", s)
 	}
-	// The timed-out call is refused once it is over.
+	// The timed-out calls (two: the table runs each case twice) are
+	// overdue until released; their next stub call then ends them.
+	if m.Overdue != 2 {
+		t.Errorf("Overdue = %d with two timed-out calls blocked, want 2", m.Overdue)
+	}
 	close(f.release)
 	f.release = make(chan struct{}) // for the fixture's cleanup
-	if err := <-f.late; !errors.Is(err, ErrSimulationOver) {
-		t.Fatalf("late PutState: %v, want ErrSimulationOver", err)
+	waitOverdue(t, f.e(t), 0)
+	select {
+	case err := <-f.late:
+		t.Fatalf("an abandoned call's stub call returned (%v); want it to end the call", err)
+	default:
+	}
+}
+
+// waitOverdue waits until e has n calls running past their deadline.
+func waitOverdue(t *testing.T, e *Endorser, n uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for e.Metrics().Overdue != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("Overdue = %d after 10 s, want %d", e.Metrics().Overdue, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestOverdueContracts: a contract call past its deadline cannot hold a
+// goroutine or the endorser forever. One that keeps calling its stub is
+// ended by that call; while a contract has MaxOverdue calls that never
+// return, its proposals are refused at once (503) and other contracts
+// are served; when they end, it is served again.
+func TestOverdueContracts(t *testing.T) {
+	f := newFixture(t)
+	f.timeout = 50 * time.Millisecond
+	cfg := f.config(f.peer1)
+	cfg.MaxOverdue = 2
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := func(ns, fn string) *api.SignedProposal {
+		return sign(t, proposal(t, f.client, testChannel, ns, fn), f.client)
+	}
+	checkRefused(t, e.ProcessProposal(t.Context(), good(testNS, "spin")), 504, `function "spin" timed out after 50ms`)
+	waitOverdue(t, e, 0) // its next GetState ended it
+
+	for range 2 {
+		checkRefused(t, e.ProcessProposal(t.Context(), good(testNS, "block")), 504, "timed out")
+	}
+	if m := e.Metrics(); m.Overdue != 2 {
+		t.Fatalf("Overdue = %d, want 2", m.Overdue)
+	}
+	checkRefused(t, e.ProcessProposal(t.Context(), good(testNS, "do")), 503,
+		`contract "kv" has 2 calls still running after their 50ms deadline (the bound is 2)`)
+	if m := e.Metrics(); m.Quarantined != 1 {
+		t.Errorf("Quarantined = %d, want 1", m.Quarantined)
+	}
+	if r := e.ProcessProposal(t.Context(), good("other", "do")); r.Status != 200 {
+		t.Errorf("another contract while kv is quarantined: %d %s, want 200", r.Status, r.Message)
+	}
+	close(f.release)
+	f.release = make(chan struct{})
+	waitOverdue(t, e, 0)
+	if r := e.ProcessProposal(t.Context(), good(testNS, "do")); r.Status != 200 {
+		t.Errorf("kv after its overdue calls ended: %d %s, want 200", r.Status, r.Message)
 	}
 }
 

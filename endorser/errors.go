@@ -23,6 +23,7 @@ var (
 	ErrContractFailed  = errors.New("endorser: contract returned an error")
 	ErrPanicked        = errors.New("endorser: contract panicked")
 	ErrTimedOut        = errors.New("endorser: contract timed out")
+	ErrQuarantined     = errors.New("endorser: contract has too many calls running past their deadline")
 	ErrInternal        = errors.New("endorser: internal error")
 
 	// Errors the stub returns to a contract.
@@ -69,6 +70,8 @@ func statusFor(sentinel error) int32 {
 		return http.StatusConflict
 	case ErrTimedOut:
 		return http.StatusGatewayTimeout
+	case ErrQuarantined:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }

@@ -209,8 +209,12 @@ func (c *testContract) Invoke(s contract.Stub) ([]byte, error) {
 		runtime.Goexit()
 	case "block":
 		<-c.release
-		c.late <- s.PutState("late", []byte("x"))
+		c.late <- s.PutState("late", []byte("x")) // not reached by an abandoned call: the stub ends it
 		return nil, nil
+	case "spin": // a runaway that keeps reading state
+		for {
+			_, _ = s.GetState("k")
+		}
 	case "fail":
 		st, _ := strconv.Atoi(args[0])
 		return nil, &contract.Error{Status: st, Message: args[1]}

@@ -24,20 +24,29 @@ type Metrics struct {
 	ContractFailed  uint64 // the contract returned an error
 	Panicked        uint64 // 500
 	TimedOut        uint64 // 504: the timeout passed or the caller gave up
+	Quarantined     uint64 // 503: the contract had MaxOverdue calls running past their deadline
 	Internal        uint64 // 500: state, tx index, encoding or signing failed
+
+	// Overdue is the number of contract calls still running after their
+	// deadline (each holds a goroutine; see run).
+	Overdue uint64 `metric:"gauge"`
 }
 
 // Refused returns the number of proposals refused for any reason.
 func (m Metrics) Refused() uint64 {
 	return m.BadProposal + m.WrongChannel + m.BadCreator + m.Expired + m.BadTxID + m.BadSignature +
-		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Internal
+		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Quarantined + m.Internal
 }
 
 // String formats the snapshot on a few readable lines, leaving out zero
 // refusal counters.
 func (m Metrics) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "endorser: proposals %d, endorsed %d, refused %d\n", m.Proposals, m.Endorsed, m.Refused())
+	fmt.Fprintf(&b, "endorser: proposals %d, endorsed %d, refused %d", m.Proposals, m.Endorsed, m.Refused())
+	if m.Overdue > 0 {
+		fmt.Fprintf(&b, ", %d contract calls running past their deadline", m.Overdue)
+	}
+	b.WriteByte('\n')
 	for _, r := range []struct {
 		name string
 		n    uint64
@@ -46,7 +55,7 @@ func (m Metrics) String() string {
 		{"expired certificate", m.Expired}, {"bad tx id", m.BadTxID}, {"bad signature", m.BadSignature},
 		{"duplicate tx id", m.DuplicateTxID}, {"unknown contract", m.UnknownContract},
 		{"contract error", m.ContractFailed}, {"contract panic", m.Panicked}, {"timed out", m.TimedOut},
-		{"internal error", m.Internal},
+		{"quarantined contract", m.Quarantined}, {"internal error", m.Internal},
 	} {
 		if r.n > 0 {
 			fmt.Fprintf(&b, "  refused, %s: %d\n", r.name, r.n)
@@ -62,11 +71,11 @@ type counters struct {
 }
 
 // reasons, in the order of reasonSentinels.
-const numReasons = 12
+const numReasons = 13
 
 var reasonSentinels = [numReasons]error{
 	ErrBadProposal, ErrWrongChannel, ErrBadCreator, ErrExpired, ErrBadTxID, ErrBadSignature,
-	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrInternal,
+	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrQuarantined, ErrInternal,
 }
 
 // refused counts err under its refusal's own sentinel (not one its cause
@@ -89,6 +98,7 @@ func (c *counters) snapshot() Metrics {
 	return Metrics{
 		Proposals: c.proposals.Load(), Endorsed: c.endorsed.Load(),
 		BadProposal: r(0), WrongChannel: r(1), BadCreator: r(2), Expired: r(3), BadTxID: r(4), BadSignature: r(5),
-		DuplicateTxID: r(6), UnknownContract: r(7), ContractFailed: r(8), Panicked: r(9), TimedOut: r(10), Internal: r(11),
+		DuplicateTxID: r(6), UnknownContract: r(7), ContractFailed: r(8), Panicked: r(9), TimedOut: r(10), Quarantined: r(11),
+		Internal: r(12),
 	}
 }

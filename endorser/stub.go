@@ -3,6 +3,7 @@ package endorser
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -28,7 +29,8 @@ type stub struct {
 	creator contract.Creator
 	ts      time.Time
 
-	closed atomic.Bool // set once; also read without mu to stop long scans
+	closed    atomic.Bool // set once; also read without mu to stop long scans
+	abandoned atomic.Bool // set once, before closed, by abandon
 
 	mu struct {
 		sync.Mutex
@@ -68,7 +70,20 @@ func (s *stub) Channel() string           { return s.channel }
 func (s *stub) Creator() contract.Creator { return s.creator }
 func (s *stub) Timestamp() time.Time      { return s.ts }
 func (s *stub) close()                    { s.closed.Store(true) }
+
+// abandon closes the stub of a call that outlived its deadline: the
+// contract's next stub call ends its goroutine (see run).
+func (s *stub) abandon() {
+	s.abandoned.Store(true)
+	s.closed.Store(true)
+}
+
+// over is the error of a stub call after the call ended; it does not
+// return to the goroutine of an abandoned call, which it ends.
 func (s *stub) over() error {
+	if s.abandoned.Load() {
+		runtime.Goexit()
+	}
 	return fmt.Errorf("%w: contract %q function %q called the stub after its call ended", ErrSimulationOver, s.ns, s.fn)
 }
 
