@@ -12,6 +12,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/ledger"
 )
 
@@ -67,8 +68,12 @@ var errCommitterStopped = status.Error(codes.Unavailable, "gateway: the peer's c
 var errLagged = errors.New("gateway: commit event subscription lagged")
 
 // BlockEvents streams the commit events of every block from req.Start on,
-// in order, until the client goes away.
+// in order, until the client goes away. A caller that may not read the
+// channel (Config.Readers) is refused with codes.PermissionDenied.
 func (g *Gateway) BlockEvents(req *api.BlockEventsRequest, stream grpc.ServerStreamingServer[api.BlockEvent]) error {
+	if err := caller.CheckRead(stream.Context(), g.cfg.Registry, g.cfg.Readers, g.cfg.Channel); err != nil {
+		return status.Error(codes.PermissionDenied, "gateway: "+err.Error())
+	}
 	g.metrics.blockStreams.Add(1)
 	next := req.GetStart()
 	for {

@@ -52,6 +52,11 @@ type Config struct {
 	Remote map[string][]api.EndorserClient
 	// Policies maps each contract to its endorsement policy.
 	Policies map[string]*policy.Policy
+	// Readers, with Registry, is the channel's read policy: BlockEvents
+	// serves only callers that satisfy it (caller.CheckRead). Nil checks
+	// no caller (a gateway served without TLS, in a test).
+	Readers  *policy.Policy
+	Registry *identity.Registry
 	// Format is the channel's transaction format (zero means api.Format2):
 	// Submit refuses a transaction whose endorsements were made for
 	// another one (api.Format.CheckBinding) before it reaches an orderer.
@@ -137,6 +142,12 @@ func (c *Config) Validate() error {
 		if o == nil {
 			return bad("Orderers[%d] is nil, expected an orderer client", i)
 		}
+	}
+	if c.Readers != nil && c.Registry == nil {
+		return bad("Readers is set without a Registry to identify callers")
+	}
+	if !c.Format.Valid() {
+		return bad("Format is %d, expected 1 or 2 (0 means 2)", int(c.Format))
 	}
 	for org, peers := range c.Remote {
 		for i, p := range peers {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/node"
 )
@@ -47,6 +48,9 @@ type Spec struct {
 	// that can cut the orderer off from the cluster while peers and
 	// clients still reach it. For fault-injection tests.
 	ClusterPorts bool
+	// Readers is the channel's read policy (node.ChannelConfig.Readers);
+	// empty means every member of the channel's orgs.
+	Readers string
 }
 
 // ContractSpec is one contract of the channel and its endorsement policy.
@@ -172,7 +176,7 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		metrics: ports[spec.nodes() : 2*spec.nodes()]}
 	cluster := ports[2*spec.nodes():]
 	ports = ports[:spec.nodes()]
-	ch := &node.ChannelConfig{Channel: "demo", Batch: spec.Batch}
+	ch := &node.ChannelConfig{Channel: "demo", Batch: spec.Batch, Format: int(api.FormatLatest), Readers: spec.Readers}
 	for _, c := range spec.Contracts {
 		ch.Contracts = append(ch.Contracts, node.ContractConfig{Name: c.Name, Policy: c.Policy})
 	}

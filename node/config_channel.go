@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/strand-ledger/strand/api"
@@ -36,6 +37,12 @@ type ChannelConfig struct {
 	// genesis document it keeps. It is part of the genesis document, so a
 	// chain is always validated by the rules it was written under.
 	Format int `yaml:"format,omitempty"`
+	// Readers is the policy a client or admin must satisfy to read the
+	// chain: Deliver blocks from an orderer, subscribe to a peer's block
+	// events. Empty means every member of the channel's orgs. Peers and
+	// orderers of the channel's orgs always read (they need the chain).
+	// Part of the genesis document only when set.
+	Readers string `yaml:"readers,omitempty"`
 
 	file string
 	root *yaml.Node
@@ -267,6 +274,17 @@ func (c *ChannelConfig) Validate() error {
 	if err := c.OrdererBatch().Validate(); err != nil && len(ck.errs) == 0 {
 		ck.bad("batch", fmt.Sprintf("%+v", c.Batch), err.Error())
 	}
+	if c.Readers != "" {
+		if p, err := policy.Parse(c.Readers); err != nil {
+			ck.bad("readers", c.Readers, fmt.Sprintf("a valid policy such as OR('Org1.member','Org2.client') (%v)", err))
+		} else {
+			for _, org := range p.Orgs() {
+				if !orgs[org] {
+					ck.bad("readers", c.Readers, fmt.Sprintf("a policy naming only orgs of the channel; org %q is not one of %s", org, c.orgList()))
+				}
+			}
+		}
+	}
 	contracts := map[string]bool{}
 	for i, ct := range c.Contracts {
 		f := fmt.Sprintf("contracts[%d]", i)
@@ -377,6 +395,25 @@ func (c *ChannelConfig) Policies() map[string]*policy.Policy {
 	return m
 }
 
+// ReadPolicy is the parsed Readers policy; empty Readers gives
+// OR('<org>.member', ...) over every org of the channel. Nil if Readers
+// does not parse (Validate reports it).
+func (c *ChannelConfig) ReadPolicy() *policy.Policy {
+	expr := c.Readers
+	if expr == "" {
+		members := make([]string, len(c.Orgs))
+		for i, o := range c.Orgs {
+			members[i] = "'" + o.ID + ".member'"
+		}
+		expr = "OR(" + strings.Join(members, ",") + ")"
+	}
+	p, err := policy.Parse(expr)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
 // OrdererOrgs lists the orgs that have orderers, in file order.
 func (c *ChannelConfig) OrdererOrgs() []string {
 	var ids []string
@@ -444,7 +481,11 @@ func (c *ChannelConfig) Genesis() []byte {
 		Orgs      []org
 		Batch     BatchConfig
 		Contracts []ContractConfig
+		Readers   string `json:",omitempty"`
 	}{Format: genesisFormat(c.TxFormat()), Channel: c.Channel, Batch: c.Batch}
+	if p := c.ReadPolicy(); c.Readers != "" && p != nil {
+		canon.Readers = p.String()
+	}
 	if canon.Batch.Mode == string(orderer.ModeBlock) {
 		canon.Batch.Mode = "" // omitted: the hash of a block-mode channel predates modes
 	}

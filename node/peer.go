@@ -136,7 +136,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		}
 	}
 	gw, err := gateway.New(gateway.Config{
-		Channel: ch.Channel, Format: comCh.Format, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Remote: remote, Policies: comCh.Policies,
+		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Remote: remote, Policies: comCh.Policies,
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
 	})

@@ -6,8 +6,19 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/ledger"
 )
+
+// AuthorizeRead checks the caller of a Deliver call against the channel's
+// read policy, Config.Readers (caller.CheckRead); the error wraps
+// ErrForbidden.
+func (o *Orderer) AuthorizeRead(ctx context.Context) error {
+	if err := caller.CheckRead(ctx, o.cfg.Registry, o.cfg.Readers, o.cfg.Channel); err != nil {
+		return fmt.Errorf("%w: %w", ErrForbidden, err)
+	}
+	return nil
+}
 
 // Deliver streams the raw bytes of blocks start, start+1, ... to send, in
 // order, each exactly as stored (signed by the orderer). Only durable

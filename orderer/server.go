@@ -18,7 +18,9 @@ import (
 // with a SubmitResponse whose status is StatusOf the admission error (200,
 // 400, 403, 404, 429, 503) and whose message is the error text; only a
 // done context is a gRPC error. Deliver checks the request's channel
-// (codes.NotFound otherwise) and streams one DeliverResponse per block,
+// (codes.NotFound otherwise) and the caller against the read policy
+// (codes.PermissionDenied, Orderer.AuthorizeRead), then streams one
+// DeliverResponse per block,
 // following new blocks unless req.Stop is set. Transport security is the
 // caller's (node wires mutual TLS).
 func NewServer(o *Orderer) api.OrdererServer { return &server{o: o} }
@@ -82,6 +84,9 @@ func (s *server) Deliver(req *api.DeliverRequest, stream grpc.ServerStreamingSer
 	if req.GetChannel() != s.o.cfg.Channel {
 		return status.Errorf(codes.NotFound, "%v: deliver asked for channel %q, this orderer orders channel %q",
 			ErrWrongChannel, req.GetChannel(), s.o.cfg.Channel)
+	}
+	if err := s.o.AuthorizeRead(stream.Context()); err != nil {
+		return status.Error(codes.PermissionDenied, err.Error())
 	}
 	err := s.o.Deliver(stream.Context(), req.GetStart(), !req.GetStop(), func(raw []byte) error {
 		return stream.Send(&api.DeliverResponse{Block: raw})
