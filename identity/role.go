@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 )
@@ -84,6 +85,12 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 // roleOf returns the role a certificate's OUs carry: exactly one OU must
 // name a role, and that role must not be member. OUs that name no role are
 // ignored, as Fabric ignores them.
+// CertRole returns the role a certificate carries (its one role OU). It
+// checks nothing else: use a Registry to check the certificate itself.
+func CertRole(cert *x509.Certificate) (Role, error) {
+	return roleOf(fmt.Sprintf("certificate %q", cert.Subject.String()), cert.Subject.OrganizationalUnit)
+}
+
 func roleOf(subject string, ous []string) (Role, error) {
 	var role Role
 	n := 0

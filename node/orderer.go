@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/orderer"
 )
 
@@ -84,7 +85,7 @@ func raftConfig(cfg *NodeConfig, ch *ChannelConfig, clientTLS *tls.Config) (*ord
 	if len(eps) < 2 && cfg.Join == "" {
 		return nil, nil
 	}
-	rc := &orderer.RaftConfig{Dir: filepath.Join(cfg.DataDir, "raft"), ClientTLS: clientTLS}
+	rc := &orderer.RaftConfig{Dir: filepath.Join(cfg.DataDir, "raft"), ClientTLS: ExpectServer(clientTLS, identity.RoleOrderer)}
 	for i, ep := range eps {
 		id := uint64(i + 1)
 		rc.Peers = append(rc.Peers, orderer.RaftPeer{ID: id, Org: ep.Org, Name: ep.Name, Address: ep.Cluster})

@@ -25,6 +25,7 @@ import (
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
@@ -102,7 +103,8 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	creds := grpc.WithTransportCredentials(credentials.NewTLS(clientTLS))
+	toOrderer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RoleOrderer)))
+	toPeer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RolePeer)))
 	// Every peer prefers a different orderer (its position among the
 	// channel's peers, modulo the orderers), so that submissions and block
 	// streams spread over a Raft cluster; the rest follow as failovers.
@@ -110,7 +112,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	// (ordererBook), those already stored first.
 	eps := ch.Orderers()
 	book := newOrdererBook(ch.Channel, comCh.Registry, peerIndex(ch, cfg)%len(eps), func(name, addr string) (api.OrdererClient, error) {
-		conn, err := p.dial(addr, creds)
+		conn, err := p.dial(addr, toOrderer)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +130,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			continue
 		}
 		for _, pe := range ch.PeersOf(org) {
-			conn, err := p.dial(pe.Address, creds)
+			conn, err := p.dial(pe.Address, toPeer)
 			if err != nil {
 				return nil, err
 			}

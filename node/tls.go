@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/strand-ledger/strand/identity"
 )
 
 // ErrUntrustedPeer marks a TLS handshake refused because the other side's
@@ -121,6 +123,42 @@ func (v *verifier) verify(certs []*x509.Certificate, side, host string, usage x5
 		}
 	}
 	return fmt.Errorf("%w: %s certificate %q names orgs %q but is signed by the CA %q of another org", ErrUntrustedPeer, side, leaf.Subject.String(), leaf.Subject.Organization, chains[0][len(chains[0])-1].Subject.String())
+}
+
+// ExpectServer returns a copy of a client configuration from TLSConfigs
+// that also requires the server's certificate to carry one of roles. A
+// certificate that chains to a channel CA proves membership, not
+// function: without this a client's TLS key pair could pose as an
+// orderer, whose stream a channel that signs only checkpoints trusts for
+// the blocks in between. So a peer dials orderers expecting RoleOrderer
+// and other peers expecting RolePeer.
+func ExpectServer(client *tls.Config, roles ...identity.Role) *tls.Config {
+	c := client.Clone()
+	verifyChain := client.VerifyConnection
+	c.VerifyConnection = func(cs tls.ConnectionState) error {
+		if err := verifyChain(cs); err != nil {
+			return err
+		}
+		leaf := cs.PeerCertificates[0]
+		role, err := identity.CertRole(leaf)
+		if err != nil {
+			return fmt.Errorf("%w: server certificate: %v", ErrUntrustedPeer, err)
+		}
+		if !slices.Contains(roles, role) {
+			return fmt.Errorf("%w: server certificate %q has role %s, want %s", ErrUntrustedPeer, leaf.Subject.String(),
+				role, roleList(roles))
+		}
+		return nil
+	}
+	return c
+}
+
+func roleList(roles []identity.Role) string {
+	names := make([]string, len(roles))
+	for i, r := range roles {
+		names[i] = r.String()
+	}
+	return strings.Join(names, " or ")
 }
 
 // LoadTLS reads the node's TLS key pair and builds its TLS configurations

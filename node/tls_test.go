@@ -130,6 +130,27 @@ func TestMutualTLS(t *testing.T) {
 			t.Fatalf("client error %v", c)
 		}
 	})
+	t.Run("server of the expected role", func(t *testing.T) {
+		if s, c := handshake(t, srv, ExpectServer(cli, identity.RoleOrderer)); s != nil || c != nil {
+			t.Fatalf("server error %v, client error %v", s, c)
+		}
+	})
+	t.Run("member of another role posing as an orderer", func(t *testing.T) {
+		// A client's TLS key pair of a channel org: its chain checks out.
+		cl := issue(t, peer.ca, "client0", identity.RoleClient)
+		poser, _, err := TLSConfigs(cl.cert, cl.key, cas)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, c := handshake(t, poser, cli); c != nil {
+			t.Fatalf("without a role check the handshake fails: %v", c)
+		}
+		_, c := handshake(t, poser, ExpectServer(cli, identity.RoleOrderer))
+		if !errors.Is(c, ErrUntrustedPeer) || !strings.Contains(c.Error(), `server certificate "CN=client0,OU=client,O=Org1" has role client, want orderer`) {
+			t.Fatalf("client error %v", c)
+		}
+		t.Log(c)
+	})
 	t.Run("TLS 1.2 refused", func(t *testing.T) {
 		old := cli.Clone()
 		old.MinVersion, old.MaxVersion = tls.VersionTLS12, tls.VersionTLS12

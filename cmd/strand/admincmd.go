@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
 	"github.com/strand-ledger/strand/orderer"
@@ -110,7 +111,7 @@ func adminConn(lay *localnet.Layout, ch *node.ChannelConfig, n localnet.Node) (*
 	if err != nil {
 		return nil, "", err
 	}
-	conn, err := grpc.NewClient(n.Address, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
+	conn, err := grpc.NewClient(n.Address, grpc.WithTransportCredentials(credentials.NewTLS(node.ExpectServer(tlsCfg, identity.RoleOrderer))))
 	if err != nil {
 		return nil, "", fmt.Errorf("dial %s at %s: %w", n.Name, n.Address, err)
 	}
