@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 )
@@ -66,4 +67,33 @@ func (f Format) CheckBinding(t *Tx) error {
 	return fmt.Errorf("%w: tx %s on channel %q carries a response its endorsers signed for tx %s on channel %q; "+
 		"an endorsement is valid only for the proposal it answered: propose and endorse this transaction itself",
 		ErrUnboundEndorsement, h.TxId, h.Channel, r.TxId, r.Channel)
+}
+
+// GenesisName is the name of format f in a channel's genesis document
+// (node.ChannelConfig.Genesis): "strand-channel-v1" names the documents
+// written before formats existed, whose hashes format 1 keeps.
+func (f Format) GenesisName() string {
+	if f == Format1 {
+		return "strand-channel-v1"
+	}
+	return "strand-channel-v2"
+}
+
+// GenesisFormatDiffers reports whether stored, a chain's genesis document,
+// is the configured one but for its transaction format, and that format:
+// the node that finds its block 0 does not match can then say which
+// format to configure instead of naming only a hash.
+func GenesisFormatDiffers(stored, configured []byte) (Format, bool) {
+	for _, have := range []Format{Format1, Format2} {
+		mark := []byte(`"Format":"` + have.GenesisName() + `"`)
+		if !bytes.Contains(configured, mark) {
+			continue
+		}
+		for _, f := range []Format{Format1, Format2} {
+			if f != have && bytes.Equal(stored, bytes.Replace(configured, mark, []byte(`"Format":"`+f.GenesisName()+`"`), 1)) {
+				return f, true
+			}
+		}
+	}
+	return 0, false
 }

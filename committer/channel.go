@@ -74,6 +74,12 @@ func (ch *Channel) isGenesis(b *api.Block) bool {
 // checkGenesis refuses a genesis block that does not hold exactly the
 // channel's genesis document.
 func (ch *Channel) checkGenesis(b *api.Block) error {
+	if len(b.Transactions) == 1 {
+		if f, ok := api.GenesisFormatDiffers(b.Transactions[0], ch.Genesis); ok {
+			return fmt.Errorf("%w: block 0 holds channel %q created with transaction format %s, and this peer's channel file gives another: "+
+				"set format: %s in the channel file (docs/config.md)", ErrBlockRefused, ch.Name, f, f)
+		}
+	}
 	if len(b.Transactions) != 1 || !bytes.Equal(b.Transactions[0], ch.Genesis) {
 		got := []byte(nil)
 		if len(b.Transactions) > 0 {

@@ -482,7 +482,7 @@ func (c *ChannelConfig) Genesis() []byte {
 		Batch     BatchConfig
 		Contracts []ContractConfig
 		Readers   string `json:",omitempty"`
-	}{Format: genesisFormat(c.TxFormat()), Channel: c.Channel, Batch: c.Batch}
+	}{Format: c.TxFormat().GenesisName(), Channel: c.Channel, Batch: c.Batch}
 	if p := c.ReadPolicy(); c.Readers != "" && p != nil {
 		canon.Readers = p.String()
 	}
@@ -503,17 +503,6 @@ func (c *ChannelConfig) Genesis() []byte {
 		panic(err) // plain strings, ints and byte slices always marshal
 	}
 	return b
-}
-
-// genesisFormat names the genesis document's format, which carries the
-// channel's transaction format: "strand-channel-v1" for format 1 (the
-// documents written before format 2, whose hashes it keeps) and
-// "strand-channel-v2" for format 2.
-func genesisFormat(f api.Format) string {
-	if f == api.Format1 {
-		return "strand-channel-v1"
-	}
-	return "strand-channel-v2"
 }
 
 // TxFormat is the channel's transaction format (Format; zero before

@@ -24,6 +24,12 @@ func (o *Orderer) genesis() error {
 		if err != nil {
 			return fmt.Errorf("orderer: reading the genesis block: %w", err)
 		}
+		if len(b.Transactions) == 1 {
+			if f, ok := api.GenesisFormatDiffers(b.Transactions[0], doc); ok {
+				return fmt.Errorf("%w: this chain was created with transaction format %s and the channel file gives another: "+
+					"set format: %s in the channel file (docs/config.md)", ErrBadConfig, f, f)
+			}
+		}
 		if len(b.Transactions) != 1 || !bytes.Equal(b.Transactions[0], doc) {
 			return fmt.Errorf("%w: the block store's genesis block holds a different channel config than the one configured (hash %.16x): "+
 				"this data directory belongs to another channel", ErrBadConfig, sha256.Sum256(doc))
