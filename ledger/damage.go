@@ -85,36 +85,39 @@ func (s *BlockStore) markDamaged(d Damage, seg int) error {
 	return s.w.index.addBlock(d.Block, blockLoc{seg: seg, off: d.Offset, size: 0}, nil, nil)
 }
 
-// readReplacement reads block n's replacement file, if there is one, and
-// checks its frame, its number and that it decodes. size is the frame
-// size the index gave, or 0 to take it from the file.
-func (s *BlockStore) readReplacement(n uint64, size int64) (raw []byte, b *api.Block, err error) {
-	f, err := os.Open(s.replacedPath(n))
+// readReplacement reads block n's replacement file: see
+// readReplacementFile.
+func (s *BlockStore) readReplacement(n uint64, size int64) ([]byte, *api.Block, error) {
+	return readReplacementFile(s.replacedPath(n), n, size)
+}
+
+// readReplacementFile reads the replacement file of block n at path, if
+// there is one, and checks its frame, its number and that it decodes.
+// size is the frame size the index gave, or 0 to take it from the file.
+func readReplacementFile(path string, n uint64, size int64) (raw []byte, b *api.Block, err error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
+	var num uint64
 	if size == 0 {
-		fi, err := f.Stat()
-		if err != nil {
-			return nil, nil, err
-		}
-		var num uint64
-		if num, raw, _, err = readFrameAt(f, 0, fi.Size()); err == nil && num != n {
-			err = fmt.Errorf("holds block %d", num)
+		var fi os.FileInfo
+		if fi, err = f.Stat(); err == nil {
+			num, raw, _, err = readFrameAt(f, 0, fi.Size())
 		}
 	} else {
-		var num uint64
-		if num, raw, err = readSizedFrameAt(f, 0, size); err == nil && num != n {
-			err = fmt.Errorf("holds block %d", num)
-		}
+		num, raw, err = readSizedFrameAt(f, 0, size)
+	}
+	if err == nil && num != n {
+		err = fmt.Errorf("holds block %d", num)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: replacement of block %d (%s): %v", ErrCorrupt, n, s.replacedPath(n), err)
+		return nil, nil, fmt.Errorf("%w: replacement of block %d (%s): %v", ErrCorrupt, n, path, err)
 	}
 	b = new(api.Block)
 	if err := proto.Unmarshal(raw, b); err != nil || b.GetHeader().GetNumber() != n {
-		return nil, nil, fmt.Errorf("%w: replacement of block %d (%s) does not decode to its header", ErrCorrupt, n, s.replacedPath(n))
+		return nil, nil, fmt.Errorf("%w: replacement of block %d (%s) does not decode to its header", ErrCorrupt, n, path)
 	}
 	return raw, b, nil
 }

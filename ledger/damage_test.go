@@ -245,3 +245,46 @@ func TestTwoDamagedBlocks(t *testing.T) {
 	}
 	checkContents(t, s, es, len(es))
 }
+
+// TestCheck runs Check on a sound store, on one with a damaged frame
+// (index kept and deleted), a torn tail, and a replaced block: it names
+// the segment, offset and block of each problem and changes nothing.
+func TestCheck(t *testing.T) {
+	dir, opts, es, at := damageFixture(t, 1000)
+	r, err := Check(dir)
+	if err != nil || len(r.Problems) != 0 || r.Height != uint64(len(es)) || r.Segments != at[len(at)-1].seg+1 {
+		t.Fatalf("Check of a sound store = %+v, %v", r, err)
+	}
+	for _, dropIndex := range []bool{false, true} {
+		spoiled := copyDir(t, dir)
+		flip(t, spoiled, at[10].seg, at[10].off+30)
+		last := at[len(at)-1]
+		if err := os.Truncate(segPath(spoiled, last.seg), last.off+last.size-3); err != nil {
+			t.Fatal(err)
+		}
+		if dropIndex {
+			os.RemoveAll(filepath.Join(spoiled, "index"))
+		}
+		r, err := Check(spoiled)
+		if err != nil || len(r.Problems) != 2 {
+			t.Fatalf("index deleted %v: Check = %+v, %v; want 2 problems", dropIndex, r, err)
+		}
+		p0, p1 := r.Problems[0], r.Problems[1]
+		if p0.Block != 10 || p0.Segment != segmentName(at[10].seg) || p0.Offset != at[10].off ||
+			p1.Block != uint64(len(es)-1) || p1.Segment != segmentName(last.seg) || p1.Offset != last.off {
+			t.Fatalf("index deleted %v: problems %v", dropIndex, r.Problems)
+		}
+		t.Logf("index deleted %v: %v; index %s", dropIndex, r.Problems, r.Index)
+		s := openStore(t, spoiled, opts) // Check changed nothing: Open finds both
+		if d := s.Damaged(); len(d) != 1 || s.Stats().LastRepair.CutBytes != last.size-3 {
+			t.Fatalf("index deleted %v: after Check, Open found %v, %s", dropIndex, d, s.Stats().LastRepair)
+		}
+		if err := s.Replace(es[10]); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if r, err := Check(spoiled); err != nil || len(r.Problems) != 0 || r.Replaced != 1 {
+			t.Fatalf("index deleted %v: Check after Replace = %+v, %v", dropIndex, r, err)
+		}
+	}
+}

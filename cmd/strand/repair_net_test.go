@@ -67,7 +67,16 @@ func TestNetPeerRepairs(t *testing.T) {
 		}
 		netWaitGone(t, n.pids[peer])
 		dir := filepath.Join(n.lay.Dir, "data", peer, "blocks")
+		nd, _ := n.lay.Node(peer)
+		if out, err := cli(t, "ledger", "check", "--config", nd.Config); err != nil {
+			t.Fatalf("ledger check of the stopped, sound peer: %v\n%s", err, out)
+		}
 		what := tc.spoil(t, dir)
+		out, err := cli(t, "ledger", "check", "--config", nd.Config)
+		if err == nil {
+			t.Fatalf("ledger check of the damaged peer succeeded:\n%s", out)
+		}
+		t.Logf("ledger check: %v\n%s", err, out)
 		logSize := fileSize(n.lay.LogFile(peer))
 		target := n.maxHeight(n.orderers()...)
 		start := time.Now()
@@ -76,6 +85,11 @@ func TestNetPeerRepairs(t *testing.T) {
 		t.Logf("%s (%s): %s serves at height %d %v after net up began", tc.name, what, peer, target, time.Since(start).Round(time.Millisecond))
 		if log := logRepairLines(t, n.lay.LogFile(peer), logSize); !strings.Contains(log, tc.want) {
 			t.Fatalf("%s: the peer's log does not say %q", tc.name, tc.want)
+		}
+		if m := scrapeGauges(nd.Metrics, "strand_repair_state_rebuilds", "strand_repair_fetched", "strand_blockstore_damaged"); m["strand_blockstore_damaged"] != "0" {
+			t.Fatalf("%s: metrics after the repair: %v", tc.name, m)
+		} else {
+			t.Logf("metrics after the repair: %v", m)
 		}
 		l, done := n.load(2 * time.Second)
 		<-done
