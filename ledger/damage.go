@@ -59,6 +59,9 @@ func (s *BlockStore) Damaged() []Damage {
 // irregular reports whether block n is not where the sequential reading
 // of the segments would find it: damaged, or replaced.
 func (s *BlockStore) irregular(n uint64) bool {
+	if !s.dmg.any.Load() {
+		return false
+	}
 	s.dmg.Lock()
 	defer s.dmg.Unlock()
 	_, d := s.dmg.damaged[n]
@@ -78,6 +81,7 @@ func (s *BlockStore) damage(n uint64) (Damage, bool) {
 func (s *BlockStore) markDamaged(d Damage, seg int) error {
 	s.dmg.Lock()
 	s.dmg.damaged[d.Block] = d
+	s.dmg.any.Store(true)
 	s.dmg.Unlock()
 	s.repair.Damaged = append(s.repair.Damaged, d)
 	s.opts.Logger.Error("ledger: damaged block: its frame is complete but does not check; the blocks after it are kept",
@@ -149,6 +153,7 @@ func (s *BlockStore) useReplacement(n uint64, prev []byte) ([]byte, bool) {
 	}
 	s.dmg.Lock()
 	s.dmg.replaced[n] = true
+	s.dmg.any.Store(true)
 	s.dmg.Unlock()
 	return api.HeaderHash(b.Header), true
 }

@@ -81,6 +81,7 @@ func (s *BlockStore) recover(segs []*segment) error {
 			return err
 		}
 		s.dmg.damaged, s.dmg.replaced, s.repair.Damaged = map[uint64]Damage{}, map[uint64]bool{}, nil
+		s.dmg.any.Store(false)
 		pos = s.basePos()
 		s.repair.IndexRebuilt, s.repair.RebuildCause = true, cause
 		if err := s.indexBase(); err != nil {
@@ -332,6 +333,7 @@ func (s *BlockStore) scrub(segs []*segment, sizes []int64, end uint64) (string, 
 			}
 			s.dmg.Lock()
 			s.dmg.replaced[n] = true
+			s.dmg.any.Store(true)
 			s.dmg.Unlock()
 			continue
 		}

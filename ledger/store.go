@@ -69,6 +69,7 @@ type BlockStore struct {
 		sync.Mutex
 		damaged  map[uint64]Damage
 		replaced map[uint64]bool
+		any      atomic.Bool // either map is non-empty: readers skip the lock when not
 	}
 
 	metrics struct {
