@@ -24,7 +24,8 @@ import (
 // (net verify), both peers on every account, every acknowledged
 // transaction must be on both peers at its block, and the Smallbank
 // invariant must hold. The time from restart to repaired is logged with
-// the peer's repair log lines.
+// the peer's repair log lines. Last, an orderer with a flipped byte
+// replaces the damaged block with a copy from the other orderers.
 func TestNetPeerRepairs(t *testing.T) {
 	n := startRaftNet(t, localnet.Spec{Orderers: 3})
 	loads := []*ledgerLoad{}
@@ -96,6 +97,38 @@ func TestNetPeerRepairs(t *testing.T) {
 		loads = append(loads, l)
 		n.settle(t, loads...)
 	}
+
+	// An orderer with a flipped byte in a block replaces it with a copy
+	// from the other orderers (net verify reads every orderer's chain).
+	ord := n.orderers()[1]
+	nd, _ := n.lay.Node(ord)
+	if err := syscall.Kill(n.pids[ord], syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	netWaitGone(t, n.pids[ord])
+	fr := frames(t, filepath.Join(n.lay.Dir, "data", ord, "blocks"))
+	f := fr[len(fr)/2]
+	flipByte(t, f.path, f.off+f.size/2)
+	logSize := fileSize(n.lay.LogFile(ord))
+	start := time.Now()
+	n.restart(t)
+	for {
+		m := scrapeGauges(nd.Metrics, "strand_blockstore_damaged", "strand_blockstore_replaced")
+		if m["strand_blockstore_damaged"] == "0" && m["strand_blockstore_replaced"] == "1" {
+			t.Logf("orderer %s: block %d of %d replaced %v after net up began (%v)", ord, f.num, len(fr), time.Since(start).Round(time.Millisecond), m)
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("orderer %s: not repaired after 30 s: %v", ord, m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if log := logRepairLines(t, n.lay.LogFile(ord), logSize); !strings.Contains(log, "replaced every damaged block") {
+		t.Fatalf("orderer %s: the log does not say it replaced the damaged block", ord)
+	}
+	l, done = n.load(2 * time.Second)
+	<-done
+	n.settle(t, append(loads, l)...)
 }
 
 // peers returns the names of the network's peers.
