@@ -213,10 +213,12 @@ func TestReplaceRefuses(t *testing.T) {
 	if err := s.Replace(other.block(3, nil, nil)); !errors.Is(err, ErrChainBroken) {
 		t.Fatalf("Replace with a block of another chain = %v, want ErrChainBroken", err)
 	}
-	forged := es[10]
-	forged.HeaderHash = es[9].HeaderHash
-	if err := s.Replace(forged); !errors.Is(err, ErrChainBroken) {
-		t.Fatalf("Replace with a wrong header hash = %v, want ErrChainBroken", err)
+	if !invariants { // that build panics on an entry that disagrees with its raw bytes
+		forged := es[10]
+		forged.HeaderHash = es[9].HeaderHash
+		if err := s.Replace(forged); !errors.Is(err, ErrChainBroken) {
+			t.Fatalf("Replace with a wrong header hash = %v, want ErrChainBroken", err)
+		}
 	}
 	if d := s.Damaged(); len(d) != 1 {
 		t.Fatalf("after refused Replaces: damaged %v", d)
