@@ -290,3 +290,50 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestReplacementAfterCrash stands for a crash inside Replace: the
+// replacement file was renamed into place (durable) but the unsynced
+// index entry naming it was lost, beside a temporary file of a later
+// attempt. Open must use the replacement, with the index kept (the
+// scrub) and deleted (the scan); a replacement that does not check is
+// ignored and the block stays damaged.
+func TestReplacementAfterCrash(t *testing.T) {
+	dir, opts, es, at := damageFixture(t, 1000)
+	flip(t, dir, at[10].seg, at[10].off+30)
+	s := openStore(t, dir, opts) // marks block 10 damaged in the index
+	s.Close()
+	rdir := filepath.Join(dir, replacedDir)
+	frame := appendFrame(nil, 10, es[10].Raw)
+	if err := writeFileSync(rdir, filepath.Join(rdir, "00000000000000000010.frame"), frame, false); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(rdir, "00000000000000000011.frame.tmp"), []byte("half"), 0o644)
+	for _, bad := range []bool{false, true} {
+		for _, dropIndex := range []bool{false, true} {
+			spoiled := copyDir(t, dir)
+			if bad {
+				p := filepath.Join(spoiled, replacedDir, "00000000000000000010.frame")
+				b, _ := os.ReadFile(p)
+				b[len(b)-1] ^= 1
+				os.WriteFile(p, b, 0o644)
+			}
+			if dropIndex {
+				os.RemoveAll(filepath.Join(spoiled, "index"))
+			}
+			s := openStore(t, spoiled, opts)
+			d := s.Damaged()
+			if bad {
+				if len(d) != 1 || d[0].Block != 10 {
+					t.Fatalf("bad replacement, index deleted %v: damaged %v, want block 10", dropIndex, d)
+				}
+			} else {
+				if len(d) != 0 {
+					t.Fatalf("index deleted %v: damaged %v after a crash inside Replace", dropIndex, d)
+				}
+				checkContents(t, s, es, len(es))
+				checkIterator(t, s, es)
+			}
+			s.Close()
+		}
+	}
+}
