@@ -58,7 +58,10 @@
 //     subscriber hears of a block only once the block store has synced it,
 //     so nothing acknowledged is lost; on New, blocks above the state
 //     savepoint are re-applied from the block store using their stored
-//     validation codes.
+//     validation codes. A block the store finds damaged (ledger.Damage)
+//     is restored before New by Repair, from the ordering service's copy,
+//     with its codes decided again against the state replayed from below
+//     it (Repair explains why the state must be replayed).
 //   - Validation is deterministic: it depends only on the chain, the channel
 //     definition and the state, never on the clock, the mode or the number
 //     of workers.

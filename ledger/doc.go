@@ -66,7 +66,8 @@
 // # Recovery
 //
 // OpenBlockStore reads the last-indexed record and checks that the indexed
-// frame it names is intact. If so, it scans from the end of that frame to
+// frame it names is intact; then it scrubs the indexed frames (below). If
+// both hold, it scans from the end of that frame to
 // the end of the last segment; otherwise (no index, or an index that is
 // ahead of or inconsistent with the segments) it clears the index and
 // scans every segment from the start. Each scanned frame must have a
@@ -77,13 +78,52 @@
 // the transaction does not decode; codes from the block metadata, missing
 // codes read as NOT_VALIDATED).
 //
-// The first bad frame in the last segment ends the store: the segment is
-// truncated there, and the cut (segment, offset, bytes, reason) is reported
-// in Stats().LastRepair. A bad frame in an earlier segment cannot come
-// from a torn write (a segment is fsynced before the next one is created),
-// so Open refuses it with ErrCorrupt rather than discard the segments after
-// it. Rebuilding the index reads every block; it happens only when the
-// index was lost or the segments were damaged behind the index's back.
+// A bad frame is one of two things, and the store never confuses them:
+//
+//   - A torn tail: the last write of the newest segment was cut short by a
+//     crash, so no sound frame (plausible length, matching CRC, a block
+//     number above the expected one) follows it anywhere in the store.
+//     Only then is the store cut: the segment is truncated at the bad
+//     frame (and any later, frameless segments emptied), and the cut
+//     (segment, offset, bytes, reason) is reported in Stats().LastRepair
+//     and logged at WARN. If the cut bytes are neither an incomplete frame
+//     nor zeros — a complete last frame that fails its checks — they are
+//     first copied to dir/quarantine/SEGMENT-OFFSET, durably, and logged
+//     at ERROR: nothing is deleted that is not kept.
+//   - Damage: a sound frame follows it (resync searches byte by byte,
+//     across segments). The blocks whose frames lie in the bad bytes are
+//     damaged (see Damage); the scan goes on after them, and no valid
+//     block is dropped, wherever the segment boundaries fall.
+//
+// # Damage and replacement
+//
+// A damaged block counts in the height; reads of it (RawBlock, Block,
+// Iterator, VerifyChain) fail with ErrCorrupt naming the segment, the
+// offset and the reason, and every other block reads as before. Damaged
+// lists them, Options.Logger gets one ERROR line each, and the index
+// gives each an entry of size 0 (which no read accepts) so that the next
+// open finds it again without a rebuild. The link from a damaged block's
+// successor to it cannot be checked until the block is replaced.
+//
+// Damage behind an intact index is found by the scrub: at open, every
+// indexed frame is read back and its CRC and number checked (not decoded:
+// that is VerifyChain's and Check's job). It reads the whole store once
+// per open; Options.SkipScrub turns it off.
+//
+// Replace stores a good copy of a damaged block (the caller fetched and
+// validated it: committer.Repair) in dir/replaced/NUMBER.frame, one frame
+// in the segment format, written to a temporary file, fsynced and renamed
+// into place, and only then named by the index; the damaged bytes stay
+// where they are. Replace checks the copy's links to both neighbours, so
+// the hash chain holds across it. A replacement is used at open when the
+// index names it, and also when it does not (a crash after the rename
+// lost the unsynced index entry, or the index was rebuilt): the scrub and
+// the scan look for the replacement file of every damaged block and use
+// it if its frame is sound and it continues the chain. So a crash at any
+// point of a repair leaves the block either damaged or replaced.
+//
+// Check verifies a stopped store without changing it (strand ledger
+// check).
 //
 // # Caller's duties
 //

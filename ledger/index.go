@@ -269,6 +269,17 @@ func (w *indexWriter) commit(m indexMeta) error {
 	return nil
 }
 
+// flush commits the batch, unsynced, leaving the last-indexed record as
+// it is: for entries of blocks below it (damaged and replaced ones).
+func (w *indexWriter) flush() error {
+	err := w.batch.Commit(pebble.NoSync)
+	w.batch.Reset()
+	if err != nil {
+		return fmt.Errorf("ledger: index: %w", err)
+	}
+	return nil
+}
+
 // reset drops what the batch collected.
 func (w *indexWriter) reset() { w.batch.Reset() }
 

@@ -44,6 +44,18 @@ func (it *Iterator) Next() (number uint64, raw []byte, err error) {
 	if it.next < s.base.Height {
 		return 0, nil, s.beforeBase(it.next)
 	}
+	if s.irregular(it.next) {
+		// A damaged or replaced block: read it through the index, and
+		// find the next block through the index too, since the segment
+		// bytes after this one's are not a frame to step over.
+		raw, err := s.rawBlockLocked(v, it.next)
+		if err != nil {
+			return 0, nil, fmt.Errorf("ledger: iterator at block %d: %w", it.next, err)
+		}
+		it.next++
+		it.positioned = false
+		return it.next - 1, raw, nil
+	}
 	if !it.positioned {
 		loc, ok, err := s.idx.blockLocation(it.next)
 		if err != nil {

@@ -15,6 +15,8 @@ type Stats struct {
 	Blocks     uint64        // blocks appended since open
 	Fsyncs     uint64        // segment fsyncs since open
 	FsyncTotal time.Duration // time spent in them
+	Damaged    int           `metric:"gauge"`   // damaged blocks not yet replaced (see Damage)
+	Replaced   uint64        `metric:"counter"` // damaged blocks replaced since open
 	LastRepair Repair        // what OpenBlockStore repaired
 }
 
@@ -24,8 +26,8 @@ func (st Stats) String() string {
 	if st.Fsyncs > 0 {
 		avg = st.FsyncTotal / time.Duration(st.Fsyncs)
 	}
-	return fmt.Sprintf("height %d, %d bytes in %d segments; %d appends of %d blocks; %d fsyncs, %s total, %s avg; open: %s",
-		st.Height, st.Bytes, st.Segments, st.Appends, st.Blocks, st.Fsyncs, st.FsyncTotal, avg, st.LastRepair)
+	return fmt.Sprintf("height %d, %d bytes in %d segments; %d appends of %d blocks; %d fsyncs, %s total, %s avg; %d damaged, %d replaced; open: %s",
+		st.Height, st.Bytes, st.Segments, st.Appends, st.Blocks, st.Fsyncs, st.FsyncTotal, avg, st.Damaged, st.Replaced, st.LastRepair)
 }
 
 // Stats returns the current metrics.
@@ -39,6 +41,8 @@ func (s *BlockStore) Stats() Stats {
 		Blocks:     s.metrics.blocks.Load(),
 		Fsyncs:     s.metrics.fsyncs.Load(),
 		FsyncTotal: time.Duration(s.metrics.fsyncNanos.Load()),
+		Damaged:    len(s.Damaged()),
+		Replaced:   s.metrics.replaced.Load(),
 		LastRepair: s.repair,
 	}
 }

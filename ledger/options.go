@@ -1,6 +1,9 @@
 package ledger
 
-import "fmt"
+import (
+	"fmt"
+	"log/slog"
+)
 
 // DefaultSegmentSize is the size at which a segment file is rolled over.
 const DefaultSegmentSize = 64 << 20
@@ -18,12 +21,24 @@ type Options struct {
 	// NoSync skips every fsync. For tests and benchmarks only: a machine
 	// crash can then lose blocks that Append reported stored.
 	NoSync bool
+	// SkipScrub skips reading back every indexed frame at open. The scrub
+	// is what finds a damaged block behind an intact index (see "Damage
+	// and replacement" in the package documentation); it reads the whole
+	// store once per open. For tests and benchmarks that reopen large
+	// stores.
+	SkipScrub bool
+	// Logger receives what recovery finds: a torn tail cut (WARN), a
+	// damaged block or a quarantined tail (ERROR). Default: discard.
+	Logger *slog.Logger
 }
 
 // EnsureDefaults fills in zero fields with their defaults.
 func (o *Options) EnsureDefaults() {
 	if o.SegmentSize == 0 {
 		o.SegmentSize = DefaultSegmentSize
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 }
 

@@ -21,6 +21,9 @@ type Repair struct {
 	CutOffset  int64  // its new size
 	CutBytes   int64  // bytes removed
 	CutReason  string // what was wrong at CutOffset
+	Quarantine string // the file the cut bytes were kept in, when they were not a torn write
+
+	Damaged []Damage // blocks found damaged (see Damage), in the order found
 }
 
 // String describes the repair in one line.
@@ -32,16 +35,25 @@ func (r Repair) String() string {
 	if r.CutSegment != "" {
 		s += fmt.Sprintf("; cut %d bytes from %s at offset %d (%s)", r.CutBytes, r.CutSegment, r.CutOffset, r.CutReason)
 	}
+	if r.Quarantine != "" {
+		s += "; kept them in " + r.Quarantine
+	}
+	for _, d := range r.Damaged {
+		s += "; damaged " + d.String()
+	}
 	return s
 }
 
 // scanPos is where the recovery scan starts and what it expects there.
 type scanPos struct {
-	seg    int
-	off    int64
-	next   uint64             // number of the next block
-	hash   [api.HashSize]byte // header hash of block next-1
-	sealed []int64            // sizes of the segments before seg
+	seg  int
+	off  int64
+	next uint64             // number of the next block
+	hash [api.HashSize]byte // header hash of block next-1
+	// hashUnknown: block next-1 is damaged, so the next block's link to
+	// it cannot be checked (Replace checks it later).
+	hashUnknown bool
+	sealed      []int64 // sizes of the segments before seg
 }
 
 // recover establishes the store's state from segs and the index: see
@@ -59,10 +71,17 @@ func (s *BlockStore) recover(segs []*segment) error {
 	if err != nil {
 		return err
 	}
+	if cause == "" && !s.opts.SkipScrub {
+		if cause, err = s.scrub(segs, sizes, pos.next); err != nil {
+			return err
+		}
+	}
 	if cause != "" {
 		if err := s.idx.clear(); err != nil {
 			return err
 		}
+		s.dmg.damaged, s.dmg.replaced, s.repair.Damaged = map[uint64]Damage{}, map[uint64]bool{}, nil
+		s.dmg.any.Store(false)
 		pos = s.basePos()
 		s.repair.IndexRebuilt, s.repair.RebuildCause = true, cause
 		if err := s.indexBase(); err != nil {
@@ -192,19 +211,20 @@ func (s *BlockStore) indexBase() error {
 const indexFlushSize = 8 << 20
 
 // scanTail checks and indexes every frame from pos to the end of the
-// segments, truncating the last segment at its first bad frame. It
-// updates pos and sizes.
+// segments and updates pos and sizes. A bad frame followed by a sound one
+// (resync) is damage: the blocks in between are marked damaged (or taken
+// from their replacement files) and the scan goes on. A bad frame that no
+// sound frame follows ends the store (cutTail).
 func (s *BlockStore) scanTail(segs []*segment, sizes []int64, pos *scanPos) error {
 	w := s.w.index
 	defer w.reset()
 	var b api.Block
 	var ids []string
-	lastSeg, lastEnd, indexed := 0, int64(0), false
-	for i := pos.seg; i < len(segs); i++ {
-		off := int64(0)
-		if i == pos.seg {
-			off = pos.off
-		}
+	var last indexMeta
+	indexed := false
+	i, off := pos.seg, pos.off
+scan:
+	for i < len(segs) {
 		sc := newFrameScanner(segs[i].f, off, sizes[i])
 		for {
 			frameOff := sc.off
@@ -219,18 +239,22 @@ func (s *BlockStore) scanTail(segs []*segment, sizes []int64, pos *scanPos) erro
 			if err != nil && !errors.As(err, &fe) {
 				return fmt.Errorf("ledger: scan segment %s: %w", segmentName(i), err)
 			}
-			if err != nil && i < len(segs)-1 {
-				return fmt.Errorf("%w: block %d in segment %s (not the last segment, so not a torn write): %v",
-					ErrCorrupt, pos.next, segmentName(i), err)
-			}
 			if err != nil {
-				if terr := segs[i].f.Truncate(frameOff); terr != nil {
-					return fmt.Errorf("ledger: truncate segment %s to %d: %w", segmentName(i), frameOff, terr)
+				at, found, rerr := resync(segs, sizes, i, frameOff, pos.next)
+				if rerr != nil {
+					return rerr
 				}
-				s.repair.CutSegment, s.repair.CutOffset = segmentName(i), frameOff
-				s.repair.CutBytes, s.repair.CutReason = sizes[i]-frameOff, fmt.Sprintf("block %d: %v", pos.next, err)
-				sizes[i] = frameOff
-				break
+				if !found {
+					if err := s.cutTail(segs, sizes, i, frameOff, pos.next, err); err != nil {
+						return err
+					}
+					break scan
+				}
+				if err := s.skipDamage(pos, i, frameOff, at.num, err); err != nil {
+					return err
+				}
+				i, off = at.seg, at.off
+				continue scan
 			}
 			s.repair.Scanned++
 			loc := blockLoc{seg: i, off: frameOff, size: sc.off - frameOff}
@@ -239,41 +263,127 @@ func (s *BlockStore) scanTail(segs []*segment, sizes []int64, pos *scanPos) erro
 			}
 			copy(pos.hash[:], api.HeaderHash(b.Header))
 			pos.next++
+			pos.hashUnknown = false
 			s.repair.Indexed++
-			lastSeg, lastEnd, indexed = i, sc.off, true
+			last, indexed = indexMeta{block: num, seg: i, end: sc.off}, true
 			if w.size() > indexFlushSize {
-				if err := w.commit(indexMeta{block: num, seg: i, end: sc.off}); err != nil {
+				if err := w.commit(last); err != nil {
 					return err
 				}
 			}
 		}
+		i, off = i+1, 0
 	}
 	if !indexed || w.size() == 0 {
 		return nil
 	}
-	return w.commit(indexMeta{block: pos.next - 1, seg: lastSeg, end: lastEnd})
+	return w.commit(last)
+}
+
+// skipDamage accounts for blocks pos.next .. upTo-1, whose frames lie in
+// damaged bytes starting at offset off of segment seg: each is taken from
+// its replacement file if it has a sound one, or else marked damaged.
+func (s *BlockStore) skipDamage(pos *scanPos, seg int, off int64, upTo uint64, cause error) error {
+	first := pos.next
+	for n := first; n < upTo; n++ {
+		var prev []byte // nil: not known
+		if !pos.hashUnknown && n > s.base.Height {
+			prev = pos.hash[:]
+		} else if n == s.base.Height && n > 0 {
+			prev = s.base.PrevHash
+		}
+		if hh, ok := s.useReplacement(n, prev); ok {
+			copy(pos.hash[:], hh)
+			pos.hashUnknown = false
+			continue
+		}
+		reason := cause.Error()
+		if n > first {
+			reason = fmt.Sprintf("no sound frame between block %d's (damaged: %v) and block %d's", first, cause, upTo)
+		}
+		if err := s.markDamaged(Damage{Block: n, Segment: segmentName(seg), Offset: off, Reason: reason}, seg); err != nil {
+			return fmt.Errorf("ledger: index damaged block %d: %w", n, err)
+		}
+		pos.hashUnknown = true
+	}
+	pos.next = upTo
+	return nil
+}
+
+// scrub reads the frame of every indexed block below end (its CRC and
+// number; decoding every block at every open would cost too much) and
+// marks the damaged ones. It returns a reason to rebuild the index when
+// the index itself does not fit the segments.
+func (s *BlockStore) scrub(segs []*segment, sizes []int64, end uint64) (string, error) {
+	w := s.w.index
+	defer w.reset()
+	for n := s.base.Height; n < end; n++ {
+		loc, ok, err := s.idx.blockLocation(n)
+		switch {
+		case errors.Is(err, ErrCorrupt):
+			return err.Error(), nil
+		case err != nil:
+			return "", err
+		case !ok:
+			return fmt.Sprintf("block %d has no index entry", n), nil
+		}
+		if loc.seg == replacedSeg {
+			if _, _, err := s.readReplacement(n, loc.size); err != nil {
+				return err.Error(), nil
+			}
+			s.dmg.Lock()
+			s.dmg.replaced[n] = true
+			s.dmg.any.Store(true)
+			s.dmg.Unlock()
+			continue
+		}
+		if loc.seg >= len(segs) || loc.off+loc.size > sizes[loc.seg] {
+			return fmt.Sprintf("block %d's index entry %+v lies past the end of the segments", n, loc), nil
+		}
+		num, _, err := readSizedFrameAt(segs[loc.seg].f, loc.off, loc.size)
+		if err == nil && num != n {
+			err = &frameError{loc.off, fmt.Sprintf("frame holds block %d", num), false}
+		}
+		var fe *frameError
+		if err != nil && !errors.As(err, &fe) {
+			return "", fmt.Errorf("ledger: scrub block %d in segment %s: %w", n, segmentName(loc.seg), err)
+		}
+		if err == nil {
+			continue
+		}
+		if _, ok := s.useReplacement(n, nil); ok {
+			continue
+		}
+		if err := s.markDamaged(Damage{Block: n, Segment: segmentName(loc.seg), Offset: loc.off, Reason: err.Error()}, loc.seg); err != nil {
+			return "", err
+		}
+	}
+	if w.size() == 0 {
+		return "", nil
+	}
+	return "", w.flush()
 }
 
 // checkScanned decodes a scanned frame into b and checks it continues the
 // chain at pos. It returns the block's tx ids (appended to ids).
 func checkScanned(b *api.Block, num uint64, raw []byte, pos *scanPos, off int64, ids []string) ([]string, error) {
 	if num != pos.next {
-		return ids, &frameError{off, fmt.Sprintf("frame holds block %d, want %d", num, pos.next)}
+		return ids, &frameError{off, fmt.Sprintf("frame holds block %d, want %d", num, pos.next), false}
 	}
 	proto.Reset(b)
 	if err := proto.Unmarshal(raw, b); err != nil {
-		return ids, &frameError{off, fmt.Sprintf("block does not decode: %v", err)}
+		return ids, &frameError{off, fmt.Sprintf("block does not decode: %v", err), false}
 	}
 	h := b.GetHeader()
 	if h.GetNumber() != num {
-		return ids, &frameError{off, fmt.Sprintf("header says block %d", h.GetNumber())}
+		return ids, &frameError{off, fmt.Sprintf("header says block %d", h.GetNumber()), false}
 	}
 	prev := h.GetPreviousHash()
-	if num == 0 && !allZero(prev) || num > 0 && string(prev) != string(pos.hash[:]) {
-		return ids, &frameError{off, fmt.Sprintf("previous hash %s does not match the header hash of block %d", shortHex(prev), int64(num)-1)}
+	if num == 0 && !allZero(prev) || num > 0 && !pos.hashUnknown && string(prev) != string(pos.hash[:]) {
+		return ids, &frameError{off, fmt.Sprintf("previous hash %s does not match the header hash of block %d", shortHex(prev), int64(num)-1), false}
 	}
 	if dh := api.DataHash(b.Transactions); string(dh) != string(h.GetDataHash()) {
-		return ids, &frameError{off, fmt.Sprintf("data hash %s, transactions hash to %s", shortHex(h.GetDataHash()), shortHex(dh))}
+		return ids, &frameError{off, fmt.Sprintf("data hash %s, transactions hash to %s", shortHex(h.GetDataHash()), shortHex(dh)), false}
 	}
 	for _, tx := range b.Transactions {
 		t, _, _ := api.DecodeTx(tx)

@@ -148,6 +148,9 @@ func appendFrame(buf []byte, number uint64, raw []byte) []byte {
 type frameError struct {
 	off    int64
 	reason string
+	// incomplete: the segment ends inside the frame (a short header, or a
+	// length that runs past the end): what a torn write leaves.
+	incomplete bool
 }
 
 func (e *frameError) Error() string { return fmt.Sprintf("offset %d: %s", e.off, e.reason) }
@@ -158,9 +161,9 @@ func checkHeader(hdr []byte, off, avail int64) (size int64, err error) {
 	n := int64(binary.LittleEndian.Uint32(hdr[0:4]))
 	switch {
 	case n < 8:
-		return 0, &frameError{off, fmt.Sprintf("frame length %d is shorter than a block number", n)}
+		return 0, &frameError{off, fmt.Sprintf("frame length %d is shorter than a block number", n), false}
 	case frameHeaderSize-8+n > avail:
-		return 0, &frameError{off, fmt.Sprintf("frame length %d runs past the end of the segment (%d bytes left)", n, avail-8)}
+		return 0, &frameError{off, fmt.Sprintf("frame length %d runs past the end of the segment (%d bytes left)", n, avail-8), true}
 	}
 	return 8 + n, nil
 }
@@ -169,7 +172,7 @@ func checkHeader(hdr []byte, off, avail int64) (size int64, err error) {
 func checkCRC(frame []byte, off int64) error {
 	want := binary.LittleEndian.Uint32(frame[4:8])
 	if got := crc32.Checksum(frame[8:], castagnoli); got != want {
-		return &frameError{off, fmt.Sprintf("checksum mismatch: stored %08x, computed %08x", want, got)}
+		return &frameError{off, fmt.Sprintf("checksum mismatch: stored %08x, computed %08x", want, got), false}
 	}
 	return nil
 }
@@ -178,7 +181,7 @@ func checkCRC(frame []byte, off int64) error {
 // and returns its block number, a fresh copy of its raw bytes and its size.
 func readFrameAt(f io.ReaderAt, off, limit int64) (number uint64, raw []byte, size int64, err error) {
 	if limit-off < frameHeaderSize {
-		return 0, nil, 0, &frameError{off, fmt.Sprintf("incomplete frame header (%d bytes left)", limit-off)}
+		return 0, nil, 0, &frameError{off, fmt.Sprintf("incomplete frame header (%d bytes left)", limit-off), true}
 	}
 	var hdr [frameHeaderSize]byte
 	if _, err := f.ReadAt(hdr[:], off); err != nil {
@@ -201,14 +204,14 @@ func readFrameAt(f io.ReaderAt, off, limit int64) (number uint64, raw []byte, si
 // readSizedFrameAt reads a frame whose size the index gave, in one read.
 func readSizedFrameAt(f io.ReaderAt, off, size int64) (number uint64, raw []byte, err error) {
 	if size < frameHeaderSize || size-8 > math.MaxUint32 {
-		return 0, nil, &frameError{off, fmt.Sprintf("indexed frame size %d is impossible", size)}
+		return 0, nil, &frameError{off, fmt.Sprintf("indexed frame size %d is impossible", size), false}
 	}
 	frame := make([]byte, size)
 	if _, err := f.ReadAt(frame, off); err != nil {
 		return 0, nil, fmt.Errorf("offset %d: read frame: %w", off, err)
 	}
 	if got := int64(binary.LittleEndian.Uint32(frame[0:4])) + 8; got != size {
-		return 0, nil, &frameError{off, fmt.Sprintf("frame size %d, index says %d", got, size)}
+		return 0, nil, &frameError{off, fmt.Sprintf("frame size %d, index says %d", got, size), false}
 	}
 	if err := checkCRC(frame, off); err != nil {
 		return 0, nil, err
@@ -241,7 +244,7 @@ func (sc *frameScanner) next() (number uint64, raw []byte, err error) {
 		return 0, nil, io.EOF
 	}
 	if avail < frameHeaderSize {
-		return 0, nil, &frameError{sc.off, fmt.Sprintf("incomplete frame header (%d bytes left)", avail)}
+		return 0, nil, &frameError{sc.off, fmt.Sprintf("incomplete frame header (%d bytes left)", avail), true}
 	}
 	var hdr [frameHeaderSize]byte
 	if _, err := io.ReadFull(sc.r, hdr[:]); err != nil {

@@ -63,9 +63,18 @@ type BlockStore struct {
 		closed bool
 	}
 
+	// dmg: the damaged blocks not yet replaced, and the replaced ones
+	// (found at open, or by Replace). Readers consult it before the index.
+	dmg struct {
+		sync.Mutex
+		damaged  map[uint64]Damage
+		replaced map[uint64]bool
+		any      atomic.Bool // either map is non-empty: readers skip the lock when not
+	}
+
 	metrics struct {
-		appends, blocks, fsyncs atomic.Uint64
-		fsyncNanos              atomic.Int64
+		appends, blocks, fsyncs, replaced atomic.Uint64
+		fsyncNanos                        atomic.Int64
 	}
 }
 
@@ -96,6 +105,7 @@ func OpenBlockStore(dir string, opts Options) (*BlockStore, error) {
 		return nil, err
 	}
 	s := &BlockStore{dir: dir, blockDir: filepath.Join(dir, "blocks"), opts: opts}
+	s.dmg.damaged, s.dmg.replaced = map[uint64]Damage{}, map[uint64]bool{}
 	if err := os.MkdirAll(s.blockDir, 0o755); err != nil {
 		return nil, fmt.Errorf("ledger: create %s: %w", s.blockDir, err)
 	}
@@ -380,16 +390,27 @@ func (s *BlockStore) RawBlock(n uint64) ([]byte, error) {
 	if s.mu.closed {
 		return nil, fmt.Errorf("ledger: read block %d: %w", n, ErrClosed)
 	}
-	v := s.state.Load()
+	return s.rawBlockLocked(s.state.Load(), n)
+}
+
+// rawBlockLocked is RawBlock for a caller that holds s.mu shared.
+func (s *BlockStore) rawBlockLocked(v *snapshot, n uint64) ([]byte, error) {
 	if n >= v.height {
 		return nil, fmt.Errorf("%w: block %d (height %d)", ErrNotFound, n, v.height)
 	}
 	if n < s.base.Height {
 		return nil, s.beforeBase(n)
 	}
+	if d, ok := s.damage(n); ok {
+		return nil, fmt.Errorf("%w: block %d is damaged (%s offset %d: %s) and not yet replaced", ErrCorrupt, n, d.Segment, d.Offset, d.Reason)
+	}
 	loc, ok, err := s.idx.blockLocation(n)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: read block %d: %w", n, err)
+	}
+	if ok && loc.seg == replacedSeg {
+		raw, _, err := s.readReplacement(n, loc.size)
+		return raw, err
 	}
 	if !ok || loc.seg > v.endSeg || loc.off+loc.size > v.limit(loc.seg) {
 		return nil, fmt.Errorf("%w: block %d is below the height %d but its index entry is missing or out of range (%+v)", ErrCorrupt, n, v.height, loc)

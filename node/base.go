@@ -46,7 +46,7 @@ func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("node: data directory: %w", err)
 	}
-	if b.Store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{}); err != nil {
+	if b.Store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{Logger: b.log}); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -3,10 +3,12 @@ package node
 import (
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 )
@@ -60,7 +62,7 @@ func TestStateDBBackends(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		db, err := openState(cfg, 0, 0, slog.New(slog.DiscardHandler))
+		db, err := openState(cfg, 0, 0, nil, new(Repairs), slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("openState(%s): %v", name, err)
 		}
@@ -74,7 +76,7 @@ func TestStateDBBackends(t *testing.T) {
 		if name == "bbolt" {
 			cfg.StateDB.Backend = "pebble"
 		}
-		if db, err := openState(cfg, 0, 0, slog.New(slog.DiscardHandler)); !errors.Is(err, statedb.ErrFormat) {
+		if db, err := openState(cfg, 0, 0, nil, new(Repairs), slog.New(slog.DiscardHandler)); !errors.Is(err, statedb.ErrFormat) {
 			if err == nil {
 				_ = db.Close()
 			}
@@ -83,20 +85,34 @@ func TestStateDBBackends(t *testing.T) {
 	}
 }
 
-// TestStateAheadIsRebuilt: with relaxed durability, a state database whose
-// savepoint passed the block store's height (a machine crash) is emptied,
-// so the committer rebuilds it from the blocks; with durable, it is kept
-// and the committer refuses it.
+// TestStateAheadIsRebuilt: a state database whose savepoint passed the
+// block store's height (a machine crash with relaxed durability, or a
+// lost last block with durable), or passed a damaged block, is emptied so
+// that the committer rebuilds it from the blocks; one at or below both is
+// kept.
 func TestStateAheadIsRebuilt(t *testing.T) {
-	for _, dur := range []string{"relaxed", "durable"} {
-		dir := writeNet(t, channelYAML, nodeYAML+"dataDir: "+filepath.Join(t.TempDir(), dur)+"\n")
+	damaged := []ledger.Damage{{Block: 2, Segment: "000000.seg", Offset: 100, Reason: "checksum mismatch"}}
+	for _, tc := range []struct {
+		name    string
+		dur     string
+		height  uint64
+		damaged []ledger.Damage
+		want    uint64
+	}{
+		{"relaxed, tail lost", "relaxed", 3, nil, 0},
+		{"durable, tail lost", "durable", 3, nil, 0},
+		{"durable, damaged block below the savepoint", "durable", 9, damaged, 0},
+		{"durable, in step", "durable", 5, nil, 5},
+	} {
+		dir := writeNet(t, channelYAML, nodeYAML+"dataDir: "+filepath.Join(t.TempDir(), tc.dur)+"\n")
 		cfg, err := LoadNode(filepath.Join(dir, "node.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Pipeline.Durability = dur
+		cfg.Pipeline.Durability = tc.dur
 		log := slog.New(slog.DiscardHandler)
-		db, err := openState(cfg, 0, 0, log)
+		var repairs Repairs
+		db, err := openState(cfg, 0, 0, nil, &repairs, log)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,17 +122,19 @@ func TestStateAheadIsRebuilt(t *testing.T) {
 			t.Fatal(err)
 		}
 		db.Close()
-		if db, err = openState(cfg, 3, 0, log); err != nil {
+		if db, err = openState(cfg, tc.height, 0, tc.damaged, &repairs, log); err != nil {
 			t.Fatal(err)
 		}
 		sp, err := db.Savepoint()
 		db.Close()
-		want := uint64(5)
-		if dur == "relaxed" {
-			want = 0
+		if err != nil || sp != tc.want {
+			t.Errorf("%s: savepoint %d, %v after reopening at block height %d; want %d", tc.name, sp, err, tc.height, tc.want)
 		}
-		if err != nil || sp != want {
-			t.Errorf("%s: savepoint %d, %v after reopening at block height 3; want %d", dur, sp, err, want)
+		if rebuilt := tc.want == 0; repairs.StateRebuilds != map[bool]uint64{true: 1}[rebuilt] {
+			t.Errorf("%s: %d state rebuilds counted", tc.name, repairs.StateRebuilds)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.DataDir, "state.discarded")); !os.IsNotExist(err) {
+			t.Errorf("%s: the discarded state was left behind (%v)", tc.name, err)
 		}
 	}
 }

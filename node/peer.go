@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -28,7 +25,6 @@ import (
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/mux"
 	"github.com/strand-ledger/strand/orderer"
 )
@@ -52,6 +48,7 @@ type Peer struct {
 	State     statedb.DB
 
 	channel string
+	repairs Repairs // written before serving starts, read by metrics
 	conns   []*mux.Conn
 	cancel  context.CancelFunc
 }
@@ -74,28 +71,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.State, err = openState(cfg, p.Store.Height(), p.Store.Base().Height, p.log); err != nil {
-		return nil, err
-	}
 	comCh, err := ch.Committer()
-	if err != nil {
-		return nil, err
-	}
-	if p.Committer, err = committer.New(comCh, p.Store, p.State, opts, p.log); err != nil {
-		return nil, err
-	}
-	signer, err := cfg.Signer()
-	if err != nil {
-		return nil, err
-	}
-	contracts, err := builtinContracts(ch)
-	if err != nil {
-		return nil, err
-	}
-	e, err := endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts,
-		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,
-	})
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +96,30 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		return gateway.BatchSubmits(named(name, api.NewOrdererClient(conn))), nil
 	}, p.log)
 	if err := book.set(eps); err != nil {
+		return nil, err
+	}
+	if p.State, err = openState(cfg, p.Store.Height(), p.Store.Base().Height, p.Store.Damaged(), &p.repairs, p.log); err != nil {
+		return nil, err
+	}
+	if err := p.repairBlocks(comCh, book.Orderers, &p.repairs); err != nil {
+		return nil, err
+	}
+	if p.Committer, err = committer.New(comCh, p.Store, p.State, opts, p.log); err != nil {
+		return nil, err
+	}
+	signer, err := cfg.Signer()
+	if err != nil {
+		return nil, err
+	}
+	contracts, err := builtinContracts(ch)
+	if err != nil {
+		return nil, err
+	}
+	e, err := endorser.New(endorser.Config{
+		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts,
+		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,
+	})
+	if err != nil {
 		return nil, err
 	}
 	book.replay(p.Store)
@@ -156,6 +156,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("endorser", func() any { return e.Metrics() }),
 		NewStructCollector("gateway", func() any { return gw.Metrics() }),
 		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
+		NewStructCollector("repair", func() any { return p.repairs }),
 	); err != nil {
 		return nil, err
 	}
@@ -170,39 +171,6 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}()
 	p.log.Info("peer started", "listen", p.Addr, "height", p.Committer.Height(), "channel", ch.Channel)
 	return p, nil
-}
-
-// openState opens the state database. A savepoint above the block
-// store's height can only follow a machine crash with relaxed durability
-// (the state database kept writes the block store lost, see committer's
-// "Durability"): the state is then rebuilt from the block store, whose
-// blocks carry their validation codes, and the peer fetches the rest from
-// the ordering service as usual. A block store that starts at a snapshot
-// base cannot rebuild the state, so that case is refused instead.
-func openState(cfg *NodeConfig, height, base uint64, log *slog.Logger) (statedb.DB, error) {
-	dir := filepath.Join(cfg.DataDir, "state")
-	db, err := backend.Open(cfg.StateDB.Backend, dir, cfg.StateDB.Options())
-	if err != nil {
-		return nil, err
-	}
-	sp, err := db.Savepoint()
-	if err != nil || sp <= height || cfg.Pipeline.Durability != "relaxed" || cfg.StateDB.Backend == "memory" {
-		return db, err
-	}
-	if base > 0 {
-		db.Close()
-		return nil, fmt.Errorf("node: the state database (savepoint %d) is ahead of the block store (height %d), which starts at block %d from a snapshot "+
-			"and so cannot rebuild it: join this peer from a snapshot again, with a fresh data directory", sp, height, base)
-	}
-	log.Warn("the state database is ahead of the block store (a machine crash with relaxed durability); rebuilding the state from the block store",
-		"savepoint", sp, "height", height)
-	if err := db.Close(); err != nil {
-		return nil, err
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return nil, fmt.Errorf("node: removing the state database to rebuild it: %w", err)
-	}
-	return backend.Open(cfg.StateDB.Backend, dir, cfg.StateDB.Options())
 }
 
 // builtinContracts instantiates the contracts the channel defines.

@@ -141,16 +141,21 @@ func (o *Orderer) fetch(l *link, target uint64) error {
 // signs only checkpoints, the authenticated cluster connection vouches for
 // it).
 func (o *Orderer) checkFetched(raw []byte) (ledger.Entry, error) {
+	return o.checkFetchedAt(raw, o.cfg.Store.Height(), o.cfg.Store.LastHash())
+}
+
+// checkFetchedAt is checkFetched for block want, whose previous hash must
+// be prev.
+func (o *Orderer) checkFetchedAt(raw []byte, want uint64, prev []byte) (ledger.Entry, error) {
 	b, err := api.DecodeBlock(raw)
 	if err != nil {
 		return ledger.Entry{}, err
 	}
 	h := b.GetHeader()
-	want := o.cfg.Store.Height()
 	switch {
 	case h.GetNumber() != want:
 		return ledger.Entry{}, fmt.Errorf("block %d, want %d", h.GetNumber(), want)
-	case want > 0 && !bytes.Equal(h.GetPreviousHash(), o.cfg.Store.LastHash()):
+	case want > 0 && !bytes.Equal(h.GetPreviousHash(), prev):
 		return ledger.Entry{}, fmt.Errorf("%w: block %d does not link to the stored block %d", errFork, want, want-1)
 	case !bytes.Equal(h.GetDataHash(), api.DataHash(b.Transactions)):
 		return ledger.Entry{}, fmt.Errorf("block %d: data hash does not match its transactions", want)

@@ -272,6 +272,9 @@ func (o *Orderer) start() error {
 	if o.raft != nil {
 		o.raft.tr.start()
 		go o.raft.run(behind)
+		if len(o.cfg.Store.Damaged()) > 0 {
+			go o.repairDamaged()
+		}
 	}
 	return nil
 }
