@@ -11,6 +11,16 @@ const (
 	// transaction by name, since a server that receives blocks (an
 	// orderer of a Raft cluster) accepts larger messages.
 	MaxTxBytes = 4 << 20
+	// MaxRequestMessage bounds one message a client-facing service
+	// receives: one MaxTxBytes transaction or proposal inside the
+	// largest envelope strand puts around it (a batch request inside an
+	// api.Mux call: method name, id, deadline, peer name and height, a
+	// few hundred bytes), with room to spare. A node's client server is
+	// limited to it (node's roleListener), so gRPC refuses a larger
+	// message on its 5-byte length prefix, before it allocates anything.
+	// A batch of several requests stays under it (the gateway cuts
+	// batches at 2 MiB).
+	MaxRequestMessage = MaxTxBytes + 64<<10
 	// MaxBlockMessage bounds one block on the wire: the largest batch a
 	// channel may configure, one transaction over it (a transaction larger
 	// than batch.maxBytes forms a block alone), and the framing, codes and
