@@ -37,7 +37,7 @@ type base struct {
 // open loads and checks the node's channel and opens its block store.
 func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 	b.Name, b.log = cfg.Name, cfg.Logger()
-	gctune.Apply(cfg.GCPercent(), cfg.GC.MemoryLimitMB)
+	gctune.Apply(cfg.GCPercent(), cfg.MemoryLimitMB())
 	ch, err := LoadChannel(cfg.Channel)
 	if err != nil {
 		return nil, err
