@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -71,10 +72,11 @@ func (b *base) serve(addr string, serverTLS *tls.Config, route func(*x509.Certif
 	if route == nil {
 		route = func(*x509.Certificate) int { return 0 }
 	}
-	lis, err := newRoleListener(addr, serverTLS, len(servers), route, b.log)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return fmt.Errorf("node: listen %s: %w", addr, err)
 	}
+	lis := newRoleListener(tcp, serverTLS, len(servers), route, b.log)
 	b.lis, b.Addr = lis, lis.Addr().String()
 	for i, s := range servers {
 		opts := append(grpctune.ServerOptions(), grpc.Creds(handshaken{}), grpc.MaxRecvMsgSize(s.maxRecv))

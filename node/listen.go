@@ -52,14 +52,10 @@ type roleListener struct {
 	closed    chan struct{} // closed when lis is closed
 }
 
-// newRoleListener listens on addr for n servers. The TLS configuration must
+// newRoleListener serves n servers from lis. The TLS configuration must
 // require and verify a client certificate (TLSConfigs' server side does):
 // route is only ever called with a verified leaf.
-func newRoleListener(addr string, serverTLS *tls.Config, n int, route func(*x509.Certificate) int, log *slog.Logger) (*roleListener, error) {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("node: listen %s: %w", addr, err)
-	}
+func newRoleListener(lis net.Listener, serverTLS *tls.Config, n int, route func(*x509.Certificate) int, log *slog.Logger) *roleListener {
 	cfg := serverTLS.Clone()
 	// gRPC clients insist on HTTP/2 by ALPN; credentials.NewTLS adds it,
 	// and this listener stands in for credentials.NewTLS.
@@ -71,7 +67,7 @@ func newRoleListener(addr string, serverTLS *tls.Config, n int, route func(*x509
 		r.outs = append(r.outs, &childListener{parent: r, conns: make(chan net.Conn), done: make(chan struct{})})
 	}
 	go r.accept()
-	return r, nil
+	return r
 }
 
 // Addr is where the listener listens.
@@ -87,13 +83,29 @@ func (r *roleListener) Close() error {
 	return err
 }
 
+// accept accepts connections until the listener is closed. Other errors
+// (out of file descriptors) pass: it waits, up to a second, and accepts
+// again, as gRPC's own server does, so that a flood of connections
+// cannot stop the node from serving for good.
 func (r *roleListener) accept() {
+	var wait time.Duration
 	for {
 		c, err := r.lis.Accept()
 		if err != nil {
-			r.Close()
-			return
+			if errors.Is(err, net.ErrClosed) {
+				r.Close()
+				return
+			}
+			wait = min(max(2*wait, 5*time.Millisecond), time.Second)
+			r.log.Warn("accepting a connection failed; retrying", "listen", r.lis.Addr().String(), "wait", wait, "err", err)
+			select {
+			case <-time.After(wait):
+			case <-r.closed:
+				return
+			}
+			continue
 		}
+		wait = 0
 		go r.handshake(c)
 	}
 }
