@@ -21,9 +21,21 @@ const (
 	// A batch of several requests stays under it (the gateway cuts
 	// batches at 2 MiB).
 	MaxRequestMessage = MaxTxBytes + 64<<10
-	// MaxBlockMessage bounds one block on the wire: the largest batch a
-	// channel may configure, one transaction over it (a transaction larger
-	// than batch.maxBytes forms a block alone), and the framing, codes and
+	// MaxBlockMessage is BlockMessage of the largest batch a channel may
+	// configure (256 MiB): what a receiver of blocks that does not know
+	// the channel's batch size must accept.
+	MaxBlockMessage = 256<<20 + blockOverhead
+
+	// blockOverhead is what a block message may hold beyond its batch's
+	// limit: one transaction over it (a transaction larger than
+	// batch.maxBytes forms a block alone), and the framing, codes and
 	// signature around them.
-	MaxBlockMessage = 256<<20 + MaxTxBytes + 8<<20
+	blockOverhead = MaxTxBytes + 8<<20
 )
+
+// BlockMessage bounds one block on the wire, or one Raft message, for a
+// channel whose batches hold at most batchMaxBytes of transactions (a
+// Raft append carries at most 1 MiB of entries, or a single larger one,
+// which is one batch). An orderer limits what other orderers send it to
+// this, so even a member of the cluster cannot make it receive more.
+func BlockMessage(batchMaxBytes int) int { return batchMaxBytes + blockOverhead }

@@ -16,7 +16,8 @@
 //   - The listener (listen.go): one TLS listener per node whose
 //     connections go, by the role of their client certificate, to one of
 //     its gRPC servers, each with its own receive limit: the channel's
-//     orderers to an orderer's cluster server (api.MaxBlockMessage),
+//     orderers to an orderer's cluster server (api.BlockMessage of the
+//     channel's batch.maxBytes),
 //     everyone else to the client server (api.MaxRequestMessage).
 //
 // Invariants:

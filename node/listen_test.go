@@ -1,15 +1,19 @@
 package node_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
 )
 
-// TestClusterRefusesNonOrderersUnread: a client's call to an orderer's
+// TestClusterRefusesNonOrderersUnread: another orderer's Raft message over
+// the channel's block size is refused on its length prefix, and a
+// client's call to an orderer's
 // Cluster service (Raft messages, forwarded transactions) is refused on its
 // headers, while the client is still sending a message it declared to be
 // 200 MB, and the refusal names the service, the certificate and its
@@ -39,6 +43,30 @@ func TestClusterRefusesNonOrderersUnread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// An orderer reaches the cluster server, whose limit is the channel's
+	// block size (api.BlockMessage of batch.maxBytes), not the 268 MiB
+	// any channel might need (api.MaxBlockMessage, the limit before).
+	other, err := node.LoadNode(layout.Nodes[1].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ordTLS, err := node.ClientTLS(ch, other.TLS.Cert, other.TLS.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := ch.OrdererBatch()
+	batch.EnsureDefaults()
+	limit := api.BlockMessage(batch.MaxBytes)
+	end := dialH2(t, o.Addr, ordTLS).call(t, "/strand.orderer.Cluster/Step", uint32(limit+1), make([]byte, 64<<10))
+	select {
+	case got := <-end:
+		if want := fmt.Sprintf("grpc-status 8: grpc: received message larger than max (%d vs. %d)", limit+1, limit); got != want {
+			t.Errorf("a Raft message of %d bytes from an orderer: %s, want %s", limit+1, got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("a Raft message of %d bytes from an orderer, half sent, was not refused in 10 s (the channel's limit is %d)", limit+1, limit)
+	}
+
 	for _, method := range []string{"/strand.orderer.Cluster/Forward", "/strand.orderer.Cluster/Step"} {
 		end := dialH2(t, o.Addr, tlsCfg).call(t, method, 200<<20, make([]byte, 64<<10))
 		select {

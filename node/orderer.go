@@ -63,6 +63,8 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		return nil, err
 	}
 	svc := orderer.NewServer(o.Orderer)
+	batch := ch.OrdererBatch()
+	batch.EnsureDefaults()
 	isOrderer := ordererCert(reg)
 	route := func(leaf *x509.Certificate) int {
 		if isOrderer(leaf) == nil {
@@ -75,7 +77,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 			api.RegisterOrdererServer(s, svc)
 			orderer.RegisterAdmin(s, o.Orderer)
 		}},
-		grpcServer{maxRecv: api.MaxBlockMessage, register: func(s grpc.ServiceRegistrar) {
+		grpcServer{maxRecv: api.BlockMessage(batch.MaxBytes), register: func(s grpc.ServiceRegistrar) {
 			api.RegisterOrdererServer(s, svc)
 			orderer.RegisterCluster(s, o.Orderer)
 			orderer.RegisterAdmin(s, o.Orderer)
