@@ -60,9 +60,13 @@ func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 // its messages is read) and its services, whose unary methods are also
 // served over api.Mux (package mux).
 type grpcServer struct {
-	maxRecv  int
-	tap      tap.ServerInHandle
-	register func(grpc.ServiceRegistrar)
+	maxRecv int
+	// streamWindow, if set, replaces grpctune.Window as the stream
+	// flow-control window (grpctune.ClientStreamWindow for callers that
+	// are not trusted with more).
+	streamWindow int32
+	tap          tap.ServerInHandle
+	register     func(grpc.ServiceRegistrar)
 }
 
 // serve listens on addr and starts one gRPC server per entry of servers;
@@ -80,6 +84,9 @@ func (b *base) serve(addr string, serverTLS *tls.Config, route func(*x509.Certif
 	b.lis, b.Addr = lis, lis.Addr().String()
 	for i, s := range servers {
 		opts := append(grpctune.ServerOptions(), grpc.Creds(handshaken{}), grpc.MaxRecvMsgSize(s.maxRecv))
+		if s.streamWindow > 0 {
+			opts = append(opts, grpc.StaticStreamWindowSize(s.streamWindow))
+		}
 		if s.tap != nil {
 			opts = append(opts, grpc.InTapHandle(s.tap))
 		}

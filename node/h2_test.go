@@ -23,15 +23,17 @@ type h2Conn struct {
 	c  *tls.Conn
 	fr *http2.Framer
 
-	wmu  sync.Mutex // serialises writes
-	next uint32     // the next stream id
+	wmu    sync.Mutex // serialises writes
+	next   uint32     // the next stream id
+	window int        // the server's initial stream window; set before dialH2 returns
 
 	mu   sync.Mutex
 	ends map[uint32]chan string
 }
 
 // dialH2 connects with tlsCfg (ALPN h2) and waits for the server's
-// settings and connection window, so that up to 16 MiB may be sent.
+// settings and connection window, so that calls can send what its stream
+// window allows.
 func dialH2(t *testing.T, addr string, tlsCfg *tls.Config) *h2Conn {
 	t.Helper()
 	cfg := tlsCfg.Clone()
@@ -44,7 +46,7 @@ func dialH2(t *testing.T, addr string, tlsCfg *tls.Config) *h2Conn {
 	if err := c.Handshake(); err != nil {
 		t.Fatalf("TLS handshake with %s: %v", addr, err)
 	}
-	h := &h2Conn{c: c, fr: http2.NewFramer(c, c), next: 1, ends: map[uint32]chan string{}}
+	h := &h2Conn{c: c, fr: http2.NewFramer(c, c), next: 1, window: 65535, ends: map[uint32]chan string{}}
 	h.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	if _, err := c.Write([]byte(http2.ClientPreface)); err != nil {
 		t.Fatal(err)
@@ -82,6 +84,9 @@ func (h *h2Conn) read(ready chan struct{}) {
 		switch f := f.(type) {
 		case *http2.SettingsFrame:
 			if !f.IsAck() {
+				if w, ok := f.Value(http2.SettingInitialWindowSize); ok && ready != nil {
+					h.window = int(w)
+				}
 				h.write(func() error { return h.fr.WriteSettingsAck() })
 				settings = true
 			}
@@ -133,9 +138,10 @@ func (h *h2Conn) write(f func() error) error {
 }
 
 // call opens a stream to method and sends one message's 5-byte gRPC
-// prefix declaring declared bytes, then body (which may be shorter), and
-// leaves the stream open: the sender stalls. Keep body under the 16 MiB
-// windows. The outcome of the stream arrives on the returned channel.
+// prefix declaring declared bytes, then body (which may be shorter), as
+// much of it as the server's stream window allows, and leaves the stream
+// open: the sender stalls. The outcome of the stream arrives on the
+// returned channel.
 func (h *h2Conn) call(t *testing.T, method string, declared uint32, body []byte) <-chan string {
 	t.Helper()
 	var hdr bytes.Buffer
@@ -157,6 +163,7 @@ func (h *h2Conn) call(t *testing.T, method string, declared uint32, body []byte)
 		prefix := make([]byte, 5)
 		binary.BigEndian.PutUint32(prefix[1:], declared)
 		data := append(prefix, body...)
+		data = data[:min(len(data), h.window)]
 		for len(data) > 0 { // frames of at most the default 16 KiB
 			n := min(len(data), 16<<10)
 			if err := h.fr.WriteData(id, false, data[:n]); err != nil {

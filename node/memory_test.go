@@ -165,13 +165,17 @@ const memoryBudget = 64
 
 // TestOversizedMessagesStayOutOfMemory sends a real orderer process and a
 // real peer process (its gateway) four concurrent 200 MB Submit calls,
-// then sixteen that declare 200 MB, send 15 MiB and stall, and measures
+// then sixteen on sixteen connections that declare 200 MB, send up to 15
+// MiB (what the server's stream window lets them) and stall, and measures
 // each process's peak resident memory (VmHWM) from /proc. Each message
 // must be refused by name on its length prefix, and the peak may rise by
 // at most memoryBudget MiB. Before the orderer's client server was limited
 // to api.MaxRequestMessage, the orderer received every 200 MB message
 // whole before refusing it (gRPC's limit was api.MaxBlockMessage for
-// everyone) and the half-sent ones were never answered.
+// everyone: +2.4 GiB) and the half-sent ones were never answered (+249
+// MiB). Under the race detector, before the client servers' stream window
+// shrank to grpctune.ClientStreamWindow, what arrived before the refusals
+// peaked at +42 to +55 MiB.
 func TestOversizedMessagesStayOutOfMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node processes")

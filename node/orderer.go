@@ -18,6 +18,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/orderer"
 )
 
@@ -73,7 +74,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		return 0
 	}
 	if err := o.serve(cfg.Listen, serverTLS, route,
-		grpcServer{maxRecv: api.MaxRequestMessage, tap: refuseCluster(isOrderer), register: func(s grpc.ServiceRegistrar) {
+		grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, tap: refuseCluster(isOrderer), register: func(s grpc.ServiceRegistrar) {
 			api.RegisterOrdererServer(s, svc)
 			orderer.RegisterAdmin(s, o.Orderer)
 		}},
