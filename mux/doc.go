@@ -29,6 +29,10 @@
 //     have run it. The next call opens a new stream.
 //   - A server without Mux (codes.Unimplemented on the stream) is called
 //     with plain unary calls from then on, so mixed versions interoperate.
+//   - A request that might not fit the receive limit of a client server
+//     (api.MaxRequestMessage) goes as a plain unary call: gRPC refuses an
+//     oversized message on a stream by ending the stream, which would fail
+//     every call on it, other callers' too.
 //   - Server: each stream runs at most MaxInFlight calls at once; beyond
 //     that it stops reading, and HTTP/2 flow control holds the client
 //     back. The Server also budgets the bytes of the requests its calls
