@@ -107,7 +107,8 @@ func (b *base) serve(addr string, serverTLS *tls.Config, route func(*x509.Certif
 // MetricsAddr returns where /metrics is served, "" if nowhere.
 func (b *base) MetricsAddr() string { return b.metrics.Addr() }
 
-// stopServing stops the gRPC server and waits for the node's goroutines.
+// stopServing stops the gRPC servers and their listener and waits for the
+// node's goroutines.
 func (b *base) stopServing() {
 	for _, srv := range b.srvs {
 		srv.Stop()
