@@ -48,9 +48,20 @@ func (c *Conn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method stri
 	return c.cc.NewStream(ctx, desc, method, opts...)
 }
 
+// largeRequest is the size above which a request goes as a plain unary
+// call: a Call of it, with its method name, id and deadline (a few dozen
+// bytes), could exceed api.MaxRequestMessage, the receive limit of the
+// servers that face clients and peers. gRPC refuses an oversized message
+// on a stream by ending the stream, so over Mux one caller's oversized
+// request would fail every call in flight on the connection (a gateway's
+// connection to an orderer carries all its clients' submissions); alone
+// on a unary call, only that call is refused.
+const largeRequest = api.MaxRequestMessage - 1<<10
+
 // Invoke makes a unary call over the stream. Calls with call options
 // (other than the StaticMethod that generated clients add) go as plain
-// unary calls, since the stream cannot honour them.
+// unary calls, since the stream cannot honour them, and so do requests
+// over largeRequest.
 func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
 	in, ok1 := args.(proto.Message)
 	out, ok2 := reply.(proto.Message)
@@ -60,6 +71,9 @@ func (c *Conn) Invoke(ctx context.Context, method string, args, reply any, opts 
 	body, err := proto.Marshal(in)
 	if err != nil {
 		return status.Errorf(codes.Internal, "mux: encoding the request of %s: %v", method, err)
+	}
+	if len(body) > largeRequest {
+		return c.cc.Invoke(ctx, method, args, reply, opts...)
 	}
 	s, err := c.stream()
 	if err != nil {

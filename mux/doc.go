@@ -29,9 +29,19 @@
 //     have run it. The next call opens a new stream.
 //   - A server without Mux (codes.Unimplemented on the stream) is called
 //     with plain unary calls from then on, so mixed versions interoperate.
+//   - A request that might not fit the receive limit of a client server
+//     (api.MaxRequestMessage) goes as a plain unary call: gRPC refuses an
+//     oversized message on a stream by ending the stream, which would fail
+//     every call on it, other callers' too.
 //   - Server: each stream runs at most MaxInFlight calls at once; beyond
 //     that it stops reading, and HTTP/2 flow control holds the client
-//     back. Calls run on reused goroutines, whose grown stacks are kept (a
+//     back. The Server also budgets the bytes of the requests its calls
+//     hold, over all its streams (MaxInFlightBytes): a stream whose next
+//     request does not fit waits, unread, until calls finish. Together
+//     with the gRPC server's receive limit this bounds what Mux calls
+//     hold, however slow their handlers. A request the budget cannot fit
+//     waits until nothing else is in flight and then runs alone.
+//   - Calls run on reused goroutines, whose grown stacks are kept (a
 //     fresh goroutine per call spent 4% of a peer's CPU growing stacks).
 //     A stream's handler returns only after its calls have replied, so no
 //     reply is sent on a finished stream.

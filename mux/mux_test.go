@@ -265,3 +265,150 @@ func TestConcurrentCalls(t *testing.T) {
 		t.Error("a call on a closed Conn succeeded")
 	}
 }
+
+// openStream makes calls of tx until c's Mux stream is open: calls made
+// while the connection is not ready go as plain unary calls.
+func openStream(ctx context.Context, t *testing.T, c *Conn, tx string) {
+	t.Helper()
+	for {
+		if _, err := submit(ctx, c, tx); err != nil {
+			t.Fatal(err)
+		}
+		c.mu.Lock()
+		open := c.cur != nil
+		c.mu.Unlock()
+		if open {
+			return
+		}
+	}
+}
+
+// holder counts the Submit calls it holds until release is closed, and
+// the most it held at once; it answers an empty transaction at once.
+type holder struct {
+	api.UnimplementedOrdererServer
+	release   chan struct{}
+	held, max atomic.Int64
+}
+
+func (h *holder) Submit(ctx context.Context, req *api.SubmitRequest) (*api.SubmitResponse, error) {
+	if len(req.GetTransaction()) == 0 {
+		return &api.SubmitResponse{Status: 200}, nil
+	}
+	n := h.held.Add(1)
+	defer h.held.Add(-1)
+	for m := h.max.Load(); n > m && !h.max.CompareAndSwap(m, n); m = h.max.Load() {
+	}
+	select {
+	case <-h.release:
+		return &api.SubmitResponse{Status: 200}, nil
+	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// TestInFlightBytes: a Server whose budget is 4 MiB runs at most four
+// 1 MiB calls at once, however many a client sends (before the budget,
+// all sixteen ran: only the count of calls was bounded), and a request
+// larger than the whole budget still runs, alone.
+func TestInFlightBytes(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(16 << 20))
+	h := &holder{release: make(chan struct{})}
+	api.RegisterOrdererServer(NewServerBudget(srv, 4<<20), h)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	c := dial(t, lis.Addr().String())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	openStream(ctx, t, c, "") // calls before it is open go as plain unary calls, outside the budget
+
+	const calls = 16
+	tx := make([]byte, 1<<20-64) // with its framing, just under 1 MiB: four fit
+	var wg sync.WaitGroup
+	errs := make(chan error, calls)
+	for range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := api.NewOrdererClient(c).Submit(ctx, &api.SubmitRequest{Transaction: tx}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	for h.held.Load() < 4 {
+		if ctx.Err() != nil {
+			t.Fatalf("%d calls held after 30 s, want 4", h.held.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The other twelve were all sent; give the server the chance to run
+	// them, which the budget must refuse.
+	time.Sleep(200 * time.Millisecond)
+	close(h.release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if m := h.max.Load(); m != 4 {
+		t.Errorf("at most %d calls of 1 MiB ran at once under a 4 MiB budget, want 4", m)
+	}
+
+	if _, err := api.NewOrdererClient(c).Submit(ctx, &api.SubmitRequest{Transaction: make([]byte, 6<<20)}); err != nil {
+		t.Errorf("a 6 MiB request under a 4 MiB budget: %v, want it run alone", err)
+	}
+}
+
+// TestOversizedCallSparesTheStream: a request too large for the server
+// fails alone, as a plain unary call refused on its length prefix, while
+// a call in flight on the same connection's stream carries on. Before,
+// it went over the stream, whose receive failure ended the stream and
+// failed every call on it: one client's oversized transaction, forwarded
+// by a gateway, failed all its clients' submissions to that orderer.
+func TestOversizedCallSparesTheStream(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(api.MaxRequestMessage))
+	o := &orderer{release: make(chan struct{})}
+	api.RegisterOrdererServer(NewServer(srv), o)
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	cc, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(16<<20))) // the test orderer echoes the request
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewConn(cc)
+	t.Cleanup(func() { c.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	openStream(ctx, t, c, "ok")
+	waited := make(chan error, 1)
+	before := o.calls.Load()
+	go func() {
+		_, err := submit(ctx, c, "wait")
+		waited <- err
+	}()
+	for o.calls.Load() == before { // until the wait call is in the handler
+		time.Sleep(time.Millisecond)
+	}
+	over := string(make([]byte, api.MaxRequestMessage)) // its SubmitRequest is a few bytes more
+	_, err = submit(ctx, c, over)
+	if status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a request over the server's limit: %v, want ResourceExhausted", err)
+	}
+	under := string(make([]byte, api.MaxRequestMessage-16)) // fits the limit alone, not in a Call
+	if _, err := submit(ctx, c, under); err != nil {
+		t.Errorf("a request just under the server's limit: %v", err)
+	}
+	close(o.release)
+	if err := <-waited; err != nil {
+		t.Errorf("the call in flight when an oversized one was made: %v, want it answered", err)
+	}
+}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +12,7 @@ import (
 	"sync"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/tap"
 
 	"github.com/strand-ledger/strand/internal/gctune"
 	"github.com/strand-ledger/strand/internal/grpctune"
@@ -20,14 +21,16 @@ import (
 )
 
 // base is what every node has: a name and address, a log, a block store in
-// its data directory, a mutual-TLS gRPC server and a metrics server.
+// its data directory, mutual-TLS gRPC servers on one listener and a
+// metrics server.
 type base struct {
 	Name  string
 	Addr  string // where the gRPC server listens
 	Store *ledger.BlockStore
 
 	log     *slog.Logger
-	srv     *grpc.Server
+	lis     *roleListener
+	srvs    []*grpc.Server
 	metrics *metricsServer
 	wg      sync.WaitGroup
 }
@@ -35,7 +38,7 @@ type base struct {
 // open loads and checks the node's channel and opens its block store.
 func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 	b.Name, b.log = cfg.Name, cfg.Logger()
-	gctune.Apply(cfg.GCPercent(), cfg.GC.MemoryLimitMB)
+	gctune.Apply(cfg.GCPercent(), cfg.MemoryLimitMB())
 	ch, err := LoadChannel(cfg.Channel)
 	if err != nil {
 		return nil, err
@@ -52,39 +55,66 @@ func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 	return ch, nil
 }
 
-// serve starts the gRPC server on addr with the services register adds;
-// their unary methods are also served over api.Mux (package mux). maxRecv
-// bounds a received message (0: gRPC's 4 MiB): an orderer of a Raft cluster
-// receives whole batches from its leader.
-func (b *base) serve(addr string, serverTLS *tls.Config, maxRecv int, register func(grpc.ServiceRegistrar)) error {
-	opts := append(grpctune.ServerOptions(), grpc.Creds(credentials.NewTLS(serverTLS)))
-	if maxRecv > 0 {
-		opts = append(opts, grpc.MaxRecvMsgSize(maxRecv))
+// grpcServer is one of a node's gRPC servers (see roleListener): its
+// receive limit, an optional tap (run on a call's headers, before any of
+// its messages is read) and its services, whose unary methods are also
+// served over api.Mux (package mux).
+type grpcServer struct {
+	maxRecv int
+	// streamWindow, if set, replaces grpctune.Window as the stream
+	// flow-control window (grpctune.ClientStreamWindow for callers that
+	// are not trusted with more).
+	streamWindow int32
+	tap          tap.ServerInHandle
+	register     func(grpc.ServiceRegistrar)
+}
+
+// serve listens on addr and starts one gRPC server per entry of servers;
+// route picks the server for a connection by its verified client
+// certificate (nil: always the first).
+func (b *base) serve(addr string, serverTLS *tls.Config, route func(*x509.Certificate) int, servers ...grpcServer) error {
+	if route == nil {
+		route = func(*x509.Certificate) int { return 0 }
 	}
-	b.srv = grpc.NewServer(opts...)
-	register(mux.NewServer(b.srv))
-	lis, err := net.Listen("tcp", addr)
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("node: listen %s: %w", addr, err)
 	}
-	b.Addr = lis.Addr().String()
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		if err := b.srv.Serve(lis); err != nil {
-			b.log.Error("gRPC server stopped", "err", err)
+	lis := newRoleListener(tcp, serverTLS, len(servers), route, b.log)
+	b.lis, b.Addr = lis, lis.Addr().String()
+	for i, s := range servers {
+		opts := append(grpctune.ServerOptions(), grpc.Creds(handshaken{}), grpc.MaxRecvMsgSize(s.maxRecv))
+		if s.streamWindow > 0 {
+			opts = append(opts, grpc.StaticStreamWindowSize(s.streamWindow))
 		}
-	}()
+		if s.tap != nil {
+			opts = append(opts, grpc.InTapHandle(s.tap))
+		}
+		srv := grpc.NewServer(opts...)
+		s.register(mux.NewServer(srv))
+		b.srvs = append(b.srvs, srv)
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			if err := srv.Serve(lis.outs[i]); err != nil {
+				b.log.Error("gRPC server stopped", "err", err)
+			}
+		}()
+	}
 	return nil
 }
 
 // MetricsAddr returns where /metrics is served, "" if nowhere.
 func (b *base) MetricsAddr() string { return b.metrics.Addr() }
 
-// stopServing stops the gRPC server and waits for the node's goroutines.
+// stopServing stops the gRPC servers and their listener and waits for the
+// node's goroutines.
 func (b *base) stopServing() {
-	if b.srv != nil {
-		b.srv.Stop()
+	for _, srv := range b.srvs {
+		srv.Stop()
+	}
+	if b.lis != nil {
+		b.lis.Close()
 	}
 	b.wg.Wait()
 }

@@ -71,9 +71,22 @@ type GCConfig struct {
 	// database (package gctune says why); -1 turns collection off (use
 	// only with MemoryLimitMB).
 	Percent int `yaml:"percent,omitempty"`
-	// MemoryLimitMB is a soft limit on the Go heap, in MiB: near it the
-	// collector runs more often. Default 0: no limit.
+	// MemoryLimitMB is a soft limit on the Go runtime's memory, in MiB
+	// (GOMEMLIMIT): near it the collector runs more often. Default 0:
+	// gctune.DefaultMemoryLimitMB (2048); -1: no limit.
 	MemoryLimitMB int `yaml:"memoryLimitMB,omitempty"`
+}
+
+// MemoryLimitMB is the soft memory limit the node runs with, in MiB:
+// GC.MemoryLimitMB, its default when that is 0, or 0 for none (-1).
+func (n *NodeConfig) MemoryLimitMB() int {
+	switch n.GC.MemoryLimitMB {
+	case 0:
+		return gctune.DefaultMemoryLimitMB
+	case -1:
+		return 0
+	}
+	return n.GC.MemoryLimitMB
 }
 
 // GCPercent is the GOGC the node runs with: GC.Percent, or when that is
@@ -208,11 +221,11 @@ func (n *NodeConfig) Validate() error {
 	if p := n.GC.Percent; p != 0 && p != -1 && (p < 10 || p > 10000) {
 		ck.bad("gc.percent", p, "10 to 10000, -1 for off, or 0 for the default (300; 100 with badger)")
 	}
-	if m := n.GC.MemoryLimitMB; m < 0 || m > 1<<20 {
-		ck.bad("gc.memoryLimitMB", m, "0 (no limit) to 1048576")
+	if m := n.GC.MemoryLimitMB; m < -1 || m > 1<<20 {
+		ck.bad("gc.memoryLimitMB", m, fmt.Sprintf("1 to 1048576, 0 for the default (%d) or -1 for no limit", gctune.DefaultMemoryLimitMB))
 	}
-	if n.GC.Percent == -1 && n.GC.MemoryLimitMB == 0 {
-		ck.bad("gc.percent", -1, "-1 only with gc.memoryLimitMB set, or the heap grows without bound")
+	if n.GC.Percent == -1 && n.GC.MemoryLimitMB == -1 {
+		ck.bad("gc.percent", -1, "-1 only with a memory limit (gc.memoryLimitMB not -1), or the heap grows without bound")
 	}
 	if n.Join != "" && n.Role != "orderer" {
 		ck.bad("join", n.Join, "empty: only an orderer joins a Raft ordering service")

@@ -273,7 +273,8 @@ func TestNodeErrors(t *testing.T) {
 		{"missing tls", "tls: {cert: crypto/Org1/peer0/tls-cert.pem, key: crypto/Org1/peer0/tls-key.pem}\n", "", []string{"tls.cert = \"\"", "tls.key = \"\""}},
 		{"empty", nodeYAML, "", []string{"file is empty"}},
 		{"gc percent", "log:", "gc: {percent: 5}\nlog:", []string{"gc.percent = 5: want 10 to 10000"}},
-		{"gc off without limit", "log:", "gc: {percent: -1}\nlog:", []string{"gc.percent = -1: want -1 only with gc.memoryLimitMB set"}},
+		{"gc off without limit", "log:", "gc: {percent: -1, memoryLimitMB: -1}\nlog:", []string{"gc.percent = -1: want -1 only with a memory limit"}},
+		{"memory limit", "log:", "gc: {memoryLimitMB: -2}\nlog:", []string{"gc.memoryLimitMB = -2: want 1 to 1048576, 0 for the default (2048) or -1 for no limit"}},
 		{"profile without metrics", "log:", "profile: true\nlog:", []string{"profile = true: want false unless metrics is set"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,6 +333,15 @@ func TestBatchMode(t *testing.T) {
 	}
 	if g := string(stream.Genesis()); !strings.Contains(g, `"Mode":"stream"`) {
 		t.Errorf("a stream-mode genesis document does not name its mode: %s", g)
+	}
+}
+
+func TestMemoryLimitDefault(t *testing.T) {
+	for set, want := range map[int]int{0: gctune.DefaultMemoryLimitMB, -1: 0, 512: 512} {
+		n := NodeConfig{GC: GCConfig{MemoryLimitMB: set}}
+		if got := n.MemoryLimitMB(); got != want {
+			t.Errorf("gc.memoryLimitMB %d: MemoryLimitMB %d, want %d", set, got, want)
+		}
 	}
 }
 

@@ -13,6 +13,12 @@
 //     field.
 //   - TLSConfigs and LoadTLS: TLS 1.3 with client certificates required
 //     and verified on both sides against the CAs of the channel's orgs.
+//   - The listener (listen.go): one TLS listener per node whose
+//     connections go, by the role of their client certificate, to one of
+//     its gRPC servers, each with its own receive limit: the channel's
+//     orderers to an orderer's cluster server (api.BlockMessage of the
+//     channel's batch.maxBytes),
+//     everyone else to the client server (api.MaxRequestMessage).
 //
 // Invariants:
 //   - Both files are decoded strictly: an unknown field is refused with its
@@ -25,6 +31,10 @@
 //     directory. The loaded structs hold the resolved paths.
 //   - Loading reads files and nothing else: it opens no database, socket or
 //     listener.
+//   - No caller but a channel's orderer reaches a server whose receive
+//     limit is larger than one request, and gRPC refuses a message over
+//     its server's limit on its length prefix, before allocating for it:
+//     a node never holds a message it must refuse for its size.
 //
 // Caller's duties: call Validate again after changing a loaded config in
 // code; call NodeConfig.CheckChannel to check that the node appears in the

@@ -1,16 +1,24 @@
 package node
 
 import (
+	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/orderer"
 )
 
@@ -55,11 +63,27 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := o.serve(cfg.Listen, serverTLS, api.MaxBlockMessage, func(s grpc.ServiceRegistrar) {
-		api.RegisterOrdererServer(s, orderer.NewServer(o.Orderer))
-		orderer.RegisterCluster(s, o.Orderer)
-		orderer.RegisterAdmin(s, o.Orderer)
-	}); err != nil {
+	svc := orderer.NewServer(o.Orderer)
+	batch := ch.OrdererBatch()
+	batch.EnsureDefaults()
+	isOrderer := ordererCert(reg)
+	route := func(leaf *x509.Certificate) int {
+		if isOrderer(leaf) == nil {
+			return 1
+		}
+		return 0
+	}
+	if err := o.serve(cfg.Listen, serverTLS, route,
+		grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, tap: refuseCluster(isOrderer), register: func(s grpc.ServiceRegistrar) {
+			api.RegisterOrdererServer(s, svc)
+			orderer.RegisterAdmin(s, o.Orderer)
+		}},
+		grpcServer{maxRecv: api.BlockMessage(batch.MaxBytes), register: func(s grpc.ServiceRegistrar) {
+			api.RegisterOrdererServer(s, svc)
+			orderer.RegisterCluster(s, o.Orderer)
+			orderer.RegisterAdmin(s, o.Orderer)
+		}},
+	); err != nil {
 		return nil, err
 	}
 	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, o.log,
@@ -74,6 +98,53 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	}
 	o.log.Info("orderer started", "listen", o.Addr, "height", o.Orderer.Height(), "channel", ch.Channel, "consensus", consensus)
 	return o, nil
+}
+
+// ordererCert returns the check that a verified TLS client certificate
+// is an orderer's of the channel (nil), or why not. It decides which of an
+// orderer's gRPC servers serves a connection: only orderers reach the
+// cluster server, whose receive limit admits whole blocks.
+func ordererCert(reg *identity.Registry) func(*x509.Certificate) error {
+	return func(leaf *x509.Certificate) error {
+		org := ""
+		if len(leaf.Subject.Organization) > 0 {
+			org = leaf.Subject.Organization[0]
+		}
+		m, err := reg.Member(&api.Identity{Org: org, Cert: leaf.Raw})
+		if err != nil {
+			return err
+		}
+		if m.Role != identity.RoleOrderer {
+			return fmt.Errorf("its role is %s, want orderer", m.Role)
+		}
+		return nil
+	}
+}
+
+// refuseCluster is the tap of an orderer's client server: a call to the
+// Cluster service (Raft messages, forwarded transactions) is refused on
+// its headers, before any of its messages is read. Orderers never reach
+// this server (ordererCert routes them to the cluster server), so the
+// caller is not one; the refusal says which certificate and why.
+func refuseCluster(isOrderer func(*x509.Certificate) error) tap.ServerInHandle {
+	return func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		if !orderer.IsClusterMethod(info.FullMethodName) {
+			return ctx, nil
+		}
+		who, why := "a caller without a TLS certificate", "no certificate"
+		if p, ok := peer.FromContext(ctx); ok {
+			if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.PeerCertificates) > 0 {
+				leaf := ti.State.PeerCertificates[0]
+				who = fmt.Sprintf("TLS certificate %q from %s", leaf.Subject.String(), p.Addr)
+				if err := isOrderer(leaf); err != nil {
+					why = err.Error()
+				}
+			}
+		}
+		return nil, status.Errorf(codes.PermissionDenied,
+			"node: %s refused before its first message was read: the cluster service serves only the channel's orderers, and %s is not one (%s); clients and peers call the Orderer service",
+			info.FullMethodName, who, why)
+	}
 }
 
 // raftConfig makes this orderer a Raft member when the channel lists more

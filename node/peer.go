@@ -145,10 +145,10 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := p.serve(cfg.Listen, serverTLS, 0, func(s grpc.ServiceRegistrar) {
+	if err := p.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, gw)
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(e))
-	}); err != nil {
+	}}); err != nil {
 		return nil, err
 	}
 	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, p.log,

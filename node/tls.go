@@ -26,8 +26,8 @@ var ErrUntrustedPeer = errors.New("node: TLS peer not trusted")
 // CA that signed it, and the client checks the server's name against its
 // SANs as usual. A refused certificate yields an error wrapping
 // ErrUntrustedPeer that names its subject and issuer: the client's
-// Handshake returns it, and the server's Handshake (logged by gRPC's
-// server) returns it on the server side.
+// Handshake returns it, and the server's Handshake returns it on the
+// server side (the node's listener logs it at debug level).
 func TLSConfigs(certPEM, keyPEM []byte, caPEMs [][]byte) (server, client *tls.Config, err error) {
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {

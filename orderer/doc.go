@@ -167,7 +167,10 @@
 //     knowing the leader. With no leader known Submit returns
 //     ErrUnavailable (503): retry.
 //   - Transport (transport.go): the Cluster gRPC service on the orderer's
-//     own server and mutual-TLS listener. Each caller's TLS certificate
+//     mutual-TLS listener, served only to the channel's orderers (node
+//     hands their connections to a gRPC server of its own, whose receive
+//     limit admits whole blocks, and refuses anyone else's Cluster call
+//     on its headers, before its message is read). Each caller's TLS certificate
 //     must be an orderer-role certificate of the channel (Registry.Member)
 //     whose org and CN name one of RaftConfig.Peers; each Raft message's
 //     From must be that member's id and To this one; otherwise the stream

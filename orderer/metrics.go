@@ -11,15 +11,16 @@ import (
 
 // Metrics is a snapshot of the orderer's activity since New.
 type Metrics struct {
-	Submitted uint64 // Submit calls
-	Admitted  uint64 // transactions queued for ordering
-	Refused   Refused
-	Queued    int    // admitted transactions waiting to be cut now
-	Height    uint64 // blocks in the store
-	Blocks    uint64 // blocks persisted since New
-	Txs       uint64 // transactions in them
-	TxBytes   uint64 // transaction bytes in them
-	Appends   uint64 // Append calls: one fsync of the group each
+	Submitted   uint64 // Submit calls
+	Admitted    uint64 // transactions queued for ordering
+	Refused     Refused
+	Queued      int    // admitted transactions waiting to be cut now
+	QueuedBytes int64  // their bytes
+	Height      uint64 // blocks in the store
+	Blocks      uint64 // blocks persisted since New
+	Txs         uint64 // transactions in them
+	TxBytes     uint64 // transaction bytes in them
+	Appends     uint64 // Append calls: one fsync of the group each
 	// Fsyncs counts the block store's segment fsyncs since it was opened
 	// (Appends plus segment roll-overs).
 	Fsyncs      uint64
@@ -200,6 +201,7 @@ func (o *Orderer) Metrics() Metrics {
 			Unavailable: c.refusedUnavailable.Load(),
 		},
 		Queued:       len(o.in),
+		QueuedBytes:  o.inBytes.Load(),
 		Height:       o.cfg.Store.Height(),
 		Blocks:       c.blocks.Load(),
 		Txs:          c.txs.Load(),

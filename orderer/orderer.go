@@ -19,6 +19,10 @@ import (
 // DefaultQueue is the default bound of Config.Queue.
 const DefaultQueue = 10000
 
+// DefaultQueueBytes is the default bound of Config.QueueBytes: sixteen
+// transactions of api.MaxTxBytes, or 10,000 of 6.5 KiB.
+const DefaultQueueBytes = 64 << 20
+
 // Pipeline depths between the stages (see doc.go).
 const (
 	cutDepth    = 16 // cut batches waiting to be sealed
@@ -60,6 +64,11 @@ type Config struct {
 	// Queue bounds the admitted transactions waiting to be cut; beyond it
 	// Submit returns ErrOverloaded. Default DefaultQueue (10,000).
 	Queue int
+	// QueueBytes bounds the bytes of those transactions the same way:
+	// the count alone would let 10,000 transactions of api.MaxTxBytes
+	// (40 GiB) wait. Default DefaultQueueBytes (64 MiB); at least
+	// api.MaxTxBytes, so that any admissible transaction fits.
+	QueueBytes int
 	// Log receives start, stop and failure messages; nil discards them.
 	Log *slog.Logger
 	// Clock is the time against which creator certificates expire.
@@ -80,6 +89,9 @@ func (c *Config) EnsureDefaults() {
 	c.Batch.EnsureDefaults()
 	if c.Queue == 0 {
 		c.Queue = DefaultQueue
+	}
+	if c.QueueBytes == 0 {
+		c.QueueBytes = DefaultQueueBytes
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -105,6 +117,9 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("%w: Config.Format is %d, want 1 or 2 (0 means 2)", ErrBadConfig, int(c.Format))
 	case c.Queue < 1:
 		return fmt.Errorf("%w: Config.Queue is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.Queue, DefaultQueue)
+	case c.QueueBytes < api.MaxTxBytes:
+		return fmt.Errorf("%w: Config.QueueBytes is %d, want at least %d (api.MaxTxBytes, so that any admissible transaction fits; 0 means the default, %d)",
+			ErrBadConfig, c.QueueBytes, api.MaxTxBytes, DefaultQueueBytes)
 	}
 	if r := c.Signer.Role(); r != identity.RoleOrderer {
 		return fmt.Errorf("%w: Config.Signer %q of org %q has role %s, want orderer", ErrBadConfig, c.Signer.Name(), c.Signer.Org(), r)
@@ -130,9 +145,13 @@ type Orderer struct {
 	cutter *Cutter      // owned by loop
 	ckpt   checkpointer // owned by seal
 
-	in     chan admitted    // Submit → loop, bounded by Config.Queue
-	cuts   chan batch       // loop → seal
-	sealed chan sealedBlock // seal → persist
+	in chan admitted // Submit → loop, bounded by Config.Queue
+	// inBytes is the bytes of the transactions in in, bounded by
+	// Config.QueueBytes: enqueue adds before it sends, the loop
+	// subtracts when it receives.
+	inBytes atomic.Int64
+	cuts    chan batch       // loop → seal
+	sealed  chan sealedBlock // seal → persist
 
 	// Stream mode only (see "Stream mode" in doc.go): inSeal counts the
 	// batches the loop has sent downstream whose blocks are not yet
@@ -358,6 +377,7 @@ func (o *Orderer) loop() {
 	for {
 		select {
 		case a := <-o.in:
+			o.inBytes.Add(-int64(len(a.raw)))
 			add(a)
 		case <-timer.C:
 			armed = time.Time{}
@@ -370,6 +390,7 @@ func (o *Orderer) loop() {
 			for drained := false; !drained; {
 				select {
 				case a := <-o.in:
+					o.inBytes.Add(-int64(len(a.raw)))
 					add(a)
 				default:
 					drained = true

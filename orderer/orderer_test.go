@@ -3,6 +3,7 @@ package orderer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -34,6 +35,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"peer signer", func(c *Config) { c.Signer = n.peer1 }, `"peer1" of org "Org1" has role peer, want orderer`},
 		{"client signer", func(c *Config) { c.Signer = n.client1 }, "has role client, want orderer"},
 		{"negative queue", func(c *Config) { c.Queue = -5 }, "Config.Queue is -5"},
+		{"queue bytes under a transaction", func(c *Config) { c.QueueBytes = 1 << 20 }, "Config.QueueBytes is 1048576, want at least 4194304"},
 		{"negative timeout", func(c *Config) { c.Batch.Timeout = -time.Second }, "BatchConfig.Timeout is -1s"},
 	} {
 		cfg := good
@@ -303,6 +305,45 @@ func TestRestartContinuesChain(t *testing.T) {
 	checkChain(t, n.reg, nil, blks)
 	if got := txIDs(t, blks); !slices.Equal(got, ids) {
 		t.Errorf("tx ids %v, want %v", got, ids)
+	}
+}
+
+// TestOverloadedBytes: the queue is bounded in bytes as well as in
+// transactions. Before Config.QueueBytes, 10,000 admitted transactions of
+// api.MaxTxBytes (40 GiB) could wait; here the second 2 MiB transaction
+// overflows a 4 MiB queue, and the refusal names its size, what waits and
+// the limit.
+func TestOverloadedBytes(t *testing.T) {
+	n := newTestNet(t)
+	store := openStore(t, t.TempDir())
+	defer store.Close()
+	cfg := n.config(store, slow)
+	cfg.QueueBytes = api.MaxTxBytes
+	o, err := newOrderer(cfg) // not started: nothing drains the queue
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("k", 1<<20) // in the args, the write's key and its value: about 2 MiB
+	first, _ := n.tx(t, big+"1")
+	if err := o.Submit(context.Background(), first); err != nil {
+		t.Fatalf("a %d-byte transaction into an empty 4 MiB queue: %v", len(first), err)
+	}
+	second, id := n.tx(t, big+"2")
+	err = o.Submit(context.Background(), second)
+	want := fmt.Sprintf("tx %s of %d bytes refused, %d bytes of admitted transactions are waiting and the limit is %d (Config.QueueBytes)",
+		id, len(second), len(first), api.MaxTxBytes)
+	if !errors.Is(err, ErrOverloaded) || StatusOf(err) != 429 || !strings.Contains(err.Error(), want) {
+		t.Errorf("Submit to a queue full of bytes: %v, want ErrOverloaded (429) saying %q", err, want)
+	}
+	if got := o.Metrics().QueuedBytes; got != int64(len(first)) {
+		t.Errorf("QueuedBytes %d, want %d", got, len(first))
+	}
+	o.start()
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Metrics().QueuedBytes; got != 0 {
+		t.Errorf("QueuedBytes %d after the queue drained, want 0", got)
 	}
 }
 

@@ -173,11 +173,19 @@ func (o *Orderer) enqueue(ctx context.Context, a admitted) error {
 		o.m.refusedClosed.Add(1)
 		return fmt.Errorf("%w: tx %s refused, the orderer of channel %q is closing", ErrClosed, a.id, o.cfg.Channel)
 	}
+	n := int64(len(a.raw))
+	if queued := o.inBytes.Add(n); queued > int64(o.cfg.QueueBytes) {
+		o.inBytes.Add(-n)
+		o.m.refusedOverloaded.Add(1)
+		return fmt.Errorf("%w: tx %s of %d bytes refused, %d bytes of admitted transactions are waiting and the limit is %d (Config.QueueBytes); retry later",
+			ErrOverloaded, a.id, n, queued-n, o.cfg.QueueBytes)
+	}
 	select {
 	case o.in <- a:
 		o.m.admitted.Add(1)
 		return nil
 	default:
+		o.inBytes.Add(-n)
 		o.m.refusedOverloaded.Add(1)
 		return fmt.Errorf("%w: tx %s refused, %d admitted transactions are waiting (Config.Queue); retry later", ErrOverloaded, a.id, cap(o.in))
 	}

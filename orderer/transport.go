@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,8 +61,16 @@ var Redial = grpc.WithConnectParams(grpc.ConnectParams{
 // smaller: it names blocks, which catch-up fetches one by one).
 const maxRaftMsg = api.MaxBlockMessage
 
+// IsClusterMethod reports whether fullMethod ("/service/method") is a
+// method of the Cluster service, which only the channel's orderers may
+// call.
+func IsClusterMethod(fullMethod string) bool {
+	return strings.HasPrefix(fullMethod, "/"+clusterService+"/")
+}
+
 // RegisterCluster registers o's Cluster service on s, the gRPC server
-// that also serves o's Orderer service (same listener, same mutual TLS).
+// that serves the connections of the channel's orderers (node routes them
+// by their TLS certificates).
 // It is a no-op for an orderer without RaftConfig.
 func RegisterCluster(s grpc.ServiceRegistrar, o *Orderer) {
 	if o.raft == nil {

@@ -21,6 +21,18 @@ import (
 	"runtime/debug"
 )
 
+// DefaultMemoryLimitMB is a node's default soft memory limit
+// (GOMEMLIMIT), in MiB. The percentage lets the heap grow to four times
+// what is live between collections; that is cheap while little is live,
+// but a burst of garbage (refused messages, a spike of large blocks) on
+// top of a large live heap (a Badger peer's memtables and cache, near 1
+// GiB in the state-DB study) would otherwise grow the process to four
+// times that. Near this limit the collector runs as often as it must,
+// whatever the percentage. It is soft: a node whose live heap needs more
+// gets it, at the cost of collecting often (Go caps that at about half of
+// its CPU). 2 GiB sits above every peak the state-DB study measured.
+const DefaultMemoryLimitMB = 2048
+
 // DefaultPercent is strand's GOGC.
 const DefaultPercent = 300
 

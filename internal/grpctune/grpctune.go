@@ -20,6 +20,17 @@ import "google.golang.org/grpc"
 // calls of a few KiB), so windows never throttle normal traffic.
 const Window = 16 << 20
 
+// ClientStreamWindow is the static stream window of the gRPC servers that
+// face clients, peers and admins (node's client servers): what a caller
+// may push on one stream ahead of the handler reading it. A server holds
+// what arrives, so this bounds what a stream that stalls, or that the
+// server refuses on its length prefix, can make it buffer: with Window,
+// sixteen half-sent oversized messages left 16 MiB each in flight at the
+// moment of their refusal. Requests are at most api.MaxRequestMessage and
+// the server reads them as they come, so a smaller window costs a larger
+// request a few window updates, nothing more.
+const ClientStreamWindow = 1 << 20
+
 // DialOptions are the transport options of every strand client connection.
 func DialOptions() []grpc.DialOption {
 	return []grpc.DialOption{grpc.WithStaticStreamWindowSize(Window), grpc.WithStaticConnWindowSize(Window)}
