@@ -18,6 +18,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/orderer"
 )
@@ -106,11 +107,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 // cluster server, whose receive limit admits whole blocks.
 func ordererCert(reg *identity.Registry) func(*x509.Certificate) error {
 	return func(leaf *x509.Certificate) error {
-		org := ""
-		if len(leaf.Subject.Organization) > 0 {
-			org = leaf.Subject.Organization[0]
-		}
-		m, err := reg.Member(&api.Identity{Org: org, Cert: leaf.Raw})
+		m, err := caller.CertMember(reg, leaf)
 		if err != nil {
 			return err
 		}

@@ -9,14 +9,13 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 )
 
 // The Admin service is the orderer's operator interface, defined by hand
@@ -162,19 +161,9 @@ func ConfigClient(ctx context.Context, cc grpc.ClientConnInterface) (ConfigInfo,
 // (Registry) of an org that runs an orderer of this cluster. It returns
 // "org/name" of the admin.
 func (o *Orderer) admin(ctx context.Context) (string, error) {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return "", errors.New("no peer information")
-	}
-	ti, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(ti.State.PeerCertificates) == 0 {
-		return "", fmt.Errorf("caller %s presented no TLS client certificate", p.Addr)
-	}
-	leaf := ti.State.PeerCertificates[0]
-	who := fmt.Sprintf("%q from %s", leaf.Subject.String(), p.Addr)
-	m, err := o.cfg.Registry.Member(&api.Identity{Org: firstOrg(leaf), Cert: leaf.Raw})
+	m, who, err := caller.Member(ctx, o.cfg.Registry)
 	if err != nil {
-		return "", fmt.Errorf("certificate %s: %w", who, err)
+		return "", err
 	}
 	if m.Role != identity.RoleAdmin {
 		return "", fmt.Errorf("certificate %s has role %s, want admin of an orderer org", who, m.Role)

@@ -3,7 +3,6 @@ package orderer
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -17,13 +16,13 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/mux"
 )
@@ -331,20 +330,9 @@ func (t *transport) sender(l *link) {
 // must be a valid orderer-role certificate of the channel (Registry) and
 // name a configured member. It returns that member's Raft id.
 func (t *transport) member(ctx context.Context) (uint64, error) {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return 0, errors.New("no peer information")
-	}
-	ti, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(ti.State.PeerCertificates) == 0 {
-		return 0, fmt.Errorf("caller %s presented no TLS client certificate", p.Addr)
-	}
-	leaf := ti.State.PeerCertificates[0]
-	who := fmt.Sprintf("%q from %s", leaf.Subject.String(), p.Addr)
-	org := firstOrg(leaf)
-	m, err := t.o.cfg.Registry.Member(&api.Identity{Org: org, Cert: leaf.Raw})
+	m, who, err := caller.Member(ctx, t.o.cfg.Registry)
 	if err != nil {
-		return 0, fmt.Errorf("certificate %s: %w", who, err)
+		return 0, err
 	}
 	if m.Role != identity.RoleOrderer {
 		return 0, fmt.Errorf("certificate %s has role %s, want orderer", who, m.Role)
@@ -357,13 +345,6 @@ func (t *transport) member(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("orderer %s/%s (%s) is not a member of this channel's Raft cluster", m.Org, m.Name, who)
 	}
 	return id, nil
-}
-
-func firstOrg(c *x509.Certificate) string {
-	if len(c.Subject.Organization) == 0 {
-		return ""
-	}
-	return c.Subject.Organization[0]
 }
 
 // refuse counts a refused caller or message, logs it within the log

@@ -66,16 +66,19 @@ func Member(ctx context.Context, reg *identity.Registry) (*identity.Member, stri
 	}
 	leaf := ti.State.PeerCertificates[0]
 	who := fmt.Sprintf("%q from %s", leaf.Subject.String(), p.Addr)
-	m, err := reg.Member(&api.Identity{Org: firstOrg(leaf), Cert: leaf.Raw})
+	m, err := CertMember(reg, leaf)
 	if err != nil {
 		return nil, who, fmt.Errorf("%w: certificate %s: %w", ErrUnknown, who, err)
 	}
 	return m, who, nil
 }
 
-func firstOrg(c *x509.Certificate) string {
-	if len(c.Subject.Organization) == 0 {
-		return ""
+// CertMember returns the registry's member for a TLS certificate, whose
+// first O names its org.
+func CertMember(reg *identity.Registry, leaf *x509.Certificate) (*identity.Member, error) {
+	org := ""
+	if len(leaf.Subject.Organization) > 0 {
+		org = leaf.Subject.Organization[0]
 	}
-	return c.Subject.Organization[0]
+	return reg.Member(&api.Identity{Org: org, Cert: leaf.Raw})
 }
