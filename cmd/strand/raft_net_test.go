@@ -2,10 +2,8 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
@@ -192,35 +190,18 @@ func (n *raftNet) settle(t *testing.T, loads ...*ledgerLoad) {
 	}
 }
 
-// netVerified runs localnet.Verify (what `strand net verify` runs) until
-// every node answers with the same height and last block hash, for up to
-// 30 s; a block that does not check or nodes that disagree fail at once.
+// netVerified runs localnet.Verify (what `strand net verify` runs) and
+// gives the nodes up to 30 s to answer and reach the same height and last
+// block hash; a block that does not check or nodes that disagree fail at
+// once.
 func netVerified(t *testing.T, n *raftNet) {
 	t.Helper()
 	start := time.Now()
-	for {
-		chains, err := localnet.Verify(n.ctx, n.lay, 150*time.Millisecond)
-		if errors.Is(err, localnet.ErrDisagree) {
-			t.Fatal(err)
-		}
-		why := ""
-		for _, c := range chains {
-			switch {
-			case c.Err != nil:
-				why = fmt.Sprintf("%s: %v", c.Name, c.Err)
-			case c.Height != chains[0].Height || !bytes.Equal(c.Last, chains[0].Last):
-				why = fmt.Sprintf("%s at height %d (%x), %s at %d (%x)", c.Name, c.Height, c.Last, chains[0].Name, chains[0].Height, chains[0].Last)
-			}
-		}
-		if err == nil && why == "" {
-			t.Logf("every node verified at height %d, last block %x, %v after the load", chains[0].Height, chains[0].Last, time.Since(start).Round(time.Millisecond))
-			return
-		}
-		if time.Since(start) > 30*time.Second {
-			t.Fatalf("nodes do not agree after 30 s: %s %v", why, err)
-		}
-		time.Sleep(250 * time.Millisecond)
+	chains, err := localnet.Verify(n.ctx, n.lay, localnet.VerifyOptions{Idle: 150 * time.Millisecond, Settle: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Logf("every node verified at height %d, last block %x, %v after the load", chains[0].Height, chains[0].Last, time.Since(start).Round(time.Millisecond))
 }
 
 // raftLeader scrapes the live orderers' metrics until one of them other
