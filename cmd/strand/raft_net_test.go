@@ -60,15 +60,19 @@ type raftNet struct {
 	ctx    context.Context // bounds the whole test
 }
 
-// startRaftNet generates a network from spec (2 orgs, 10 ms blocks of at
-// most 100 transactions), brings it up with net up, and opens the
-// accounts. before, if set, runs between generation and net up.
+// startRaftNet generates a network from spec (2 orgs; unless spec sets
+// Batch, 10 ms blocks of at most 100 transactions), brings it up with net
+// up, and opens the accounts. before, if set, runs between generation and
+// net up.
 func startRaftNet(t *testing.T, spec localnet.Spec, before ...func(*localnet.Layout)) *raftNet {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a network of processes")
 	}
-	spec.Orgs, spec.Batch = 2, node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond}
+	spec.Orgs = 2
+	if spec.Batch == (node.BatchConfig{}) {
+		spec.Batch = node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond}
+	}
 	n := &raftNet{dir: filepath.Join(t.TempDir(), "net")}
 	var err error
 	if n.lay, err = localnet.Generate(n.dir, spec); err != nil {
@@ -254,12 +258,16 @@ type ledgerLoad struct {
 	acked   map[string]ack // tx id → what the client heard
 	unknown map[string]int64
 	refused int
+	// longest is the longest a client waited on one submitted
+	// transaction, for an answer or until it gave up.
+	longest time.Duration
 }
 
 type ack struct {
 	block uint64
 	code  api.TxValidationCode
 	delta int64
+	at    time.Time // when the client heard it
 }
 
 func (l *ledgerLoad) run(ctx context.Context, d time.Duration, cs ...*client.Contract) {
@@ -281,6 +289,7 @@ func (l *ledgerLoad) run(ctx context.Context, d time.Duration, cs ...*client.Con
 					l.mu.Unlock()
 					continue
 				}
+				submitted := time.Now()
 				wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				var commit *client.Commit
 				if err = tx.Submit(wctx); err == nil {
@@ -289,11 +298,12 @@ func (l *ledgerLoad) run(ctx context.Context, d time.Duration, cs ...*client.Con
 				cancel()
 				var ce *client.CommitError
 				l.mu.Lock()
+				l.longest = max(l.longest, time.Since(submitted))
 				switch {
 				case err == nil:
-					l.acked[tx.ID()] = ack{block: commit.Block, code: commit.Code, delta: dm}
+					l.acked[tx.ID()] = ack{block: commit.Block, code: commit.Code, delta: dm, at: time.Now()}
 				case errors.As(err, &ce):
-					l.acked[tx.ID()] = ack{block: ce.Block, code: ce.Code}
+					l.acked[tx.ID()] = ack{block: ce.Block, code: ce.Code, at: time.Now()}
 				default:
 					l.unknown[tx.ID()] = dm
 				}
