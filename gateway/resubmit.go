@@ -112,12 +112,15 @@ func (r *resubmit) add(id string, raw []byte, now time.Time) bool {
 }
 
 // admitted records that an orderer admitted the first sending of a
-// watched transaction at now: it is due wait(0) later. Ids not watched
-// (committed already) are ignored.
-func (r *resubmit) admitted(id string, now time.Time) {
-	if w, ok := r.txs[id]; ok && w.resent == 0 {
-		w.inFlight, w.sent, w.due = false, now, now.Add(r.wait(0, now))
+// watched transaction at now: it is due wait(0) later, which it returns.
+// Ids not watched (committed already) are ignored: zero.
+func (r *resubmit) admitted(id string, now time.Time) time.Time {
+	w, ok := r.txs[id]
+	if !ok || w.resent > 0 {
+		return time.Time{}
 	}
+	w.inFlight, w.sent, w.due = false, now, now.Add(r.wait(0, now))
+	return w.due
 }
 
 // committed forgets a transaction that committed at now (with any code),

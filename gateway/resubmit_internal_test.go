@@ -95,7 +95,9 @@ func runResubmit(t *testing.T, d *datadriven.TestData) string {
 				res = "not watched"
 			}
 		case "admitted":
-			r.admitted(f[1], now)
+			if due := r.admitted(f[1], now); !due.IsZero() {
+				res = fmt.Sprintf("due @%v", due.Sub(resubmitEpoch))
+			}
 		case "commit":
 			r.committed(f[1], now)
 		case "drop":

@@ -26,6 +26,11 @@ type resubmitter struct {
 		core    *resubmit
 		running bool
 		sending int
+		// wakeAt is when the loop's timer fires; zero while it waits
+		// only for a poke. An admission due later needs no poke: under
+		// a steady load none is, and the loop scans the watched
+		// transactions about once per deadline, not once per admission.
+		wakeAt time.Time
 	}
 }
 
@@ -49,9 +54,12 @@ func (s *resubmitter) sending(id string, raw []byte) {
 // admitted says an orderer admitted the first sending of id now.
 func (s *resubmitter) admitted(id string) {
 	s.mu.Lock()
-	s.mu.core.admitted(id, time.Now())
+	due := s.mu.core.admitted(id, time.Now())
+	early := !due.IsZero() && (s.mu.wakeAt.IsZero() || due.Before(s.mu.wakeAt))
 	s.mu.Unlock()
-	s.poke()
+	if early {
+		s.poke()
+	}
 }
 
 // refused says no orderer admitted the first sending of id: the client
@@ -109,6 +117,7 @@ func (s *resubmitter) loop() {
 			due, next = s.mu.core.due(time.Now(), maxResending-s.mu.sending)
 			s.mu.sending += len(due)
 		}
+		s.mu.wakeAt = next
 		s.mu.Unlock()
 		for _, tx := range due {
 			go s.send(tx)
