@@ -23,9 +23,9 @@ type resubmitter struct {
 	wake chan struct{} // buffered 1: a sending answered
 	mu   struct {
 		sync.Mutex
-		core    *resubmit
-		running bool
-		sending int
+		core      *resubmit
+		running   bool
+		resending int // resubmissions under way
 		// wakeAt is when the loop's timer fires; zero while it waits
 		// only for a poke. An admission due later needs no poke: under
 		// a steady load none is, and the loop scans the watched
@@ -113,9 +113,9 @@ func (s *resubmitter) loop() {
 		}
 		var due []dueTx
 		var next time.Time
-		if s.mu.sending < maxResending { // else a send that ends wakes the loop
-			due, next = s.mu.core.due(time.Now(), maxResending-s.mu.sending)
-			s.mu.sending += len(due)
+		if s.mu.resending < maxResending { // else a send that ends wakes the loop
+			due, next = s.mu.core.due(time.Now(), maxResending-s.mu.resending)
+			s.mu.resending += len(due)
 		}
 		s.mu.wakeAt = next
 		s.mu.Unlock()
@@ -144,7 +144,7 @@ func (s *resubmitter) send(tx dueTx) {
 	cancel()
 	now := time.Now()
 	s.mu.Lock()
-	s.mu.sending--
+	s.mu.resending--
 	switch r.Status {
 	case http.StatusOK:
 		s.g.metrics.resubmitted.Add(1)
