@@ -34,6 +34,14 @@
 //   - CommitStatus subscribes to commit events before it looks the tx id
 //     up, so a transaction committed between the two is never missed. A
 //     block is appended to the block store before its event is published.
+//   - A transaction an orderer admitted is watched until it commits on this
+//     peer, and sent again when it is overdue: the ordering service lost it
+//     (a Raft leader that died or lost its leadership with it queued or
+//     proposed). Overdue is a deadline from the admit-to-commit latency
+//     this gateway observes, so a client sees a leader loss as an election,
+//     not its own timeout. Sending a tx id twice is safe: a second copy is
+//     DUPLICATE_TXID, which claims nothing, so every answer is the first
+//     copy's (resubmit.go states the policy and its bounds).
 //   - BlockEvents sends every block from the requested start exactly once
 //     and in order. Blocks are read from the block store, and only below
 //     Ledger.Height() (committed: stored and applied to state); live events

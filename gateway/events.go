@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -98,8 +100,7 @@ func (g *Gateway) streamFrom(stream grpc.ServerStreamingServer[api.BlockEvent], 
 		for *next < end {
 			n, raw, err := it.Next()
 			if errors.Is(err, ledger.ErrBeforeBase) {
-				return status.Errorf(codes.OutOfRange, "gateway: block %d is not on this peer: its ledger starts at block %d (it joined the channel from a snapshot); ask for events from %d on",
-					*next, g.cfg.Blocks.Base().Height, g.cfg.Blocks.Base().Height)
+				return beforeBase(*next, g.cfg.Blocks.Base().Height)
 			}
 			if err != nil {
 				return status.Errorf(codes.Internal, "gateway: reading block %d from the block store: %v", *next, err)
@@ -163,4 +164,43 @@ func blockEvent(n uint64, raw []byte) (*api.BlockEvent, error) {
 		}
 	}
 	return ev, nil
+}
+
+// reasonLedgerStart is the ErrorInfo reason of BlockEvents' refusal of
+// blocks below the start of a peer's ledger; its metadata "start" is that
+// block number in decimal.
+const reasonLedgerStart = "LEDGER_STARTS_LATER"
+
+// beforeBase is BlockEvents' refusal of block want on a peer whose ledger
+// starts at block start (it joined the channel from a snapshot): status
+// OutOfRange with an ErrorInfo detail that LedgerStart reads, so a client
+// learns where to start from the status, not from the message.
+func beforeBase(want, start uint64) error {
+	st := status.Newf(codes.OutOfRange, "gateway: block %d is not on this peer: its ledger starts at block %d (it joined the channel from a snapshot); ask for events from %d on",
+		want, start, start)
+	detailed, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reasonLedgerStart, Domain: "strand.gateway",
+		Metadata: map[string]string{"start": strconv.FormatUint(start, 10)}})
+	if err != nil { // only a detail that does not marshal; the message still says it
+		return st.Err()
+	}
+	return detailed.Err()
+}
+
+// LedgerStart reports the block a peer's ledger starts at when err (or an
+// error it wraps) is that peer's refusal of block events below it; ok is
+// false for any other error.
+func LedgerStart(err error) (start uint64, ok bool) {
+	st, isStatus := status.FromError(err)
+	if !isStatus || st.Code() != codes.OutOfRange {
+		return 0, false
+	}
+	for _, d := range st.Details() {
+		info, isInfo := d.(*errdetails.ErrorInfo)
+		if !isInfo || info.GetReason() != reasonLedgerStart {
+			continue
+		}
+		start, err := strconv.ParseUint(info.GetMetadata()["start"], 10, 64)
+		return start, err == nil
+	}
+	return 0, false
 }

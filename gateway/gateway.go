@@ -169,6 +169,9 @@ type Gateway struct {
 	waiters  waiters // CommitStatus calls waiting for their tx ids
 	heights  heightReporter
 	inflight *inflight // transactions submitted here, not yet committed here
+	// resubmits sends again the admitted transactions the ordering
+	// service has most likely lost (see resubmit).
+	resubmits *resubmitter
 }
 
 // New validates cfg and plans, for each contract, which orgs Endorse asks.
@@ -182,6 +185,7 @@ func New(cfg Config) (*Gateway, error) {
 	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies)), inflight: newInflight(cfg.MaxInFlight, time.Now)}
 	g.waiters.g = g
 	g.heights.g = g
+	g.resubmits = newResubmitter(g)
 	names := make([]string, 0, len(cfg.Policies))
 	for name, pol := range cfg.Policies {
 		if pol == nil {
@@ -245,6 +249,8 @@ func (g *Gateway) Evaluate(ctx context.Context, sp *api.SignedProposal) (*api.Ev
 // order. A transport error or a 503 moves on to the next orderer; when
 // every orderer answers 503 (a Raft election), it asks again with a
 // backoff for up to Config.Timeout; any other answer is passed through.
+// Once admitted, the transaction is watched until it commits on this
+// peer, and sent again if the ordering service lost it (resubmit).
 func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.SubmitResponse, error) {
 	g.metrics.submit.Add(1)
 	tx, _, err := api.DecodeTx(req.GetTransaction())
@@ -262,14 +268,17 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 		msg, ms := g.overloaded(wait)
 		return &api.SubmitResponse{Status: http.StatusTooManyRequests, Message: msg, RetryAfterMs: ms}, nil
 	}
-	g.waiters.start() // its dispatcher removes committed ids from inflight
+	g.waiters.start() // its dispatcher removes committed ids from inflight and resubmits
+	g.resubmits.sending(tx.ID(), req.GetTransaction())
 	start := time.Now()
 	r := g.submitRetrying(ctx, req, tx.ID())
 	if r.Status != http.StatusOK {
 		g.inflight.drop(tx.ID())
+		g.resubmits.refused(tx.ID())
 		return r, nil
 	}
 	g.metrics.orderLatency.Since(start)
+	g.resubmits.admitted(tx.ID())
 	if req.GetWaitCommit() {
 		r.AdmittedUs = uint64(time.Since(start).Microseconds())
 		cs, err := g.CommitStatus(ctx, &api.CommitStatusRequest{TxId: tx.ID()})

@@ -13,6 +13,7 @@ type Metrics struct {
 	Endorse, EndorseRefused, EndorseRetried, EndorseFailover uint64 // retried: endorsers disagreed; failover: a remote peer failed
 	Submit, SubmitRefused, SubmitFailover                    uint64
 	SubmitRetried                                            uint64 // every orderer answered 503 (no Raft leader): asked again
+	Resubmitted                                              uint64 // admitted transactions sent again, not committed by their deadline (see resubmit)
 	CommitStatus, CommitTimeouts                             uint64
 	BlockStreams, BlocksSent, Lagged                         uint64 // lagged: subscriptions cut off and resumed
 	Overloaded                                               uint64 // endorse and submit calls answered 429: too many in flight
@@ -29,15 +30,16 @@ type Metrics struct {
 // String formats the snapshot on one line.
 func (m Metrics) String() string {
 	return fmt.Sprintf("evaluate %d (refused %d) endorse %d (refused %d, retried %d, failover %d) "+
-		"submit %d (refused %d, failover %d, retried %d) commit-status %d (timed out %d) block-streams %d blocks-sent %d lagged %d overloaded %d in-flight %d height-reports %d",
+		"submit %d (refused %d, failover %d, retried %d, resubmitted %d) commit-status %d (timed out %d) block-streams %d blocks-sent %d lagged %d overloaded %d in-flight %d height-reports %d",
 		m.Evaluate, m.EvaluateRefused, m.Endorse, m.EndorseRefused, m.EndorseRetried, m.EndorseFailover,
-		m.Submit, m.SubmitRefused, m.SubmitFailover, m.SubmitRetried, m.CommitStatus, m.CommitTimeouts, m.BlockStreams, m.BlocksSent, m.Lagged, m.Overloaded, m.InFlight, m.HeightReports)
+		m.Submit, m.SubmitRefused, m.SubmitFailover, m.SubmitRetried, m.Resubmitted, m.CommitStatus, m.CommitTimeouts, m.BlockStreams, m.BlocksSent, m.Lagged, m.Overloaded, m.InFlight, m.HeightReports)
 }
 
 type counters struct {
 	evaluate, evaluateRefused                                atomic.Uint64
 	endorse, endorseRefused, endorseRetried, endorseFailover atomic.Uint64
 	submit, submitRefused, submitFailover, submitRetried     atomic.Uint64
+	resubmitted                                              atomic.Uint64
 	commitStatus, commitTimeouts                             atomic.Uint64
 	blockStreams, blocksSent, lagged                         atomic.Uint64
 	overloaded, heightReports                                atomic.Uint64
@@ -50,6 +52,7 @@ func (c *counters) snapshot() Metrics {
 		Endorse: c.endorse.Load(), EndorseRefused: c.endorseRefused.Load(),
 		EndorseRetried: c.endorseRetried.Load(), EndorseFailover: c.endorseFailover.Load(),
 		Submit: c.submit.Load(), SubmitRefused: c.submitRefused.Load(), SubmitFailover: c.submitFailover.Load(), SubmitRetried: c.submitRetried.Load(),
+		Resubmitted:  c.resubmitted.Load(),
 		CommitStatus: c.commitStatus.Load(), CommitTimeouts: c.commitTimeouts.Load(),
 		BlockStreams: c.blockStreams.Load(), BlocksSent: c.blocksSent.Load(), Lagged: c.lagged.Load(),
 		Overloaded: c.overloaded.Load(), HeightReports: c.heightReports.Load(),

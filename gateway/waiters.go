@@ -96,6 +96,7 @@ func (w *waiters) dispatch() {
 		for ev := range sub.C {
 			w.g.heights.committed(ev.Number+1, time.Now())
 			w.g.inflight.remove(ev.TxIDs...)
+			w.g.resubmits.committed(ev.TxIDs)
 			for i, id := range ev.TxIDs {
 				// Only a code that claims the tx id settles it, as in the
 				// block store's index.
@@ -118,6 +119,7 @@ func (w *waiters) recheck() {
 	for _, id := range w.g.inflight.ids() {
 		if _, ok, err := w.g.lookup(id); err == nil && ok {
 			w.g.inflight.remove(id)
+			w.g.resubmits.committed([]string{id})
 		}
 	}
 	w.mu.Lock()
@@ -140,6 +142,7 @@ func (w *waiters) stop() {
 	calls := w.mu.calls
 	w.mu.calls, w.mu.running = nil, false
 	w.mu.Unlock()
+	w.g.resubmits.stop()
 	for _, cs := range calls {
 		for _, c := range cs {
 			c <- waitResult{err: errCommitterStopped}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"regexp"
-	"strconv"
 	"time"
 
 	"google.golang.org/grpc"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/node"
 )
@@ -116,30 +115,32 @@ func (c *Conn) Height(ctx context.Context, idle time.Duration) (uint64, error) {
 // events streams block events from block 0 to fn, in order, until none
 // has arrived for idle, and returns the height they reached. A peer that
 // joined from a snapshot has no blocks below the snapshot's height: its
-// gateway says where its ledger starts, and events start there.
+// gateway refuses block 0 with where its ledger starts (a status detail
+// that gateway.LedgerStart reads), and events start there.
 func (c *Conn) events(ctx context.Context, idle time.Duration, fn func(*api.BlockEvent)) (uint64, error) {
 	h, err := c.eventsFrom(ctx, 0, idle, fn)
-	if err != nil && h == 0 {
-		if m := ledgerStart.FindStringSubmatch(err.Error()); m != nil {
-			if base, perr := strconv.ParseUint(m[1], 10, 64); perr == nil && base > 0 {
-				return c.eventsFrom(ctx, base, idle, fn)
-			}
-		}
+	if base, ok := gateway.LedgerStart(err); ok && h == 0 && base > 0 {
+		return c.eventsFrom(ctx, base, idle, fn)
 	}
 	return h, err
 }
-
-// ledgerStart finds the base in the gateway's refusal of block events
-// below it (gateway.BlockEvents).
-var ledgerStart = regexp.MustCompile(`its ledger starts at block (\d+)`)
 
 func (c *Conn) eventsFrom(ctx context.Context, start uint64, idle time.Duration, fn func(*api.BlockEvent)) (uint64, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, errc := c.Gateway.BlockEvents(ctx, start)
 	height := start
+	// From block 0 a peer has something to send at once (block 0, the
+	// genesis block) or refuses: until it does, idle does not run, so a
+	// peer that has not answered yet (still connecting, or down and its
+	// refusal not in) never reads as height 0. From a snapshot's height the
+	// peer has answered already, and may have nothing to send.
+	var idleC <-chan time.Time
 	timer := time.NewTimer(idle)
 	defer timer.Stop()
+	if start > 0 {
+		idleC = timer.C
+	}
 	for {
 		select {
 		case ev, ok := <-events:
@@ -149,7 +150,8 @@ func (c *Conn) eventsFrom(ctx context.Context, start uint64, idle time.Duration,
 			fn(ev)
 			height = ev.Number + 1
 			timer.Reset(idle)
-		case <-timer.C:
+			idleC = timer.C
+		case <-idleC:
 			return height, nil
 		}
 	}

@@ -1,13 +1,18 @@
 package localnet
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
@@ -253,6 +258,72 @@ func TestVerifierPeersAgree(t *testing.T) {
 		err := v.peerBlock("p1", c.num, c.ids, c.codes)
 		if !errors.Is(err, ErrDisagree) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrDisagree with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// settled is the liveness half of Verify: every node answered and all are
+// at the longest chain's height, else an error per node that is not,
+// wrapping why.
+func TestSettled(t *testing.T) {
+	o0 := Node{Name: "orderer0", Role: identity.RoleOrderer}
+	p1 := Node{Name: "peer0.Org1", Role: identity.RolePeer}
+	p2 := Node{Name: "peer0.Org2", Role: identity.RolePeer}
+	down := unanswered(p2, status.Error(codes.Unavailable, "connection refused"))
+	for _, c := range []struct {
+		name   string
+		chains []Chain
+		want   []error  // each must be wrapped
+		says   []string // each must be in the message
+	}{
+		{"all at one height", []Chain{{Node: o0, Height: 7}, {Node: p1, Height: 7}, {Node: p2, Height: 7}}, nil, nil},
+		{"a peer behind", []Chain{{Node: o0, Height: 7}, {Node: p1, Height: 7}, {Node: p2, Height: 5}},
+			[]error{ErrBehind}, []string{"peer peer0.Org2 is at height 5, orderer0 at 7"}},
+		{"an orderer behind a peer", []Chain{{Node: o0, Height: 5}, {Node: p1, Height: 7}},
+			[]error{ErrBehind}, []string{"orderer orderer0 is at height 5, peer0.Org1 at 7"}},
+		{"a peer down", []Chain{{Node: o0, Height: 7}, {Node: p1, Height: 7}, {Node: p2, Err: down}},
+			[]error{ErrUnavailable}, []string{"peer peer0.Org2 at", "connection refused"}},
+		{"down and behind", []Chain{{Node: o0, Height: 7}, {Node: p1, Height: 6}, {Node: p2, Err: down}},
+			[]error{ErrUnavailable, ErrBehind}, []string{"peer0.Org2", "peer peer0.Org1 is at height 6"}},
+	} {
+		err := settled(c.chains)
+		if c.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want nil", c.name, err)
+			}
+			continue
+		}
+		for _, w := range c.want {
+			if !errors.Is(err, w) {
+				t.Errorf("%s: %v, want it to wrap %v", c.name, err, w)
+			}
+		}
+		for _, s := range c.says {
+			if err == nil || !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: %v, want it to say %q", c.name, err, s)
+			}
+		}
+	}
+}
+
+// unanswered classifies a failed read by its gRPC status code, wrapped or
+// not, never by its message.
+func TestUnanswered(t *testing.T) {
+	n := Node{Name: "peer0.Org1", Role: identity.RolePeer, Address: "127.0.0.1:7051"}
+	for _, c := range []struct {
+		err  error
+		want error
+	}{
+		{status.Error(codes.Unavailable, "x"), ErrUnavailable},
+		{fmt.Errorf("client: block events stream ended: %w", status.Error(codes.Unavailable, "x")), ErrUnavailable},
+		{fmt.Errorf("wrapped: %w", status.Error(codes.DeadlineExceeded, "x")), ErrUnavailable},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), ErrUnavailable},
+		{fmt.Errorf("wrapped: %w", status.Error(codes.Internal, "reading block 3 from the block store: unavailable")), ErrUnreadable},
+		{errors.New("connection refused"), ErrUnreadable},
+	} {
+		got := unanswered(n, c.err)
+		if !errors.Is(got, c.want) || !errors.Is(got, c.err) || !strings.Contains(got.Error(), "peer peer0.Org1 at 127.0.0.1:7051") {
+			t.Errorf("unanswered(%v) = %v, want it to wrap %v and the error, and name the node", c.err, got, c.want)
 		}
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
@@ -30,14 +32,41 @@ type Chain struct {
 	// channel that signs every block; on one that signs checkpoints, the
 	// blocks from Signed to Height rest on TLS until the next checkpoint.
 	Signed uint64
-	// Err says why the node could not be read (it is down, say); such a
-	// node is left out of the comparison.
+	// Err says why the node's chain could not be read: it wraps
+	// ErrUnavailable or ErrUnreadable. Such a node is left out of the
+	// comparison, and Verify fails.
 	Err error
 }
 
-// ErrDisagree is wrapped by Verify's error when nodes disagree on the
-// chain or an orderer serves a block that does not check.
-var ErrDisagree = errors.New("localnet: chain check failed")
+// The ways Verify fails; its error wraps one or more of them, each
+// naming the node and why.
+var (
+	// ErrDisagree: nodes disagree on the chain, or an orderer serves a
+	// block that does not check. Waiting does not mend it.
+	ErrDisagree = errors.New("localnet: chain check failed")
+	// ErrUnavailable: the node did not answer (gRPC Unavailable or
+	// DeadlineExceeded: it is down, or hung).
+	ErrUnavailable = errors.New("localnet: node did not answer")
+	// ErrUnreadable: the node answered but could not serve its own chain
+	// (any other gRPC status: a block store it cannot read, say).
+	ErrUnreadable = errors.New("localnet: node cannot serve its chain")
+	// ErrBehind: the node answered with a chain shorter than the longest
+	// when the settle period ran out.
+	ErrBehind = errors.New("localnet: node behind")
+)
+
+// VerifyOptions configures Verify.
+type VerifyOptions struct {
+	// Idle is how long a peer's event stream may pause before its last
+	// block counts as read (see Conn.Height). Default 200ms.
+	Idle time.Duration
+	// Settle is how long Verify reads the network again while some node
+	// is down, unreadable or behind, before it fails; nodes that disagree
+	// fail at once. 0 reads once.
+	Settle time.Duration
+	// Retry is the pause between two reads. Default 250ms.
+	Retry time.Duration
+}
 
 // Verify reads the chain of every node of the network through its API
 // and checks it end to end:
@@ -50,14 +79,24 @@ var ErrDisagree = errors.New("localnet: chain check failed")
 //   - every peer: each block it committed (its gateway's block events
 //     from 0) holds the transactions, by id, of the orderers' block of
 //     that number, and every peer gives every transaction the same
-//     validation code.
+//     validation code;
+//   - every node answered, and every node is at the height of the longest
+//     chain.
 //
-// Heights may differ (nodes catch up at their own pace): callers that
-// need them equal compare the returned Heights. A node whose API does not
-// answer is reported in its Chain.Err and skipped. idle is how long a
-// peer's event stream may pause before its last block counts as read
-// (see Conn.Height).
-func Verify(ctx context.Context, l *Layout, idle time.Duration) ([]Chain, error) {
+// The first three are safety: a failure wraps ErrDisagree and is returned
+// at once. The last is liveness: nodes catch up at their own pace, so
+// while a node is down, unreadable or behind Verify reads the network
+// again, for up to opts.Settle, and then fails with an error that names
+// each such node and wraps ErrUnavailable, ErrUnreadable or ErrBehind.
+// On success every Chain has the same Height and Last. The returned
+// chains are those of the last read.
+func Verify(ctx context.Context, l *Layout, opts VerifyOptions) ([]Chain, error) {
+	if opts.Idle == 0 {
+		opts.Idle = 200 * time.Millisecond
+	}
+	if opts.Retry == 0 {
+		opts.Retry = 250 * time.Millisecond
+	}
 	ch, err := node.LoadChannel(l.Channel)
 	if err != nil {
 		return nil, err
@@ -66,6 +105,64 @@ func Verify(ctx context.Context, l *Layout, idle time.Duration) ([]Chain, error)
 	if err != nil {
 		return nil, err
 	}
+	deadline := time.Now().Add(opts.Settle)
+	for {
+		chains, err := l.readChains(ctx, ch, cc.CheckBlock, opts.Idle)
+		if err != nil {
+			return chains, err
+		}
+		err = settled(chains)
+		if err == nil || !time.Now().Before(deadline) {
+			return chains, err
+		}
+		select {
+		case <-ctx.Done():
+			return chains, errors.Join(err, ctx.Err())
+		case <-time.After(opts.Retry):
+		}
+	}
+}
+
+// settled says whether a read of the network (none of whose chains
+// disagree) is final: nil when every node answered and all are at the
+// same height, else an error naming each node that is not. It is pure:
+// the caller decides how long to wait for it.
+func settled(chains []Chain) error {
+	var top uint64
+	var topBy string
+	for _, c := range chains {
+		if c.Err == nil && c.Height > top {
+			top, topBy = c.Height, c.Name
+		}
+	}
+	var errs []error
+	for _, c := range chains {
+		switch {
+		case c.Err != nil:
+			errs = append(errs, c.Err)
+		case c.Height < top:
+			errs = append(errs, fmt.Errorf("%w: %s %s is at height %d, %s at %d", ErrBehind, c.Role, c.Name, c.Height, topBy, top))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unanswered wraps err, the failure to read node n's chain, with what it
+// means for n: ErrUnavailable when n did not answer, ErrUnreadable when it
+// answered with an error. It goes by the gRPC status code (and context
+// deadlines), never by the message.
+func unanswered(n Node, err error) error {
+	kind := ErrUnreadable
+	if c := status.Code(err); c == codes.Unavailable || c == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded) {
+		kind = ErrUnavailable
+	}
+	return fmt.Errorf("%w: %s %s at %s: %w", kind, n.Role, n.Name, n.Address, err)
+}
+
+// readChains reads every node's chain once. Its error is a disagreement
+// (ErrDisagree) or a setup failure; a node that cannot be read has its
+// Chain.Err set instead.
+func (l *Layout) readChains(ctx context.Context, ch *node.ChannelConfig, check func(*api.Block, []byte) ([]byte, error), idle time.Duration) ([]Chain, error) {
 	v := &verifier{}
 	out := make([]Chain, len(l.Nodes))
 	var errs []error
@@ -74,12 +171,13 @@ func Verify(ctx context.Context, l *Layout, idle time.Duration) ([]Chain, error)
 		if n.Role != identity.RoleOrderer {
 			continue
 		}
-		blocks, err := l.ordererChain(ctx, ch, n, func(b *api.Block, prev []byte) ([]byte, error) { return cc.CheckBlock(b, prev) })
+		blocks, err := l.ordererChain(ctx, ch, n, check)
 		switch {
 		case errors.Is(err, ErrDisagree):
 			errs = append(errs, err)
 		case err != nil:
-			out[i].Err = err
+			out[i].Err = unanswered(n, err)
+			v.partial = true
 		}
 		out[i].Height = uint64(len(blocks))
 		for n := len(blocks) - 1; n >= 0; n-- {
@@ -102,7 +200,7 @@ func Verify(ctx context.Context, l *Layout, idle time.Duration) ([]Chain, error)
 		case errors.Is(err, ErrDisagree):
 			errs = append(errs, err)
 		case err != nil:
-			out[i].Err = err
+			out[i].Err = unanswered(n, err)
 		}
 	}
 	for i := range out {
@@ -127,6 +225,10 @@ type verifier struct {
 	refBy string
 	codes [][]byte // block number → the first peer's codes, by position
 	codBy string
+	// partial is set when an orderer's chain could not be read to its end:
+	// a peer's block beyond ref may then be one that orderer holds, and is
+	// left unchecked (the orderer's own failure fails Verify).
+	partial bool
 }
 
 func (v *verifier) addOrderer(name string, blocks []block) error {
@@ -218,6 +320,8 @@ func (l *Layout) peerChain(ctx context.Context, n Node, idle time.Duration, v *v
 		return 0, err
 	}
 	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
 	if v.codBy == "" {
 		v.codes, v.codBy = make([][]byte, len(v.ref)), n.Name
 	}
@@ -241,6 +345,8 @@ func (l *Layout) peerChain(ctx context.Context, n Node, idle time.Duration, v *v
 func (v *verifier) peerBlock(peer string, num uint64, ids []string, codes []byte) error {
 	switch {
 	case num == 0: // the genesis block holds no transaction
+		return nil
+	case num >= uint64(len(v.ref)) && v.partial:
 		return nil
 	case num >= uint64(len(v.ref)):
 		return fmt.Errorf("%w: peer %s has block %d, beyond every orderer's height %d", ErrDisagree, peer, num, len(v.ref))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/snapshot"
@@ -121,8 +122,12 @@ func TestSnapshotJoin(t *testing.T) {
 	for range events {
 		t.Fatal("B sent an event for a block below its snapshot")
 	}
-	if err := <-errc; err == nil || !strings.Contains(err.Error(), fmt.Sprintf("starts at block %d", info.Height)) {
+	err = <-errc
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("starts at block %d", info.Height)) {
 		t.Fatalf("B's block events from 0: err = %v, want one saying where its ledger starts", err)
+	}
+	if start, ok := gateway.LedgerStart(err); !ok || start != info.Height {
+		t.Fatalf("gateway.LedgerStart of B's refusal: %d, %v; want the snapshot's height %d from the status detail", start, ok, info.Height)
 	}
 	// Ordered again, the old tx is a duplicate on both peers.
 	before := n.orderer.Orderer.Height()

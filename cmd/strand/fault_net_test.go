@@ -39,7 +39,7 @@ func TestNetRaftFollowerRestart(t *testing.T) {
 	<-loadDone
 	n.settle(t, l)
 	out := mustCLI(t, "net", "verify", "--dir", n.dir)
-	if !strings.Contains(out, "every block checks and the nodes that answered agree") || !strings.Contains(out, "orderer2") {
+	if !strings.Contains(out, "every block checks, and they agree at height") || !strings.Contains(out, "orderer2") {
 		t.Errorf("net verify:\n%s", out)
 	}
 	t.Logf("net verify:\n%s", out)

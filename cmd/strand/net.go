@@ -257,33 +257,40 @@ func peerHeight(ctx context.Context, lay *localnet.Layout, n localnet.Node) stri
 
 func netVerifyCmd() *cobra.Command {
 	var dir string
+	var opts localnet.VerifyOptions
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check every node's chain through its API: blocks, signatures, and agreement between nodes",
+		Short: "Check every node's chain through its API: every node answers, every block checks, and all nodes agree at one height",
 		Long: `Reads every orderer's blocks from 0 and checks each as a peer would (the
 link to the block before, data hash, orderer signature, genesis block);
 checks that the orderers agree on every block they both have; and checks
 that every block each peer committed holds the transactions of the
 orderers' block of that number, with the same validation codes on every
-peer. Prints each node's height and last block hash. Nodes that do not
-answer are listed and skipped; heights may differ while nodes catch up.
-Fails when a block does not check or two nodes disagree.`,
+peer. Prints each node's height and last block hash.
+
+Exits non-zero, naming each node and why, when a block does not check or
+two nodes disagree (at once), or when a node does not answer, cannot
+serve its own chain, or is behind the longest chain: those are read
+again for up to --settle (nodes catch up at their own pace) before
+they fail.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			lay, err := loadNet(dir)
 			if err != nil {
 				return err
 			}
-			chains, err := localnet.Verify(cmd.Context(), lay, 200*time.Millisecond)
+			chains, err := localnet.Verify(cmd.Context(), lay, opts)
 			printChains(cmd.OutOrStdout(), chains)
 			if err != nil {
-				return err
+				return fmt.Errorf("net verify failed:\n%w", err)
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "every block checks and the nodes that answered agree")
+			fmt.Fprintf(cmd.OutOrStdout(), "all %d nodes answered, every block checks, and they agree at height %d\n", len(chains), chains[0].Height)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", defaultNetDir, "the network's directory")
+	cmd.Flags().DurationVar(&opts.Settle, "settle", 10*time.Second, "how long nodes that are down, unreadable or behind may take to answer and catch up before verify fails")
+	cmd.Flags().DurationVar(&opts.Idle, "idle", 200*time.Millisecond, "how long a peer's event stream may pause before its last block counts as read")
 	return cmd
 }
 
@@ -292,8 +299,11 @@ func printChains(out io.Writer, chains []localnet.Chain) {
 	fmt.Fprintln(tw, "NODE\tROLE\tHEIGHT\tSIGNED UP TO\tLAST BLOCK HASH\tREAD")
 	for _, c := range chains {
 		read := "ok"
-		if c.Err != nil {
-			read = c.Err.Error()
+		switch {
+		case errors.Is(c.Err, localnet.ErrUnavailable):
+			read = "did not answer"
+		case c.Err != nil:
+			read = "cannot serve its chain"
 		}
 		signed := "-" // peers serve events, not signatures
 		if c.Role == identity.RoleOrderer {
