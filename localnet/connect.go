@@ -60,7 +60,7 @@ func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, err := client.Connect(p.Address, signer, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
+	gw, err := client.Connect(p.Address, signer, grpc.WithTransportCredentials(credentials.NewTLS(node.ExpectServer(tlsCfg, identity.RolePeer))))
 	if err != nil {
 		return nil, err
 	}

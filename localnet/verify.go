@@ -258,7 +258,7 @@ func (l *Layout) ordererChain(ctx context.Context, ch *node.ChannelConfig, n Nod
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient(n.Address, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)),
+	conn, err := grpc.NewClient(n.Address, grpc.WithTransportCredentials(credentials.NewTLS(node.ExpectServer(tlsCfg, identity.RoleOrderer))),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(api.MaxBlockMessage)))
 	if err != nil {
 		return nil, fmt.Errorf("localnet: %s: %w", n.Name, err)
