@@ -50,6 +50,7 @@ func TestReplayedEndorsementRefused(t *testing.T) {
 			!strings.Contains(r.Message, deposit.ID()) {
 			t.Errorf("%s: status %d %q; want 400 naming the binding and the endorsed tx %s", what, r.Status, r.Message, deposit.ID())
 		}
+		t.Logf("%s: %d %s", what, r.Status, r.Message)
 	}
 	r, err := gw.Submit(ctx, &api.SubmitRequest{Transaction: stolen})
 	refused("rewrapped deposit through Org2's gateway", r, err)

@@ -153,7 +153,11 @@ func checkIndex(dir string, locs map[uint64]blockLoc, r *CheckReport) error {
 	x := &index{db: db}
 	m, ok, err := x.lastIndexed()
 	if err != nil || !ok {
-		r.Index = fmt.Sprintf("no usable last-indexed record (%v): Open rebuilds it", err)
+		why := "none found"
+		if err != nil {
+			why = err.Error()
+		}
+		r.Index = fmt.Sprintf("no usable last-indexed record (%s): Open rebuilds it", why)
 		return nil
 	}
 	nums := make([]uint64, 0, len(locs))
