@@ -53,7 +53,7 @@ func Check(dir string) (CheckReport, error) {
 		return r, err
 	}
 	r.Base = base.Height
-	segs, err := openSegmentsReadOnly(filepath.Join(dir, "blocks"))
+	segs, err := openSegmentFiles(filepath.Join(dir, "blocks"), os.O_RDONLY)
 	if err != nil {
 		return r, err
 	}
@@ -189,31 +189,3 @@ func checkIndex(dir string, locs map[uint64]blockLoc, r *CheckReport) error {
 	return nil
 }
 
-// openSegmentsReadOnly opens the segments of dir for reading.
-func openSegmentsReadOnly(dir string) ([]*segment, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: list segments: %w", err)
-	}
-	var nums []int
-	for _, e := range ents {
-		if n, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
-			nums = append(nums, n)
-		}
-	}
-	sort.Ints(nums)
-	var segs []*segment
-	for i, n := range nums {
-		if n != i {
-			closeSegments(segs)
-			return nil, fmt.Errorf("%w: segment %s is missing (found %s after it)", ErrCorrupt, segmentName(i), segmentName(n))
-		}
-		f, err := os.Open(filepath.Join(dir, segmentName(n)))
-		if err != nil {
-			closeSegments(segs)
-			return nil, fmt.Errorf("ledger: open segment: %w", err)
-		}
-		segs = append(segs, &segment{num: n, path: f.Name(), f: f})
-	}
-	return segs, nil
-}

@@ -55,6 +55,23 @@ func parseSegmentName(name string) (int, bool) {
 // segments must be numbered 0, 1, 2, ... without gaps; an empty directory
 // gets a fresh segment 0.
 func openSegments(dir string, sync bool) ([]*segment, error) {
+	segs, err := openSegmentFiles(dir, os.O_RDWR)
+	if err != nil {
+		return nil, err
+	}
+	if len(segs) == 0 {
+		seg, err := createSegment(dir, 0, sync)
+		if err != nil {
+			return nil, err
+		}
+		segs = append(segs, seg)
+	}
+	return segs, nil
+}
+
+// openSegmentFiles opens the segments of dir, numbered 0, 1, 2, ...
+// without gaps, with flag (os.O_RDWR, or os.O_RDONLY to only read them).
+func openSegmentFiles(dir string, flag int) ([]*segment, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: list segments: %w", err)
@@ -73,19 +90,12 @@ func openSegments(dir string, sync bool) ([]*segment, error) {
 			return nil, fmt.Errorf("%w: segment %s is missing (found %s after it)", ErrCorrupt, segmentName(i), segmentName(n))
 		}
 		path := filepath.Join(dir, segmentName(n))
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		f, err := os.OpenFile(path, flag, 0)
 		if err != nil {
 			closeSegments(segs)
 			return nil, fmt.Errorf("ledger: open segment: %w", err)
 		}
 		segs = append(segs, &segment{num: n, path: path, f: f})
-	}
-	if len(segs) == 0 {
-		seg, err := createSegment(dir, 0, sync)
-		if err != nil {
-			return nil, err
-		}
-		segs = append(segs, seg)
 	}
 	return segs, nil
 }
