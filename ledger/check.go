@@ -188,4 +188,3 @@ func checkIndex(dir string, locs map[uint64]blockLoc, r *CheckReport) error {
 	}
 	return nil
 }
-
