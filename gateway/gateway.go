@@ -57,6 +57,12 @@ type Config struct {
 	// no caller (a gateway served without TLS, in a test).
 	Readers  *policy.Policy
 	Registry *identity.Registry
+	// OrderWait is the longest an admitted transaction waits for its
+	// block when nothing is lost: the channel's batch timeout in block
+	// mode, zero in stream mode. The gateway resubmits a transaction that
+	// seems lost (leader loss) no sooner than this plus 500 ms, and not at
+	// all when that reaches half of Timeout.
+	OrderWait time.Duration
 	// Format is the channel's transaction format (zero means api.Format2):
 	// Submit refuses a transaction whose endorsements were made for
 	// another one (api.Format.CheckBinding) before it reaches an orderer.

@@ -53,7 +53,8 @@ type resubmit struct {
 	factor      int
 	floor, ceil time.Duration
 	retryWait   time.Duration
-	budget      int // bytes of transactions kept
+	budget      int  // bytes of transactions kept
+	off         bool // the floor reaches ceil: watch nothing (newResubmit)
 	maxResubmit int
 	txs         map[string]*watched
 	bytes       int
@@ -82,8 +83,15 @@ const (
 
 // newResubmit returns a core whose deadlines reach at most ceil (half the
 // gateway's Timeout: a client's deadline leaves room for a resubmission).
-func newResubmit(ceil time.Duration) *resubmit {
-	return &resubmit{factor: resubmitFactor, floor: min(resubmitFloor, ceil), ceil: ceil, retryWait: resubmitRetryWait,
+// orderWait is how long an admitted transaction may wait for its block
+// when nothing is lost (Config.OrderWait): no deadline is shorter than it
+// plus the floor, since a transaction waiting in a block-mode cutter looks
+// exactly like a lost one until its batch times out. When that leaves no
+// room below ceil, the core watches nothing (off): any resubmission would
+// duplicate transactions that are merely waiting.
+func newResubmit(ceil, orderWait time.Duration) *resubmit {
+	floor := resubmitFloor + orderWait
+	return &resubmit{factor: resubmitFactor, floor: min(floor, ceil), ceil: ceil, off: floor >= ceil, retryWait: resubmitRetryWait,
 		budget: resubmitBudget, maxResubmit: maxResubmits, txs: map[string]*watched{}}
 }
 
@@ -103,7 +111,7 @@ func (r *resubmit) wait(n int, now time.Time) time.Duration {
 // admitted. False when the byte budget has no room for it (or it is
 // watched already).
 func (r *resubmit) add(id string, raw []byte, now time.Time) bool {
-	if _, ok := r.txs[id]; ok || r.bytes+len(raw) > r.budget {
+	if _, ok := r.txs[id]; ok || r.off || r.bytes+len(raw) > r.budget {
 		return false
 	}
 	r.txs[id] = &watched{raw: raw, first: now, sent: now, inFlight: true}

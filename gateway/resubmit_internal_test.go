@@ -16,7 +16,7 @@ import (
 // github.com/cockroachdb/datadriven (go test -rewrite regenerates the
 // expected output). A case is
 //
-//	run ceil=D budget=N max=N     (omitted fields take the defaults)
+//	run ceil=D orderwait=D budget=N max=N   (omitted fields take the defaults)
 //	<command lines>
 //	----
 //	<one output line per command>
@@ -54,13 +54,25 @@ func runResubmit(t *testing.T, d *datadriven.TestData) string {
 	if d.Cmd != "run" {
 		d.Fatalf(t, "case starts with %q, want \"run key=value...\"", d.Cmd)
 	}
-	r := newResubmit(5 * time.Second)
+	ceil, orderWait := 5*time.Second, time.Duration(0)
+	for _, a := range d.CmdArgs {
+		var err error
+		switch a.Key {
+		case "ceil":
+			ceil, err = time.ParseDuration(a.Vals[0])
+		case "orderwait":
+			orderWait, err = time.ParseDuration(a.Vals[0])
+		}
+		if err != nil {
+			d.Fatalf(t, "run %s=%s: %v", a.Key, a.Vals[0], err)
+		}
+	}
+	r := newResubmit(ceil, orderWait)
 	for _, a := range d.CmdArgs {
 		v := a.Vals[0]
 		var err error
 		switch a.Key {
-		case "ceil":
-			r.ceil, err = time.ParseDuration(v)
+		case "ceil", "orderwait":
 		case "budget":
 			r.budget, err = strconv.Atoi(v)
 		case "max":

@@ -36,7 +36,7 @@ type resubmitter struct {
 
 func newResubmitter(g *Gateway) *resubmitter {
 	s := &resubmitter{g: g, wake: make(chan struct{}, 1)}
-	s.mu.core = newResubmit(g.cfg.Timeout / 2)
+	s.mu.core = newResubmit(g.cfg.Timeout/2, g.cfg.OrderWait)
 	return s
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -141,6 +142,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Remote: remote, Policies: comCh.Policies,
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
+		OrderWait:     orderWait(ch),
 	})
 	if err != nil {
 		return nil, err
@@ -239,4 +241,14 @@ func (p *Peer) Close() error {
 		errs = append(errs, p.State.Close())
 	}
 	return p.closeRest(errs...)
+}
+
+// orderWait is how long an admitted transaction of ch may wait for its
+// block when nothing is lost (gateway.Config.OrderWait): the batch timeout
+// in block mode; a stream-mode orderer cuts as soon as it can.
+func orderWait(ch *ChannelConfig) time.Duration {
+	if b := ch.OrdererBatch(); b.Mode != orderer.ModeStream {
+		return b.Timeout
+	}
+	return 0
 }

@@ -55,6 +55,7 @@ type Network struct {
 	OrdererAddr string
 
 	maxInFlight int
+	orderWait   time.Duration // the batch timeout (block mode)
 }
 
 // Peer is one org's running peer; Addr serves its Gateway and Endorser.
@@ -81,6 +82,9 @@ func Start(t testing.TB, opts Options) *Network {
 		opts.Batch.Timeout = 20 * time.Millisecond
 	}
 	n := &Network{CAs: map[string]*identity.CA{}, maxInFlight: opts.MaxInFlight}
+	if opts.Batch.Mode != orderer.ModeStream {
+		n.orderWait = opts.Batch.Timeout
+	}
 	var orgs []identity.Org
 	for _, org := range append(append([]string(nil), opts.Orgs...), OrdererOrg) {
 		ca, err := identity.NewCA(org, identity.ECDSAP256)
@@ -170,7 +174,8 @@ func (n *Network) startPeer(t testing.TB, ctx context.Context, org string, lis n
 	check(t, err)
 	gw, err := gateway.New(gateway.Config{Channel: Channel, LocalOrg: org, Local: e, Remote: remote,
 		Policies: ch.Policies, Orderers: []api.OrdererClient{gateway.BatchSubmits(gateway.NamedOrderer(n.OrdererAddr, api.NewOrdererClient(dial(t, n.OrdererAddr))))},
-		Ledger: gateway.PeerLedger(store, c), Blocks: store, Timeout: 5 * time.Second, MaxInFlight: n.maxInFlight})
+		Ledger: gateway.PeerLedger(store, c), Blocks: store, Timeout: 5 * time.Second, MaxInFlight: n.maxInFlight,
+		OrderWait: n.orderWait})
 	check(t, err)
 	srv := grpc.NewServer()
 	api.RegisterGatewayServer(srv, gw)
