@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -99,7 +100,8 @@ func (p *Peer) repairBlocks(ch committer.Channel, orderers func() []api.OrdererC
 	fetched := make(map[uint64][]byte, len(damaged))
 	for _, d := range damaged {
 		p.log.Error("block store: damaged block; fetching it from the ordering service", "damage", d.String())
-		raw, err := fetchBlock(orderers, ch.Name, d.Block, p.log)
+		n := d.Block
+		raw, err := fetchBlock(orderers, ch.Name, n, func(raw []byte) error { return checkCopy(&ch, p.Store, n, raw) }, p.log)
 		if err != nil {
 			return err
 		}
@@ -114,8 +116,10 @@ func (p *Peer) repairBlocks(ch committer.Channel, orderers func() []api.OrdererC
 	return nil
 }
 
-// fetchBlock asks the orderers in turn for block n until one sends it.
-func fetchBlock(orderers func() []api.OrdererClient, channel string, n uint64, log *slog.Logger) ([]byte, error) {
+// fetchBlock asks the orderers in turn for block n until one sends a copy
+// that check accepts: an orderer that sends a bad copy (a faulty or
+// hostile one) costs a try, not the repair.
+func fetchBlock(orderers func() []api.OrdererClient, channel string, n uint64, check func([]byte) error, log *slog.Logger) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)
 	defer cancel()
 	var last error
@@ -123,7 +127,10 @@ func fetchBlock(orderers func() []api.OrdererClient, channel string, n uint64, l
 		for _, o := range orderers() {
 			raw, err := fetchFrom(ctx, o, channel, n)
 			if err == nil {
-				return raw, nil
+				if err = check(raw); err == nil {
+					return raw, nil
+				}
+				log.Warn("an orderer sent a copy of a damaged block that does not check; trying the next", "block", n, "orderer", o, "err", err)
 			}
 			last = err
 			log.Debug("fetching a damaged block", "block", n, "orderer", o, "err", err)
@@ -152,4 +159,32 @@ func fetchFrom(ctx context.Context, o api.OrdererClient, channel string, n uint6
 		return nil, fmt.Errorf("sent a block that does not decode as block %d (%v)", n, err)
 	}
 	return resp.GetBlock(), nil
+}
+
+// checkCopy authenticates a fetched copy of damaged block n as far as the
+// store's readable neighbours allow: its link to block n-1, block n+1's
+// link to it, its data hash and the orderer's signature
+// (committer.Channel.CheckBlock). committer.Repair checks it again, in
+// full; checking here lets fetchBlock move on to the next orderer.
+func checkCopy(ch *committer.Channel, store *ledger.BlockStore, n uint64, raw []byte) error {
+	b, err := api.DecodeBlock(raw)
+	if err != nil {
+		return fmt.Errorf("node: copy of block %d: %w", n, err)
+	}
+	prev := b.GetHeader().GetPreviousHash() // a damaged block n-1: checked by Repair
+	if n > 0 {
+		if pb, err := store.Block(n - 1); err == nil {
+			prev = api.HeaderHash(pb.Header)
+		}
+	}
+	hh, err := ch.CheckBlock(b, prev)
+	if err != nil {
+		return fmt.Errorf("node: copy of block %d: %w", n, err)
+	}
+	if n+1 < store.Height() {
+		if nb, err := store.Block(n + 1); err == nil && !bytes.Equal(nb.Header.PreviousHash, hh) {
+			return fmt.Errorf("node: copy of block %d: header hash %.8x, but the stored block %d names %.8x before it", n, hh, n+1, nb.Header.PreviousHash)
+		}
+	}
+	return nil
 }
