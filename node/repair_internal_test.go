@@ -69,7 +69,7 @@ func TestFetchSkipsBadCopies(t *testing.T) {
 		prev, raws = hh, append(raws, raw)
 	}
 	b0, _ := store.Block(0)
-	_, forged := block(1, api.HeaderHash(b0.Header), "tx1", rogue)       // the impostor's signature
+	_, forged := block(1, api.HeaderHash(b0.Header), "tx1", rogue)         // the impostor's signature
 	_, other := block(1, api.HeaderHash(b0.Header), "something else", ord) // signed, but not the chain's block 1
 
 	check := func(raw []byte) error { return checkCopy(&ch, store, 1, raw) }
@@ -112,4 +112,6 @@ type copyStream struct {
 	raw []byte
 }
 
-func (s *copyStream) Recv() (*api.DeliverResponse, error) { return &api.DeliverResponse{Block: s.raw}, nil }
+func (s *copyStream) Recv() (*api.DeliverResponse, error) {
+	return &api.DeliverResponse{Block: s.raw}, nil
+}
