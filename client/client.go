@@ -112,6 +112,10 @@ func (c *Contract) propose(fn string, args []string) (*proposal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: encoding proposal %s: %w", hdr.TxId, err)
 	}
+	if len(raw) > api.MaxTxBytes {
+		return nil, fmt.Errorf("%w: the proposal of %s.%s is %d bytes, over the limit of %d (api.MaxTxBytes) that every gateway enforces; "+
+			"keep large data off the chain and put its hash on it", ErrTooLarge, c.name, fn, len(raw), api.MaxTxBytes)
+	}
 	sig, err := c.g.signer.Sign(raw)
 	if err != nil {
 		return nil, fmt.Errorf("client: signing proposal %s: %w", hdr.TxId, err)
@@ -258,6 +262,10 @@ func (c *Contract) Endorse(ctx context.Context, fn string, args ...string) (*Tra
 	raw, err := proto.Marshal(&api.Transaction{Payload: r.Payload, Signature: sig})
 	if err != nil {
 		return nil, fmt.Errorf("client: encoding tx %s: %w", p.header.TxId, err)
+	}
+	if len(raw) > api.MaxTxBytes {
+		return nil, fmt.Errorf("%w: tx %s of %s.%s is %d bytes with its read/write set and endorsements, over the limit of %d (api.MaxTxBytes) "+
+			"that the orderers enforce; write less per transaction", ErrTooLarge, p.header.TxId, c.name, fn, len(raw), api.MaxTxBytes)
 	}
 	return &Transaction{g: c.g, id: p.header.TxId, result: result, raw: raw}, nil
 }

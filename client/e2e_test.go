@@ -221,6 +221,12 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("unknown creator: %v, want an EndorseError with 403", err)
 	}
 
+	// Over api.MaxTxBytes: refused before it is sent, naming the limit.
+	_, err = g.Contract(testnet.Channel, smallbank.Name).Submit(ctx, "create_account", "big", strings.Repeat("x", api.MaxTxBytes), "1", "1")
+	if !errors.Is(err, client.ErrTooLarge) || !strings.Contains(err.Error(), "over the limit of 4194304 (api.MaxTxBytes)") {
+		t.Errorf("a proposal over api.MaxTxBytes: %v, want ErrTooLarge naming the limit", err)
+	}
+
 	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancelShort()
 	var se *client.SubmitError

@@ -9,6 +9,11 @@ import (
 	"github.com/strand-ledger/strand/api"
 )
 
+// ErrTooLarge: a proposal or transaction over api.MaxTxBytes, refused by
+// the client before it is sent (the gateway and the orderers would refuse
+// it on its length).
+var ErrTooLarge = errors.New("client: request too large")
+
 // EndorseError says the gateway refused to evaluate or endorse a
 // proposal. Status follows HTTP: 400 malformed, 403 creator or signature
 // refused, 404 unknown channel or contract, 409 tx id used, 429 the peer
