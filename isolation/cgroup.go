@@ -160,7 +160,7 @@ func hint(err error) string {
 func (a *Actuator) makeGroups(components []string) error {
 	if a.v2 {
 		ctl := filepath.Join(a.dir, "cgroup.subtree_control")
-		if err := os.WriteFile(ctl, []byte("+cpu"), 0); err != nil {
+		if err := writeFile(ctl, "+cpu"); err != nil {
 			return fmt.Errorf("enabling cpu in %s: %w%s", ctl, err, hint(err))
 		}
 	}
@@ -232,7 +232,7 @@ func (a *Actuator) Set(component string, s Shares) error {
 	if a.v2 {
 		file, val = filepath.Join(g, "cpu.weight"), strconv.Itoa(s.Weight())
 	}
-	if err := os.WriteFile(file, []byte(val), 0); err != nil {
+	if err := writeFile(file, val); err != nil {
 		return fmt.Errorf("isolation: writing %s to %s: %w%s", val, file, err, hint(err))
 	}
 	return nil

@@ -121,11 +121,18 @@ func v2Root(dir string) string {
 
 // writeProc moves pid into cgroup dir.
 func writeProc(dir string, pid int) error {
-	f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_WRONLY, 0)
+	return writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid))
+}
+
+// writeFile writes val to the cgroup file path in one write, as the
+// kernel wants. Unlike os.WriteFile it never creates the file: a missing
+// file means path is not in a cgroup hierarchy.
+func writeFile(path, val string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteString(strconv.Itoa(pid))
+	_, err = f.WriteString(val)
 	return errors.Join(err, f.Close())
 }
 
