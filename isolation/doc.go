@@ -1,9 +1,9 @@
 // Package isolation keeps a strand network's throughput and latency when
 // other workloads share its CPUs, by raising the CPU weight of its node
-// processes while they suffer interference: QiOi's controller (Kim et al.,
-// "QiOi: Performance Isolation for Hyperledger Fabric", Applied Sciences
-// 2021), with a latency objective, a learned threshold, decay and
-// per-component gains added.
+// processes while they suffer interference: the proportional controller of
+// QiOi, a component-level performance isolation technique for Hyperledger
+// Fabric (its Algorithm 1), with a latency objective, a learned threshold,
+// decay and per-component gains added.
 //
 // # Parts
 //
