@@ -317,3 +317,46 @@ func prctlSubreaper() error {
 	}
 	return nil
 }
+
+// TestDetect checks the hierarchy detection and the v2 root search on
+// directories laid out like cgroupfs; it needs no root.
+func TestDetect(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, val string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(val), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("v1/cpu.shares", "1024\n")
+	write("v2/cgroup.controllers", "cpu io memory\n")
+	write("v2/cgroup.subtree_control", "io cpu\n")
+	write("v2/a/cgroup.type", "domain\n")
+	write("v2/a/cgroup.controllers", "cpu io\n")
+	write("v2/a/cgroup.subtree_control", "io memory\n")
+	write("v2/a/b/cgroup.type", "domain\n")
+	write("v2/a/b/cgroup.controllers", "io\n")
+	for _, c := range []struct {
+		dir  string
+		v2   bool
+		want string
+	}{
+		{"v1", false, ""},
+		{"v2", true, ""},
+		{"v2/a", false, `cgroup v2 without the cpu controller for its children (cgroup.subtree_control is "io memory", want it to include cpu: echo +cpu > ` + root + "/v2/a/cgroup.subtree_control)"},
+		{"v2/a/b", false, "cgroup v2, but cannot read cgroup.subtree_control"},
+		{"v1/cpu.shares", false, "not a directory"},
+	} {
+		v2, err := detect(filepath.Join(root, c.dir))
+		if c.want == "" && (err != nil || v2 != c.v2) || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("detect(%s) = %v, %v; want v2 %v, error containing %q", c.dir, v2, err, c.v2, c.want)
+		}
+	}
+	if got, want := v2Root(filepath.Join(root, "v2/a/b")), filepath.Join(root, "v2"); got != want {
+		t.Errorf("v2Root(v2/a/b) = %s, want %s", got, want)
+	}
+}

@@ -2,6 +2,8 @@ package isolation
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,6 +187,66 @@ func TestWeightMapping(t *testing.T) {
 		back := SharesOfWeight(s.Weight())
 		if d := back - s; d > 6 || d < -6 {
 			t.Fatalf("SharesOfWeight(Shares(%d).Weight() = %d) = %d, more than half a weight step away", s, s.Weight(), back)
+		}
+	}
+}
+
+// TestControllerInvariants drives controllers with random configurations
+// and samples and checks the invariants stated in controller.go after
+// every step: shares stay in [DefaultShares, Cap]; a component with gain 0
+// never moves; each change starts where the last one for its component
+// ended and moves by a whole share; Stop leaves every share at the
+// default.
+func TestControllerInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 1))
+	for run := 0; run < 200; run++ {
+		cfg := Config{
+			Threshold:     float64(rng.IntN(3)) * 500, // 0: learned
+			LatencyTarget: time.Duration(rng.IntN(3)) * 50 * time.Millisecond,
+			Calibration:   time.Duration(1+rng.IntN(20)) * time.Second,
+			DecayHalfLife: time.Duration(1+rng.IntN(60)) * time.Second,
+			HoldShares:    rng.IntN(4) == 0,
+			Cap:           DefaultShares + Shares(rng.IntN(int(CapLimit-DefaultShares)+1)),
+			Components:    []Component{{"orderer", rng.Float64() * 10}, {"peer", rng.Float64() * MaxK}, {"contract", 0}},
+		}
+		c, err := New(cfg)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", cfg, err)
+		}
+		last := []Shares{DefaultShares, DefaultShares, DefaultShares}
+		now := epoch
+		check := func(changes []Change, step int) {
+			t.Helper()
+			for _, ch := range changes {
+				i := slices.IndexFunc(cfg.Components, func(c Component) bool { return c.Name == ch.Component })
+				switch {
+				case i < 0 || ch.Reason == "":
+					t.Fatalf("run %d step %d: change %v names no component or has no reason", run, step, ch)
+				case ch.From != last[i] || ch.To == ch.From:
+					t.Fatalf("run %d step %d: change %v, but %s was last at %d", run, step, ch, ch.Component, last[i])
+				case ch.To < DefaultShares || ch.To > cfg.Cap:
+					t.Fatalf("run %d step %d: change %v leaves [%d, %d]", run, step, ch, DefaultShares, cfg.Cap)
+				case cfg.Components[i].K == 0:
+					t.Fatalf("run %d step %d: change %v to a component with gain 0", run, step, ch)
+				}
+				last[i] = ch.To
+			}
+			if !slices.Equal(c.Shares(), last) {
+				t.Fatalf("run %d step %d: Shares() = %v, changes add up to %v", run, step, c.Shares(), last)
+			}
+		}
+		for step := 0; step < 100; step++ {
+			now = now.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
+			s := Sample{Throughput: rng.Float64() * 1000, P99: time.Duration(rng.IntN(300)) * time.Millisecond, Idle: rng.IntN(10) == 0}
+			changes, err := c.Observe(s, now)
+			if err != nil {
+				t.Fatalf("run %d step %d: Observe(%+v): %v", run, step, s, err)
+			}
+			check(changes, step)
+		}
+		check(c.Stop(), -1)
+		if !slices.Equal(last, []Shares{DefaultShares, DefaultShares, DefaultShares}) {
+			t.Fatalf("run %d: after Stop shares are %v, want all %d", run, last, DefaultShares)
 		}
 	}
 }
