@@ -15,6 +15,9 @@ import (
 // two usual names, then the cgroup v2 root.
 var DefaultParents = []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup"}
 
+// DefaultPrefix is ActuatorOptions.Prefix's default.
+const DefaultPrefix = "strand"
+
 // ActuatorOptions says where the actuator makes its cgroups.
 type ActuatorOptions struct {
 	// Parent is the cgroup directory the actuator makes its subtree in:
@@ -23,7 +26,7 @@ type ActuatorOptions struct {
 	// clean. Empty tries DefaultParents in order.
 	Parent string
 	// Prefix names the subtree, Prefix-PID, PID being this process's.
-	// 1 to 32 of [a-z0-9-]. Default "strand".
+	// 1 to 32 of [a-z0-9-]. Default DefaultPrefix.
 	Prefix string
 	// Components are the cgroups made in the subtree, one per component
 	// (Controller.Components' names). Names as Component.Name.
@@ -34,16 +37,17 @@ type ActuatorOptions struct {
 // cgroup per component, and sets their CPU weight: cpu.shares under
 // cgroup v1, cpu.weight (converted by Shares.Weight) under cgroup v2.
 //
-// Invariants: the actuator writes only inside its own subtree and into
-// the cgroup.procs of the cgroups processes leave to (Parent, or the v2
-// root; see Close); it removes only subtrees named Prefix-PID whose PID
-// is not a live process; processes are moved out of a cgroup before it is
+// Invariants: the actuator writes only inside its own subtree, inside the
+// subtrees of dead runs it removes, and into the cgroup.procs of the
+// cgroups processes leave to (Parent, or the v2 root; see Close); it
+// removes only subtrees named Prefix-PID whose PID is not a live process; processes are moved out of a cgroup before it is
 // removed and are never signalled. An Actuator is for one goroutine.
 type Actuator struct {
 	parent    string
 	dir       string // Parent/Prefix-PID
 	v2        bool
 	groups    map[string]string
+	names     []string // components, in ActuatorOptions order
 	leftovers []string
 	closed    bool
 }
@@ -54,10 +58,8 @@ type Actuator struct {
 // When no parent is usable it returns an error wrapping ErrNoCgroup that
 // names each path tried and why it failed.
 func Open(opts ActuatorOptions) (*Actuator, error) {
-	if opts.Prefix == "" {
-		opts.Prefix = "strand"
-	}
-	if err := opts.validate(); err != nil {
+	opts.EnsureDefaults()
+	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	parents := DefaultParents
@@ -75,7 +77,16 @@ func Open(opts ActuatorOptions) (*Actuator, error) {
 	return nil, fmt.Errorf("%w: %s", ErrNoCgroup, strings.Join(whys, "; "))
 }
 
-func (o ActuatorOptions) validate() error {
+// EnsureDefaults fills in zero fields with their defaults.
+func (o *ActuatorOptions) EnsureDefaults() {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+}
+
+// Validate reports the first invalid field, naming its value and what is
+// allowed. An empty Prefix is invalid: call EnsureDefaults first.
+func (o ActuatorOptions) Validate() error {
 	if o.Parent != "" && (!filepath.IsAbs(o.Parent) || filepath.Clean(o.Parent) != o.Parent) {
 		return fmt.Errorf("%w: ActuatorOptions.Parent is %q, want an absolute, clean path (or empty for %v)", ErrBadConfig, o.Parent, DefaultParents)
 	}
@@ -152,7 +163,7 @@ func hint(err error) string {
 	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
 		return fmt.Sprintf(" (not root, and the cgroup is not delegated to uid %d)", os.Geteuid())
 	case errors.Is(err, syscall.EEXIST):
-		return " (an actuator of this process is already open)"
+		return " (an actuator of this process is already open, or was not closed)"
 	}
 	return ""
 }
@@ -170,6 +181,7 @@ func (a *Actuator) makeGroups(components []string) error {
 			return fmt.Errorf("creating cgroup %s: %w%s", g, err, hint(err))
 		}
 		a.groups[c] = g
+		a.names = append(a.names, c)
 	}
 	return nil
 }
@@ -196,11 +208,7 @@ func (a *Actuator) Group(component string) (string, error) {
 	}
 	g, ok := a.groups[component]
 	if !ok {
-		names := make([]string, 0, len(a.groups))
-		for n := range a.groups {
-			names = append(names, n)
-		}
-		return "", fmt.Errorf("isolation: no cgroup for component %q in %s (have %s)", component, a.dir, strings.Join(names, ", "))
+		return "", fmt.Errorf("isolation: no cgroup for component %q in %s (have %s)", component, a.dir, strings.Join(a.names, ", "))
 	}
 	return g, nil
 }

@@ -130,7 +130,7 @@ func TestActuatorV1(t *testing.T) {
 	}{
 		{"peer", 1, "shares 1 for peer, want in [2, 262144]"},
 		{"peer", MaxShares + 1, "shares 262145 for peer, want in [2, 262144]"},
-		{"gateway", 2048, `no cgroup for component "gateway"`},
+		{"gateway", 2048, `no cgroup for component "gateway" in ` + a.Dir() + " (have orderer, peer)"},
 	} {
 		if err := a.Set(c.comp, c.s); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Set(%s, %d) = %v, want an error containing %q", c.comp, c.s, err, c.want)

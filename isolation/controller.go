@@ -163,22 +163,19 @@ func (c *Controller) interference(s Sample) (float64, string) {
 }
 
 // step moves component i's exact share by the rule above and returns the
-// reason for the move.
+// reason for the move ("" when the share does not move).
 func (c *Controller) step(i int, k, e float64, why string, dt time.Duration) string {
 	def := float64(DefaultShares)
-	if e > 0 {
-		c.shares[i] = min(max(def*(1+k*e), def), float64(c.cfg.Cap))
-		if k == 0 {
-			return why + ", gain 0: stays at default"
-		}
-		reason := fmt.Sprintf("%s, k %g", why, k)
+	switch {
+	case e > 0:
+		// k ≥ 0 and e > 0, so the share is at least def.
+		c.shares[i] = min(def*(1+k*e), float64(c.cfg.Cap))
 		if c.shares[i] == float64(c.cfg.Cap) {
-			reason += fmt.Sprintf(", capped at %d", c.cfg.Cap)
+			return fmt.Sprintf("%s, k %g, capped at %d", why, k, c.cfg.Cap)
 		}
-		return reason
-	}
-	if c.cfg.HoldShares || c.shares[i] == def {
-		return "no interference: share held"
+		return fmt.Sprintf("%s, k %g", why, k)
+	case c.cfg.HoldShares || c.shares[i] == def:
+		return ""
 	}
 	excess := (c.shares[i] - def) * math.Exp2(-float64(dt)/float64(c.cfg.DecayHalfLife))
 	if excess <= def/100 {
