@@ -72,6 +72,9 @@ func Open(opts ActuatorOptions) (*Actuator, error) {
 		if err == nil {
 			return a, nil
 		}
+		if len(parents) == 1 {
+			return nil, fmt.Errorf("%w: %w", ErrNoCgroup, err)
+		}
 		whys = append(whys, err.Error())
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNoCgroup, strings.Join(whys, "; "))

@@ -1,9 +1,12 @@
+//go:build linux
+
 package isolation
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -187,6 +190,9 @@ func TestOpenRefuses(t *testing.T) {
 		if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Open(%+v) = %v, want %v containing %q", c.opts, err, c.is, c.want)
 		}
+	}
+	if _, err := Open(ActuatorOptions{Parent: parent + "/missing", Components: []string{"peer"}}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Open of a missing Parent = %v, want it to wrap fs.ErrNotExist", err)
 	}
 	// The v2 hierarchy of a host whose cpu controller sits in v1 has no cpu
 	// for its children; the error says so and how to enable it.
