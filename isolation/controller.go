@@ -1,0 +1,218 @@
+package isolation
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// The controller's rule, per component with gain k, at each sample:
+//
+//   - Interference of relative size e is the larger of the throughput
+//     deficit (T − A)/T when the throughput A is below the threshold T, and
+//     the latency excess (p99 − L)/L when the p99 is above the target L.
+//     An idle sample has e = 0: no load is not interference.
+//   - e > 0: the share becomes DefaultShares·(1 + k·e), QiOi's
+//     S_default + S_default·k·|T−A|/T, clamped to [DefaultShares, Cap]. Like
+//     QiOi it follows e down as well as up while interference lasts.
+//   - e = 0: QiOi keeps the previous share. Unless HoldShares, the excess
+//     over DefaultShares instead halves every DecayHalfLife of the time
+//     since the previous sample, and the share snaps to DefaultShares once
+//     the excess is at most DefaultShares/100 (one cpu.weight step).
+//
+// Invariants: every share the controller holds or reports is in
+// [DefaultShares, Cap]; a component with k = 0 stays at DefaultShares; a
+// Change is reported exactly when a component's whole share differs from
+// the one last reported (initially DefaultShares, which is what the
+// actuator's new cgroups start with), and always carries a reason.
+
+// Sample is one measurement period as the caller saw it.
+type Sample struct {
+	// Throughput is the committed transactions per second over the period.
+	Throughput float64
+	// P99 is the 99th percentile commit latency over the period; 0 means
+	// not measured, and the latency objective is then not checked.
+	P99 time.Duration
+	// Idle says that no transaction was submitted during the period: the
+	// sample is not interference, and calibration ignores it.
+	Idle bool
+}
+
+// Change is a decision: set Component's share from From to To, because of
+// Reason.
+type Change struct {
+	Component string
+	From, To  Shares
+	Reason    string
+}
+
+func (c Change) String() string {
+	return fmt.Sprintf("%s %d→%d: %s", c.Component, c.From, c.To, c.Reason)
+}
+
+// Controller decides CPU shares from measurements. It is a pure state
+// machine: it starts no goroutine, reads no clock and does no I/O; time
+// arrives as an argument. A Controller is for one goroutine.
+//
+// The caller's contract: call Observe once per measurement period with
+// that period's sample and the time it ended, in time order, and apply
+// the returned changes (Actuator.Set) in the order given; call Stop on
+// shutdown and apply its changes before removing the cgroups. When
+// Threshold is 0, the first Calibration of samples must be taken with no
+// neighbour competing for the CPU: the controller cannot tell, and learns
+// whatever it sees as the objective.
+type Controller struct {
+	cfg       Config
+	threshold float64 // 0 while calibrating
+	calStart  time.Time
+	calSum    float64 // busy throughput summed over calN samples
+	calN      int
+	shares    []float64 // exact share per component, for decay
+	reported  []Shares  // share per component last reported
+	last      time.Time
+	started   bool
+}
+
+// New returns a controller for cfg, with zero fields set to their
+// defaults, or an error naming the invalid field.
+func New(cfg Config) (*Controller, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Controller{cfg: cfg, threshold: cfg.Threshold}
+	c.cfg.Components = append([]Component(nil), cfg.Components...)
+	c.shares = make([]float64, len(cfg.Components))
+	c.reported = make([]Shares, len(cfg.Components))
+	for i := range c.shares {
+		c.shares[i], c.reported[i] = float64(DefaultShares), DefaultShares
+	}
+	return c, nil
+}
+
+// Observe takes the sample of the period ending at now and returns the
+// share changes it decides, in Config.Components order (none when no
+// share changes). It refuses a sample with a negative or non-finite
+// throughput, a negative p99, or a time before the previous sample's.
+func (c *Controller) Observe(s Sample, now time.Time) ([]Change, error) {
+	switch {
+	case math.IsNaN(s.Throughput) || math.IsInf(s.Throughput, 0) || s.Throughput < 0:
+		return nil, fmt.Errorf("%w: Sample.Throughput is %v tps, want a finite number ≥ 0", ErrBadSample, s.Throughput)
+	case s.P99 < 0:
+		return nil, fmt.Errorf("%w: Sample.P99 is %s, want ≥ 0 (0 means not measured)", ErrBadSample, s.P99)
+	case c.started && now.Before(c.last):
+		return nil, fmt.Errorf("%w: sample time %s is %s before the previous sample's %s, want samples in time order",
+			ErrBadSample, now.Format(time.RFC3339Nano), c.last.Sub(now), c.last.Format(time.RFC3339Nano))
+	}
+	var dt time.Duration
+	if c.started {
+		dt = now.Sub(c.last)
+	} else {
+		c.started, c.calStart = true, now
+	}
+	c.last = now
+	c.calibrate(s, now)
+	e, why := c.interference(s)
+	var out []Change
+	for i, comp := range c.cfg.Components {
+		reason := c.step(i, comp.K, e, why, dt)
+		if to := Shares(math.Round(c.shares[i])); to != c.reported[i] {
+			out = append(out, Change{Component: comp.Name, From: c.reported[i], To: to, Reason: reason})
+			c.reported[i] = to
+		}
+	}
+	return out, nil
+}
+
+// calibrate learns the threshold, when none is configured, from the busy
+// samples of the first Calibration: the first sample at or after its end
+// closes the window (and counts), provided some busy sample was seen;
+// otherwise the window stays open until one is.
+func (c *Controller) calibrate(s Sample, now time.Time) {
+	if c.threshold > 0 {
+		return
+	}
+	if !s.Idle && s.Throughput > 0 {
+		c.calSum += s.Throughput
+		c.calN++
+	}
+	if c.calN > 0 && now.Sub(c.calStart) >= c.cfg.Calibration {
+		c.threshold = c.cfg.CalibrationFraction * c.calSum / float64(c.calN)
+	}
+}
+
+// interference returns the relative size of the interference s shows
+// (0 for none) and, when there is some, what shows it.
+func (c *Controller) interference(s Sample) (float64, string) {
+	if s.Idle {
+		return 0, ""
+	}
+	var e float64
+	var why string
+	if t := c.threshold; t > 0 && s.Throughput < t {
+		e = (t - s.Throughput) / t
+		why = fmt.Sprintf("throughput %.1f tps < threshold %.1f tps (deficit %.3f)", s.Throughput, t, e)
+	}
+	if l := c.cfg.LatencyTarget; l > 0 && s.P99 > l {
+		if x := float64(s.P99-l) / float64(l); x > e {
+			e = x
+			why = fmt.Sprintf("p99 %s > target %s (excess %.3f)", s.P99, l, x)
+		}
+	}
+	return e, why
+}
+
+// step moves component i's exact share by the rule above and returns the
+// reason for the move ("" when the share does not move).
+func (c *Controller) step(i int, k, e float64, why string, dt time.Duration) string {
+	def := float64(DefaultShares)
+	switch {
+	case e > 0:
+		// k ≥ 0 and e > 0, so the share is at least def.
+		c.shares[i] = min(def*(1+k*e), float64(c.cfg.Cap))
+		if c.shares[i] == float64(c.cfg.Cap) {
+			return fmt.Sprintf("%s, k %g, capped at %d", why, k, c.cfg.Cap)
+		}
+		return fmt.Sprintf("%s, k %g", why, k)
+	case c.cfg.HoldShares || c.shares[i] == def:
+		return ""
+	}
+	excess := (c.shares[i] - def) * math.Exp2(-float64(dt)/float64(c.cfg.DecayHalfLife))
+	if excess <= def/100 {
+		c.shares[i] = def
+		return fmt.Sprintf("no interference: back to default %d", DefaultShares)
+	}
+	c.shares[i] = def + excess
+	return fmt.Sprintf("no interference: decaying toward %d after %s (half-life %s)", DefaultShares, dt, c.cfg.DecayHalfLife)
+}
+
+// Stop returns every component to DefaultShares and returns the changes
+// that does, so that a stopped controller leaves each cgroup at the share
+// a new one would have. Observe may be called again afterwards; it starts
+// from the default shares with the threshold already learned.
+func (c *Controller) Stop() []Change {
+	var out []Change
+	for i, comp := range c.cfg.Components {
+		c.shares[i] = float64(DefaultShares)
+		if c.reported[i] != DefaultShares {
+			out = append(out, Change{Component: comp.Name, From: c.reported[i], To: DefaultShares,
+				Reason: fmt.Sprintf("controller stopping: back to default %d", DefaultShares)})
+			c.reported[i] = DefaultShares
+		}
+	}
+	return out
+}
+
+// Threshold returns the throughput objective in transactions per second,
+// and false while it is still being learned.
+func (c *Controller) Threshold() (float64, bool) { return c.threshold, c.threshold > 0 }
+
+// Shares returns each component's share as last reported, in
+// Config.Components order.
+func (c *Controller) Shares() []Shares { return append([]Shares(nil), c.reported...) }
+
+// Components returns the components the controller sets, with defaults
+// applied.
+func (c *Controller) Components() []Component {
+	return append([]Component(nil), c.cfg.Components...)
+}
