@@ -226,6 +226,7 @@ func TestRefusals(t *testing.T) {
 	if !errors.Is(err, client.ErrTooLarge) || !strings.Contains(err.Error(), "over the limit of 4194304 (api.MaxTxBytes)") {
 		t.Errorf("a proposal over api.MaxTxBytes: %v, want ErrTooLarge naming the limit", err)
 	}
+	t.Log(err)
 
 	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancelShort()
