@@ -87,7 +87,7 @@ func (f *flusher) step(closing bool) time.Time {
 	f.mu.Lock()
 	if f.mu.err != nil {
 		f.mu.Unlock()
-		return time.Now().Add(time.Hour)
+		return time.Now().Add(time.Hour) // failed: Apply refuses batches, nothing to do
 	}
 	view := d.mem.View()
 	s := tierState{height: view.Height(), durable: f.mu.durable, synced: f.mu.synced, bytes: view.Bytes(), bound: d.opts.MemoryBytes,
@@ -98,9 +98,16 @@ func (f *flusher) step(closing bool) time.Time {
 	durable := s.durable
 	var err error
 	if pl.flush {
-		err = d.storage.write(d.mem.Pending(durable), s.height, pl.sync)
-		if err == nil {
-			durable = s.height
+		// The savepoint written is the height of the last batch written,
+		// not s.height: batches applied since s was read are in Pending
+		// too, and storage must never hold versions above its savepoint.
+		batches := d.mem.Pending(durable)
+		height := durable
+		if n := len(batches); n > 0 {
+			height = batches[n-1].height
+		}
+		if err = d.storage.write(batches, height, pl.sync); err == nil {
+			durable = height
 		}
 	}
 	var evict []string
@@ -127,7 +134,7 @@ func (f *flusher) step(closing bool) time.Time {
 	}
 	f.evicted += uint64(len(evict))
 	f.mu.cond.Broadcast()
-	return f.policy.deadline(f.mu.lastFlush)
+	return f.policy.deadline(f.mu.lastFlush, time.Now())
 }
 
 // room waits until the memory tier can take size more bytes within its

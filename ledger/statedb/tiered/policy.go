@@ -78,8 +78,15 @@ func (p flushPolicy) decide(s tierState, now time.Time) plan {
 	return pl
 }
 
-// deadline returns when decide would next flush by time alone.
-func (p flushPolicy) deadline(lastFlush time.Time) time.Time { return lastFlush.Add(p.interval) }
+// deadline returns when to call decide again by time alone: the end of
+// the interval since the last flush or, if that has passed (nothing was
+// behind then), one interval from now, so an idle tier does not spin.
+func (p flushPolicy) deadline(lastFlush, now time.Time) time.Time {
+	if d := lastFlush.Add(p.interval); d.After(now) {
+		return d
+	}
+	return now.Add(p.interval)
+}
 
 // candidate is one durable version the memory tier could drop.
 type candidate struct {

@@ -41,6 +41,23 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+func TestDeadline(t *testing.T) {
+	p := flushPolicy{interval: time.Second}
+	t0 := time.Unix(1000, 0)
+	for _, tc := range []struct {
+		now, want time.Time
+	}{
+		{t0, t0.Add(time.Second)}, // within the interval: its end
+		{t0.Add(999 * time.Millisecond), t0.Add(time.Second)},
+		{t0.Add(time.Second), t0.Add(2 * time.Second)}, // passed: an interval from now, not now
+		{t0.Add(time.Hour), t0.Add(time.Hour + time.Second)},
+	} {
+		if got := p.deadline(t0, tc.now); !got.Equal(tc.want) {
+			t.Errorf("deadline(last flush t0, now t0+%v) = t0+%v, want t0+%v", tc.now.Sub(t0), got.Sub(t0), tc.want.Sub(t0))
+		}
+	}
+}
+
 func TestVictims(t *testing.T) {
 	cands := func() []candidate {
 		return []candidate{{"a", 10, 5}, {"b", 30, 1}, {"c", 20, 1}, {"d", 40, 9}, {"e", 20, 1}}
