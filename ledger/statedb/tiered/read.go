@@ -162,33 +162,69 @@ func (d *DB) view() view {
 // order: the memory tier's version where it has one (skipping
 // tombstones), else storage's. fn returning false or an error stops it.
 func (d *DB) merge(vw view, lo, hi []byte, fn func(k []byte, v statedb.Value) (bool, error)) error {
-	var mem []entry
-	vw.mem.Ascend(string(lo), string(hi), func(e entry) bool {
-		mem = append(mem, e)
-		return true
-	})
 	it, err := vw.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return fmt.Errorf("tiered: storage iterator: %w", err)
 	}
-	err = mergeIter(it, mem, fn)
+	err = mergeIter(it, &memCursor{view: vw.mem, next: string(lo), hi: string(hi)}, fn)
 	if cerr := it.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("tiered: storage iterator: %w", cerr)
 	}
 	return err
 }
 
-// mergeIter merges the storage iterator with mem, sorted by key; mem
-// shadows storage on equal keys. The iterator moves on only after fn has
-// used its key.
-func mergeIter(it *pebble.Iterator, mem []entry, fn func(k []byte, v statedb.Value) (bool, error)) error {
+// memChunk is how many memory-tier versions a memCursor reads at once: a
+// Scan that stops early reads little of a large tier.
+const memChunk = 64
+
+// memCursor walks a memory view's versions in [next, hi) a chunk at a
+// time.
+type memCursor struct {
+	view     memView
+	next, hi string  // the rest of the range
+	buf      []entry // read but not yet consumed
+}
+
+// peek returns the next version, if any.
+func (c *memCursor) peek() (entry, bool) {
+	if len(c.buf) == 0 && c.next < c.hi {
+		c.view.Ascend(c.next, c.hi, func(e entry) bool {
+			c.buf = append(c.buf, e)
+			return len(c.buf) < memChunk
+		})
+		c.next = c.hi
+		if len(c.buf) == memChunk {
+			c.next = c.buf[len(c.buf)-1].key + "\x00" // the least key after it
+		}
+	}
+	if len(c.buf) == 0 {
+		return entry{}, false
+	}
+	return c.buf[0], true
+}
+
+func (c *memCursor) pop() { c.buf = c.buf[1:] }
+
+// mergeIter merges the storage iterator with the memory cursor, both
+// sorted by key; memory shadows storage on equal keys. The iterator moves
+// on only after fn has used its key.
+func mergeIter(it *pebble.Iterator, mem *memCursor, fn func(k []byte, v statedb.Value) (bool, error)) error {
 	valid := it.First()
-	for valid || len(mem) > 0 {
-		c := compareNext(valid, it, mem)
+	for {
+		e, inMem := mem.peek()
+		if !valid && !inMem {
+			return it.Error()
+		}
+		c := 1 // memory's key comes first, or shadows storage's
+		if valid && inMem {
+			c = bytes.Compare(it.Key(), []byte(e.key))
+		} else if valid {
+			c = -1 // only storage has keys left
+		}
 		var k []byte
 		var v statedb.Value
 		skip := false
-		if c < 0 { // storage's key comes first and is not in memory
+		if c < 0 {
 			k = it.Key()
 			raw, err := it.ValueAndErr()
 			if err == nil {
@@ -197,9 +233,8 @@ func mergeIter(it *pebble.Iterator, mem []entry, fn func(k []byte, v statedb.Val
 			if err != nil {
 				return fmt.Errorf("tiered: storage value of key %q: %w", k, err)
 			}
-		} else { // memory's key comes first, or shadows storage's
-			e := mem[0]
-			mem = mem[1:]
+		} else {
+			mem.pop()
 			k, v, skip = []byte(e.key), e.value(), e.deleted
 		}
 		if !skip {
@@ -211,17 +246,4 @@ func mergeIter(it *pebble.Iterator, mem []entry, fn func(k []byte, v statedb.Val
 			valid = it.Next()
 		}
 	}
-	return it.Error()
-}
-
-// compareNext compares the next storage key with the next memory key: -1
-// when only storage has one or it is smaller, 0 when equal, 1 otherwise.
-func compareNext(valid bool, it *pebble.Iterator, mem []entry) int {
-	switch {
-	case !valid:
-		return 1
-	case len(mem) == 0:
-		return -1
-	}
-	return bytes.Compare(it.Key(), []byte(mem[0].key))
 }

@@ -11,25 +11,30 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb/conformance"
 )
 
-func TestConformance(t *testing.T) {
-	conformance.Run(t, conformance.Factory{
+var (
+	factory = conformance.Factory{
 		Name:       "tiered",
 		Open:       func(dir string) (statedb.DB, error) { return Open(dir, Options{}) },
 		Persistent: true,
-	})
-}
-
-// TestConformanceSmallTiers runs the suite with a memory tier and cache
-// so small that reads fall through to storage and Apply waits for room.
-func TestConformanceSmallTiers(t *testing.T) {
-	conformance.Run(t, conformance.Factory{
+	}
+	// small has a memory tier and cache so small that reads fall through
+	// to storage and Apply waits for room.
+	small = conformance.Factory{
 		Name: "tiered-small",
 		Open: func(dir string) (statedb.DB, error) {
 			return Open(dir, Options{MemoryBytes: minMemoryBytes, CacheBytes: minCacheBytes, FlushBlocks: 2})
 		},
 		Persistent: true,
-	})
-}
+	}
+)
+
+func TestConformance(t *testing.T) { conformance.Run(t, factory) }
+
+func TestConformanceSmallTiers(t *testing.T) { conformance.Run(t, small) }
+
+func BenchmarkTiered(b *testing.B) { conformance.RunBenchmarks(b, factory) }
+
+func BenchmarkTieredSmall(b *testing.B) { conformance.RunBenchmarks(b, small) }
 
 func TestOptionsValidate(t *testing.T) {
 	bad := Options{CacheBytes: 10, MemoryBytes: -1, FlushBlocks: 2e6, FlushInterval: time.Microsecond}
@@ -161,4 +166,54 @@ func TestMemoryBound(t *testing.T) {
 		wantValue(t, d, fmt.Sprintf("k%05d", h*perBlock), val)
 	}
 	t.Logf("\n%v", d.Metrics())
+}
+
+// TestScanAcrossTiers scans a namespace of 500 keys whose versions lie in
+// both tiers (several memory cursor chunks of each), with tombstones in
+// memory hiding keys in storage, and checks every key once, in order.
+func TestScanAcrossTiers(t *testing.T) {
+	d, err := Open(t.TempDir(), Options{FlushBlocks: 1000, FlushInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var b statedb.Batch
+	for i := 0; i < 500; i += 2 { // even keys, synced: in storage
+		b.Put("cc", fmt.Sprintf("k%03d", i), []byte("s"), statedb.Version{Block: 0})
+	}
+	if err := d.Apply(&b, 1, true); err != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	for i := range 500 { // odd keys new, every fourth even key deleted, others kept: in memory only
+		switch {
+		case i%2 == 1:
+			b.Put("cc", fmt.Sprintf("k%03d", i), []byte("m"), statedb.Version{Block: 1})
+		case i%4 == 0:
+			b.Delete("cc", fmt.Sprintf("k%03d", i), statedb.Version{Block: 1})
+		}
+	}
+	if err := d.Apply(&b, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for i := range 500 {
+		if i%4 != 0 {
+			want = append(want, fmt.Sprintf("k%03d", i))
+		}
+	}
+	var got []string
+	err = d.Scan("cc", "", "", func(k string, v statedb.Value) bool {
+		got = append(got, k)
+		if wantData := map[bool]string{true: "m", false: "s"}[len(k) > 0 && (k[len(k)-1]-'0')%2 == 1]; string(v.Data) != wantData {
+			t.Errorf("Scan: %s = %q, want %q", k, v.Data, wantData)
+		}
+		return true
+	})
+	if err != nil || strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("Scan = %d keys %v (err %v), want %d keys", len(got), got, err, len(want))
+	}
+	if m := d.Metrics(); m.Durable != 1 || m.Height != 2 {
+		t.Fatalf("want the even keys in storage (savepoint 1) and the rest in memory (height 2):\n%v", m)
+	}
 }
