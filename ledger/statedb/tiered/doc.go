@@ -45,7 +45,10 @@
 //     (the flusher flushes, then evicts the coldest durable versions),
 //     except that a batch larger than the whole tier is admitted alone
 //     into an empty one. Eviction is decided by pure functions
-//     (policy.go), with sizes and time as arguments.
+//     (policy.go), with sizes and time as arguments. Not counted: the
+//     values of versions overwritten before their batch was flushed,
+//     which the pending batches keep until the next flush (at most
+//     FlushBlocks blocks or FlushInterval of writes).
 //   - A batch is validated (savepoint order, namespaces) before any write;
 //     a flusher failure makes Apply refuse batches, naming the failure.
 //   - Values are copied in and out; callers own what they pass and get.

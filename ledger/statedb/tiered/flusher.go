@@ -23,7 +23,7 @@ type flusher struct {
 	db     *DB
 	policy flushPolicy
 	wake   chan struct{} // buffered 1: a request to look again
-	stop   chan bool     // closed-over value: flush before exiting
+	stop   chan bool     // carries whether to flush before exiting
 	done   chan struct{}
 
 	mu struct {

@@ -30,7 +30,7 @@ func (v view) close() { _ = v.snap.Close() }
 // cache, then the memory tier, then storage, all at one height.
 func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, found bool)) error {
 	missed := make([]int, 0, n)
-	d.viewMu.Lock()
+	d.viewMu.RLock()
 	for _, i := range s.Order() {
 		if v, found, ok := d.cache.get(string(s.Key(i))); ok {
 			fill(i, v, found)
@@ -40,11 +40,11 @@ func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, 
 		missed = append(missed, i)
 	}
 	if len(missed) == 0 {
-		d.viewMu.Unlock()
+		d.viewMu.RUnlock()
 		return nil
 	}
-	vw := view{mem: d.mem.View(), snap: d.storage.db.NewSnapshot()}
-	d.viewMu.Unlock()
+	vw := view{mem: d.mem.View(), snap: d.storage.snapshot()}
+	d.viewMu.RUnlock()
 	defer vw.close()
 	for _, i := range missed {
 		k := s.Key(i)
@@ -153,9 +153,9 @@ func (d *DB) Dump(fn func(ns, key string, v statedb.Value) error) (uint64, error
 }
 
 func (d *DB) view() view {
-	d.viewMu.Lock()
-	defer d.viewMu.Unlock()
-	return view{mem: d.mem.View(), snap: d.storage.db.NewSnapshot()}
+	d.viewMu.RLock()
+	defer d.viewMu.RUnlock()
+	return view{mem: d.mem.View(), snap: d.storage.snapshot()}
 }
 
 // merge calls fn for every key in [lo, hi) at vw's height, in ascending

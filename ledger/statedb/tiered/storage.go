@@ -90,6 +90,9 @@ func (s *storage) write(batches []pendingBatch, height uint64, sync bool) error 
 	return nil
 }
 
+// snapshot returns a point-in-time view of the tier; the caller closes it.
+func (s *storage) snapshot() *pebble.Snapshot { return s.db.NewSnapshot() }
+
 // get reads an encoded key from r.
 func get(r reader, key []byte) (statedb.Value, bool, error) {
 	val, closer, err := r.Get(key)

@@ -22,10 +22,12 @@ type DB struct {
 	flusher *flusher
 
 	// viewMu makes a reader's view atomic: the reader takes its memory
-	// view, its storage snapshot and its cache lookups under it, and
-	// Apply (publish and cache update) and the flusher's Settle (which
-	// drops versions) run under it, so a view is one height of the state.
-	viewMu sync.Mutex
+	// view, its storage snapshot and its cache lookups under its read
+	// lock, and Apply (publish and cache update) and the flusher's Settle
+	// (which drops versions) run under its write lock, so a view is one
+	// height of the state. Nothing is read or written under it but
+	// memory: no I/O, no callback.
+	viewMu sync.RWMutex
 
 	// applyMu serialises Apply.
 	applyMu sync.Mutex
