@@ -1,44 +1,100 @@
 package tiered
 
 import (
-	"slices"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/datadriven"
 )
 
-func TestDecide(t *testing.T) {
-	p := flushPolicy{blocks: 4, interval: time.Second}
-	t0 := time.Unix(1000, 0)
-	base := tierState{height: 10, durable: 8, synced: 8, bytes: 500, bound: 1000, lastFlush: t0}
-	for _, tc := range []struct {
-		name string
-		edit func(s *tierState)
-		now  time.Time
-		want plan
-	}{
-		{"idle: 2 blocks behind, under the marks, before the interval", nil, t0, plan{evictTo: -1}},
-		{"FlushBlocks behind", func(s *tierState) { s.height = 12 }, t0, plan{flush: true, evictTo: -1}},
-		{"interval passed", nil, t0.Add(time.Second), plan{flush: true, evictTo: -1}},
-		{"interval passed, nothing behind", func(s *tierState) { s.durable = 10 }, t0.Add(time.Hour), plan{evictTo: -1}},
-		{"closing", func(s *tierState) { s.closing = true }, t0, plan{flush: true, sync: true, evictTo: -1}},
-		{"closing, nothing behind", func(s *tierState) { s.closing, s.durable = true, 10 }, t0, plan{evictTo: -1}},
-		{"sync wanted", func(s *tierState) { s.syncTo = 10 }, t0, plan{flush: true, sync: true, evictTo: -1}},
-		{"sync of a flushed, unsynced height", func(s *tierState) { s.durable, s.syncTo = 10, 10 }, t0, plan{flush: true, sync: true, evictTo: -1}},
-		{"above high water: flush, evict to low", func(s *tierState) { s.bytes = 901 }, t0, plan{flush: true, evictTo: 750}},
-		{"at high water: nothing", func(s *tierState) { s.bytes = 900 }, t0, plan{evictTo: -1}},
-		{"waiter for 100 bytes: low water", func(s *tierState) { s.bytes, s.waiting = 950, 100 }, t0, plan{flush: true, evictTo: 750}},
-		{"waiter for 400 bytes: its room", func(s *tierState) { s.bytes, s.waiting = 950, 400 }, t0, plan{flush: true, evictTo: 600}},
-		{"waiter larger than the tier: empty it", func(s *tierState) { s.bytes, s.waiting = 950, 5000 }, t0, plan{flush: true, evictTo: 0}},
-		{"waiter, already below the target", func(s *tierState) { s.bytes, s.waiting = 500, 100 }, t0, plan{flush: true, evictTo: -1}},
-	} {
-		s := base
-		if tc.edit != nil {
-			tc.edit(&s)
+// TestPolicyScripts runs testdata/policy.txt with
+// github.com/cockroachdb/datadriven (go test -rewrite regenerates the
+// expected output). Commands:
+//
+//	decide KEY=VALUE...   the plan for a tier state: height, durable,
+//	                      synced, bytes, bound, waiting, syncto (numbers),
+//	                      since (the time since the last flush), closing;
+//	                      the policy is blocks=4 interval=1s
+//	victims used=N target=N
+//	KEY BYTES TOUCHED     (one candidate a line)
+//
+// decide prints "idle", or "flush", "flush sync", with ", evict to N";
+// victims prints the keys dropped, coldest first, or "none".
+func TestPolicyScripts(t *testing.T) {
+	datadriven.RunTest(t, "testdata/policy.txt", func(t *testing.T, d *datadriven.TestData) string {
+		switch d.Cmd {
+		case "decide":
+			return runDecide(t, d)
+		case "victims":
+			var used, target int64
+			d.ScanArgs(t, "used", &used)
+			d.ScanArgs(t, "target", &target)
+			var cands []candidate
+			for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
+				var c candidate
+				if _, err := fmt.Sscan(line, &c.key, &c.bytes, &c.touched); err != nil {
+					d.Fatalf(t, "candidate %q: %v, want KEY BYTES TOUCHED", line, err)
+				}
+				cands = append(cands, c)
+			}
+			if got := victims(cands, used, target); len(got) > 0 {
+				return strings.Join(got, " ")
+			}
+			return "none"
 		}
-		if got := p.decide(s, tc.now); got != tc.want {
-			t.Errorf("%s: decide = %+v, want %+v", tc.name, got, tc.want)
+		d.Fatalf(t, "command %q, want decide or victims", d.Cmd)
+		return ""
+	})
+}
+
+func runDecide(t *testing.T, d *datadriven.TestData) string {
+	p := flushPolicy{blocks: 4, interval: time.Second}
+	now := time.Unix(1000, 0)
+	s := tierState{lastFlush: now}
+	for _, a := range d.CmdArgs {
+		var n uint64
+		if a.Key != "since" && a.Key != "closing" {
+			d.ScanArgs(t, a.Key, &n)
+		}
+		switch a.Key {
+		case "height":
+			s.height = n
+		case "durable":
+			s.durable = n
+		case "synced":
+			s.synced = n
+		case "bytes":
+			s.bytes = int64(n)
+		case "bound":
+			s.bound = int64(n)
+		case "waiting":
+			s.waiting = int64(n)
+		case "syncto":
+			s.syncTo = n
+		case "since":
+			var since time.Duration
+			d.ScanArgs(t, a.Key, &since)
+			s.lastFlush = now.Add(-since)
+		case "closing":
+			s.closing = true
+		default:
+			d.Fatalf(t, "%q: unknown key", a.Key)
 		}
 	}
+	pl := p.decide(s, now)
+	out := "idle"
+	switch {
+	case pl.flush && pl.sync:
+		out = "flush sync"
+	case pl.flush:
+		out = "flush"
+	}
+	if pl.evictTo >= 0 {
+		out += fmt.Sprintf(", evict to %d", pl.evictTo)
+	}
+	return out
 }
 
 func TestDeadline(t *testing.T) {
@@ -54,30 +110,6 @@ func TestDeadline(t *testing.T) {
 	} {
 		if got := p.deadline(t0, tc.now); !got.Equal(tc.want) {
 			t.Errorf("deadline(last flush t0, now t0+%v) = t0+%v, want t0+%v", tc.now.Sub(t0), got.Sub(t0), tc.want.Sub(t0))
-		}
-	}
-}
-
-func TestVictims(t *testing.T) {
-	cands := func() []candidate {
-		return []candidate{{"a", 10, 5}, {"b", 30, 1}, {"c", 20, 1}, {"d", 40, 9}, {"e", 20, 1}}
-	}
-	for _, tc := range []struct {
-		used, target int64
-		want         []string
-	}{
-		{120, 120, nil},
-		{120, 100, []string{"b"}},                   // coldest first; among equals the larger
-		{120, 70, []string{"b", "c"}},               // equal age and size: by key
-		{120, 69, []string{"b", "c", "e"}},          // 70 is not enough
-		{120, 49, []string{"b", "c", "e", "a"}},     // then the next coldest
-		{120, 0, []string{"b", "c", "e", "a", "d"}}, // everything
-		{500, 0, []string{"b", "c", "e", "a", "d"}}, // not enough: everything
-		{120, 91, []string{"b"}},                    // 90 <= 91 after one
-	} {
-		got := victims(cands(), tc.used, tc.target)
-		if !slices.Equal(got, tc.want) {
-			t.Errorf("victims(used %d, target %d) = %v, want %v", tc.used, tc.target, got, tc.want)
 		}
 	}
 }
