@@ -112,11 +112,13 @@ func (f *flusher) step(closing bool) time.Time {
 	}
 	var evict []string
 	if err == nil && pl.evictTo >= 0 {
-		evict = victims(d.mem.View().Cold(durable), d.mem.View().Bytes(), pl.evictTo)
+		v := d.mem.View()
+		evict = victims(v.Cold(durable), v.Bytes(), pl.evictTo)
 	}
+	dropped := 0
 	if err == nil && (pl.flush || len(evict) > 0) {
 		d.viewMu.Lock()
-		d.mem.Settle(durable, evict)
+		dropped = d.mem.Settle(durable, evict)
 		d.viewMu.Unlock()
 	}
 	f.mu.Lock()
@@ -132,7 +134,7 @@ func (f *flusher) step(closing bool) time.Time {
 		f.mu.lastFlush = time.Now()
 		f.flushes++
 	}
-	f.evicted += uint64(len(evict))
+	f.evicted += uint64(dropped)
 	f.mu.cond.Broadcast()
 	return f.policy.deadline(f.mu.lastFlush, time.Now())
 }

@@ -30,8 +30,9 @@ type memoryTier interface {
 	// Settle records that the storage tier holds every version written
 	// at or below durable: it forgets those pending batches, and drops
 	// the versions of the keys named in evict that were written at or
-	// below durable (a key written since keeps its newer version).
-	Settle(durable uint64, evict []string)
+	// below durable (a key written since keeps its newer version). It
+	// returns how many versions it dropped.
+	Settle(durable uint64, evict []string) int
 }
 
 // memView is an immutable state of the memory tier.
@@ -151,7 +152,7 @@ func (t *localTier) Pending(above uint64) []pendingBatch {
 }
 
 // Settle implements memoryTier.
-func (t *localTier) Settle(durable uint64, evict []string) {
+func (t *localTier) Settle(durable uint64, evict []string) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
@@ -159,13 +160,16 @@ func (t *localTier) Settle(durable uint64, evict []string) {
 		n++
 	}
 	t.mu.pending = append(t.mu.pending[:0], t.mu.pending[n:]...)
+	dropped := 0
 	for _, k := range evict {
 		if e, ok := t.mu.work.Get(entry{key: k}); ok && e.height <= durable {
 			t.mu.work.Delete(e)
 			t.mu.bytes -= e.size()
+			dropped++
 		}
 	}
 	t.publishLocked(t.cur.Load().height)
+	return dropped
 }
 
 // localView is one published state of a localTier.
