@@ -9,6 +9,7 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/ledger/statedb/tiered"
 )
 
 // StateDBConfig selects the world-state database and tunes its backend.
@@ -18,11 +19,13 @@ import (
 type StateDBConfig struct {
 	// Backend is one of backend.Names(): pebble (default), leveldb,
 	// badger, bbolt, rocksdb (in binaries built with -tags rocksdb),
-	// memory-checkpoint (in memory, checkpointed to disk), or memory
-	// (nothing survives). On-disk backends live in dataDir/state.
+	// tiered (a cache and a bounded memory tier over Pebble, flushed in
+	// the background), memory-checkpoint (in memory, checkpointed to
+	// disk), or memory (nothing survives). On-disk backends live in
+	// dataDir/state.
 	Backend string `yaml:"backend"`
-	// CacheMB is the block cache in MiB of pebble, leveldb, badger and
-	// rocksdb. Default 128; 1 to 65536. bbolt reads through the OS page
+	// CacheMB is the block cache in MiB of pebble, leveldb, badger,
+	// rocksdb and tiered's storage tier. Default 128; 1 to 65536. bbolt reads through the OS page
 	// cache and memory needs none.
 	CacheMB int `yaml:"cacheMB"`
 	// Pebble tunes the pebble backend.
@@ -37,6 +40,17 @@ type StateDBConfig struct {
 	RocksDB RocksDBConfig `yaml:"rocksdb,omitempty"`
 	// Checkpoint tunes the memory-checkpoint backend.
 	Checkpoint CheckpointConfig `yaml:"checkpoint,omitempty"`
+	// Tiered tunes the tiered backend; its storage tier takes cacheMB and
+	// the pebble section.
+	Tiered TieredConfig `yaml:"tiered,omitempty"`
+}
+
+// TieredConfig mirrors tiered.Options.
+type TieredConfig struct {
+	CacheMB       int           `yaml:"cacheMB,omitempty"`       // local cache; default 64; 1 to 1048576
+	MemoryMB      int           `yaml:"memoryMB,omitempty"`      // memory tier; default 256; 1 to 1048576
+	FlushBlocks   int           `yaml:"flushBlocks,omitempty"`   // default 64; 1 to 1000000
+	FlushInterval time.Duration `yaml:"flushInterval,omitempty"` // default 1s; 1ms to 1h
 }
 
 // CheckpointConfig mirrors memdb.Options: a checkpoint starts after
@@ -131,6 +145,12 @@ func (c *StateDBConfig) check(ck *checker) {
 	if iv := c.Checkpoint.Interval; iv != 0 && (iv < 10*time.Millisecond || iv > 24*time.Hour) {
 		ck.bad("stateDB.checkpoint.interval", iv, "10ms to 24h (0 means 10s)")
 	}
+	inRange("stateDB.tiered.cacheMB", c.Tiered.CacheMB, 1, 1<<20, tiered.DefaultCacheBytes>>20)
+	inRange("stateDB.tiered.memoryMB", c.Tiered.MemoryMB, 1, 1<<20, tiered.DefaultMemoryBytes>>20)
+	inRange("stateDB.tiered.flushBlocks", c.Tiered.FlushBlocks, 1, 1e6, tiered.DefaultFlushBlocks)
+	if iv := c.Tiered.FlushInterval; iv != 0 && (iv < time.Millisecond || iv > time.Hour) {
+		ck.bad("stateDB.tiered.flushInterval", iv, "1ms to 1h (0 means 1s)")
+	}
 }
 
 // Options converts the section, defaults filled in, to the backends'
@@ -159,5 +179,10 @@ func (c *StateDBConfig) Options() backend.Options {
 	o.RocksDB.WriteBufferSize = c.RocksDB.WriteBufferMB * mb
 	o.Checkpoint.EveryBlocks = uint64(max(0, c.Checkpoint.EveryBlocks))
 	o.Checkpoint.Interval = c.Checkpoint.Interval
+	o.Tiered.Storage = o.Pebble
+	o.Tiered.CacheBytes = int64(c.Tiered.CacheMB) * mb
+	o.Tiered.MemoryBytes = int64(c.Tiered.MemoryMB) * mb
+	o.Tiered.FlushBlocks = uint64(max(0, c.Tiered.FlushBlocks))
+	o.Tiered.FlushInterval = c.Tiered.FlushInterval
 	return o
 }

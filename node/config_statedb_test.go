@@ -31,6 +31,8 @@ func TestStateDBErrors(t *testing.T) {
 		{"rocksdb", "{rocksdb: {compression: brotli}}", []string{`stateDB.rocksdb.compression = "brotli": want lz4, snappy, zstd, none`}},
 		{"checkpoint blocks", "{backend: memory-checkpoint, checkpoint: {everyBlocks: -1}}", []string{"stateDB.checkpoint.everyBlocks = -1: want 1 to 1000000000 (0 means 1000)"}},
 		{"checkpoint interval", "{backend: memory-checkpoint, checkpoint: {interval: 1ms}}", []string{"stateDB.checkpoint.interval = 1ms: want 10ms to 24h (0 means 10s)"}},
+		{"tiered memory", "{backend: tiered, tiered: {memoryMB: -1, cacheMB: 2000000}}", []string{"stateDB.tiered.memoryMB = -1: want 1 to 1048576 (0 means 256)", "stateDB.tiered.cacheMB = 2000000: want 1 to 1048576 (0 means 64)"}},
+		{"tiered flush", "{backend: tiered, tiered: {flushBlocks: -2, flushInterval: 2h}}", []string{"stateDB.tiered.flushBlocks = -2: want 1 to 1000000 (0 means 64)", "stateDB.tiered.flushInterval = 2h0m0s: want 1ms to 1h (0 means 1s)"}},
 		{"checkpoint unknown option", "{checkpoint: {every: 5}}", []string{`unknown field "every"`, "everyBlocks, interval"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +58,7 @@ func TestStateDBErrors(t *testing.T) {
 // another backend.
 func TestStateDBBackends(t *testing.T) {
 	dataDir := t.TempDir()
-	for _, name := range []string{"pebble", "leveldb", "badger", "bbolt", "memory-checkpoint", "memory"} {
+	for _, name := range []string{"pebble", "leveldb", "badger", "bbolt", "tiered", "memory-checkpoint", "memory"} {
 		dir := writeNet(t, channelYAML, nodeYAML+"stateDB: {backend: "+name+"}\ndataDir: "+filepath.Join(dataDir, name)+"\n")
 		cfg, err := LoadNode(filepath.Join(dir, "node.yaml"))
 		if err != nil {

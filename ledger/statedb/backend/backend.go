@@ -13,6 +13,7 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
 	"github.com/strand-ledger/strand/ledger/statedb/rocksdb"
+	"github.com/strand-ledger/strand/ledger/statedb/tiered"
 )
 
 // Options holds the options of every backend; Open uses those of the
@@ -25,6 +26,8 @@ type Options struct {
 	RocksDB rocksdb.Options // used only in binaries built with -tags rocksdb
 	// Checkpoint tunes memory-checkpoint (memdb.Open).
 	Checkpoint memdb.Options
+	// Tiered tunes tiered (cache, memory tier, Pebble storage tier).
+	Tiered tiered.Options
 }
 
 // Default is the backend used when none is named.
@@ -42,6 +45,7 @@ var openers = map[string]opener{
 	"bbolt":    func(dir string, o *Options) (statedb.DB, error) { return bbolt.Open(dir, o.Bbolt) },
 	"memory":   func(string, *Options) (statedb.DB, error) { return memdb.New(), nil },
 	Checkpoint: func(dir string, o *Options) (statedb.DB, error) { return memdb.Open(dir, o.Checkpoint) },
+	"tiered":   func(dir string, o *Options) (statedb.DB, error) { return tiered.Open(dir, o.Tiered) },
 }
 
 // Checkpoint names the in-memory backend that checkpoints to disk
@@ -49,7 +53,7 @@ var openers = map[string]opener{
 const Checkpoint = "memory-checkpoint"
 
 // order is the order Names lists backends in.
-var order = []string{"pebble", "leveldb", "badger", "bbolt", "rocksdb", Checkpoint, "memory"}
+var order = []string{"pebble", "leveldb", "badger", "bbolt", "rocksdb", "tiered", Checkpoint, "memory"}
 
 // Errors of Check and Open; test with errors.Is.
 var (
@@ -69,7 +73,8 @@ func Names() []string {
 }
 
 // Persistent reports whether the named backend keeps its state on disk
-// (memory-checkpoint does, as of its newest checkpoint).
+// (memory-checkpoint does, as of its newest checkpoint; tiered as of its
+// storage tier's savepoint).
 func Persistent(name string) bool { return name != "memory" }
 
 // Check reports whether Open accepts name: ErrUnknown for a name no

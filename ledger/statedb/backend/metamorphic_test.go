@@ -44,6 +44,9 @@ func (r *runner) open() {
 	o := backend.Options{}
 	o.Badger.MemTableSize = 4 << 20 // keeps the copies of a crash small
 	o.Checkpoint.EveryBlocks = 4    // crashes then find background checkpoints
+	// A memory tier of a few dozen versions and a tiny cache, so that
+	// reads fall through every tier and crashes lose unflushed blocks.
+	o.Tiered.MemoryBytes, o.Tiered.CacheBytes, o.Tiered.FlushBlocks = 4<<10, 1<<10, 3
 	db, err := backend.Open(r.name, r.dir, o)
 	if err != nil {
 		r.t.Fatalf("%s: Open: %v", r.name, err)

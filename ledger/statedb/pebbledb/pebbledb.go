@@ -47,7 +47,7 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := statedb.PrepareOpen(dir, Format, &opts, wroteByPebble); err != nil {
 		return nil, err
 	}
-	pdb, err := pebble.Open(dir, pebbleOptions(opts))
+	pdb, err := pebble.Open(dir, PebbleOptions(opts))
 	if err != nil {
 		return nil, fmt.Errorf("pebbledb: open %q: %w", dir, err)
 	}
@@ -68,8 +68,9 @@ func wroteByPebble(names []string) bool {
 	return slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "marker.format-version.") })
 }
 
-// pebbleOptions translates o, which has its defaults, to Pebble's options.
-func pebbleOptions(o Options) *pebble.Options {
+// PebbleOptions translates o, which has its defaults (EnsureDefaults),
+// to Pebble's options; the tiered backend opens its storage tier with it.
+func PebbleOptions(o Options) *pebble.Options {
 	po := &pebble.Options{
 		CacheSize:          o.CacheSize,
 		MemTableSize:       o.MemTableSize,
