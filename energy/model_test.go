@@ -33,11 +33,11 @@ func TestModelTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []struct {
-		at       time.Duration // since open
-		cpu100   time.Duration // since open
-		cpu200   time.Duration
-		want     float64
-		what string
+		at     time.Duration // since open
+		cpu100 time.Duration // since open
+		cpu200 time.Duration
+		want   float64
+		what   string
 	}{
 		{0, 0, 0, 0, "nothing yet"},
 		{time.Second, 0, 0, 8, "all idle: 4 cores × 1 s × 2 W"},
