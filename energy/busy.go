@@ -60,14 +60,8 @@ func Overlay(log []Reading, busy []Interval, txs int64) (Metrics, error) {
 		return Metrics{}, fmt.Errorf("%w: energy log of %d readings, want at least 2", ErrTimeline, len(log))
 	}
 	for i := 1; i < len(log); i++ {
-		if err := sameSource(log[0], log[i]); err != nil {
-			return Metrics{}, fmt.Errorf("energy log reading %d: %w", i, err)
-		}
-		if !log[i].At.After(log[i-1].At) {
-			return Metrics{}, fmt.Errorf("%w: energy log reading %d at %v is not after reading %d at %v", ErrTimeline, i, log[i].At, i-1, log[i-1].At)
-		}
-		if log[i].Joules < log[i-1].Joules {
-			return Metrics{}, fmt.Errorf("%w: energy log reading %d is %v J, below reading %d's %v J (a meter never runs back)", ErrTimeline, i, log[i].Joules, i-1, log[i-1].Joules)
+		if err := next(log[0], log[i-1], log[i], i); err != nil {
+			return Metrics{}, err
 		}
 	}
 	periods, err := Union(busy)

@@ -3,15 +3,18 @@
 //
 // # Meters
 //
-// A Meter returns cumulative Readings; the caller's loop reads it (the
-// study read every 10 ms) and keeps the log. Two meters exist:
+// A Meter returns cumulative Readings. Sample is the one loop that reads
+// it, at the times a ticker delivers (the study logged every 10 ms), into
+// a Log; everything else here is pure and takes time as an argument. Two
+// meters exist:
 //
 //   - RAPL (SourceRAPL): the processor's own counters through Linux
 //     powercap (/sys/class/powercap/intel-rapl:N, subzones
 //     intel-rapl:N:M). A Reading's Joules is the package domains plus the
 //     DRAM domains, the study's "CPU and DRAM"; core (PP0), uncore and
 //     psys are listed per domain but not added, as they overlap the
-//     packages. Counters wrap at max_energy_range_uj; a count below the
+//     packages; intel-rapl-mmio zones read the same package again and
+//     are skipped. Counters wrap at max_energy_range_uj; a count below the
 //     last one is one wrap, so the meter must be read more often than a
 //     counter can wrap (20 minutes and more at 200 W).
 //
@@ -48,8 +51,8 @@
 //
 //   - Every figure carries its Source, and a model figure its
 //     ModelParams. Readings, spans and logs from different sources or
-//     parameters are never combined: Reading.Sub and Overlay return
-//     ErrMixedSources.
+//     parameters are never combined: Log.Add, Reading.Sub and Overlay
+//     return ErrMixedSources.
 //   - A Reading's Joules never falls: RAPL folds wraps in, and the model
 //     rises with t and B because IdleWatts ≤ ActiveWatts (Validate
 //     refuses the opposite).

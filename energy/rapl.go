@@ -18,7 +18,9 @@ import (
 // under the root, each zone intel-rapl:N is a package (name "package-N")
 // or the platform ("psys"); its subzones intel-rapl:N:M are "core",
 // "uncore" or "dram". Each zone has energy_uj, a counter in microjoules
-// that wraps to 0 after max_energy_range_uj.
+// that wraps to 0 after max_energy_range_uj. intel-rapl-mmio:N zones
+// (the same package read through MMIO) are not read, so nothing counts
+// twice.
 //
 // Wraparound: a counter that reads lower than last time has wrapped
 // once, and the step is (max − last) + now. Two wraps between reads
