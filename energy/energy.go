@@ -67,17 +67,37 @@ type DomainJoules struct {
 	Joules float64
 }
 
-// Sub returns the energy from earlier to r. It refuses readings from
-// different sources or model parameters, and a reading taken before
-// earlier.
-func (r Reading) Sub(earlier Reading) (Span, error) {
+// Sub returns the energy from earlier to r, labelled with its source.
+// It refuses readings from different sources or model parameters, and a
+// reading taken before earlier.
+func (r Reading) Sub(earlier Reading) (Energy, error) {
 	if err := sameSource(earlier, r); err != nil {
-		return Span{}, err
+		return Energy{}, err
 	}
 	if r.At.Before(earlier.At) {
-		return Span{}, fmt.Errorf("%w: reading at %v is before the earlier one at %v", ErrTimeline, r.At, earlier.At)
+		return Energy{}, fmt.Errorf("%w: reading at %v is before the earlier one at %v", ErrTimeline, r.At, earlier.At)
 	}
-	return Span{Duration: r.At.Sub(earlier.At), Joules: r.Joules - earlier.Joules}, nil
+	return Energy{
+		Source: r.Source,
+		Model:  r.Model,
+		Span:   Span{Duration: r.At.Sub(earlier.At), Joules: r.Joules - earlier.Joules},
+	}, nil
+}
+
+// Energy is one figure: energy over a stretch of time and where it came
+// from.
+type Energy struct {
+	Source Source
+	Model  *ModelParams // the model's parameters; nil for RAPL
+	Span
+}
+
+func (e Energy) String() string {
+	s := fmt.Sprintf("%.3f J over %v (%.2f W, %s", e.Joules, e.Duration, e.Watts(), e.Source)
+	if e.Model != nil {
+		s += ": " + e.Model.String()
+	}
+	return s + ")"
 }
 
 // sameSource reports whether a and b may be combined: one source and,

@@ -67,9 +67,12 @@ func TestReadingSub(t *testing.T) {
 	q.IdleWatts = 1
 	a := Reading{At: t0, Source: SourceRAPL, Joules: 10}
 	b := Reading{At: t0.Add(2 * time.Second), Source: SourceRAPL, Joules: 30}
-	s, err := b.Sub(a)
-	if err != nil || s.Duration != 2*time.Second || s.Joules != 20 || s.Watts() != 10 {
-		t.Errorf("Sub = %+v, %v; want 2 s, 20 J, 10 W", s, err)
+	e, err := b.Sub(a)
+	if err != nil || e.Duration != 2*time.Second || e.Joules != 20 || e.Watts() != 10 || e.Source != SourceRAPL || e.Model != nil {
+		t.Errorf("Sub = %+v, %v; want 2 s, 20 J, 10 W from rapl", e, err)
+	}
+	if got, want := e.String(), "20.000 J over 2s (10.00 W, rapl)"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
 	}
 	if _, err := a.Sub(b); !errors.Is(err, ErrTimeline) {
 		t.Errorf("a reading minus a later one: %v, want ErrTimeline", err)
@@ -81,6 +84,11 @@ func TestReadingSub(t *testing.T) {
 	}
 	if _, err := m2.Sub(m1); !errors.Is(err, ErrMixedSources) {
 		t.Errorf("models with different idle power: %v, want ErrMixedSources", err)
+	}
+	m0 := Reading{At: t0, Source: SourceModel, Joules: 1, Model: &q}
+	e, err = m2.Sub(m0)
+	if err != nil || e.Model == nil || *e.Model != q || e.String() != "4.000 J over 2s (2.00 W, model: active 8.50 W/core, idle 1.00 W/core, 2 cores)" {
+		t.Errorf("model Sub = %v, %v; want 4 J labelled with its parameters", e, err)
 	}
 	if _, err := m1.Sub(Reading{At: t0, Source: SourceModel}); !errors.Is(err, ErrMixedSources) {
 		t.Errorf("a model reading without parameters: %v, want ErrMixedSources", err)
