@@ -5,8 +5,9 @@
 //
 // A Meter returns cumulative Readings. Sample is the one loop that reads
 // it, at the times a ticker delivers (the study logged every 10 ms), into
-// a Log; everything else here is pure and takes time as an argument. Two
-// meters exist:
+// a Log. The meters read their files only when asked; Union, Overlay
+// and ModelJoules are pure, and time is always an argument. Two meters
+// exist:
 //
 //   - RAPL (SourceRAPL): the processor's own counters through Linux
 //     powercap (/sys/class/powercap/intel-rapl:N, subzones
@@ -16,10 +17,12 @@
 //     packages; intel-rapl-mmio zones read the same package again and
 //     are skipped. Counters wrap at max_energy_range_uj; a count below the
 //     last one is one wrap, so the meter must be read more often than a
-//     counter can wrap (20 minutes and more at 200 W).
+//     counter can wrap (22 minutes at 200 W on Intel servers, 21 s on
+//     parts with a 2^32 µJ range).
 //
 //   - The model (SourceModel), where no counter exists (virtual
-//     machines, non-Intel kernels without powercap, no root). Over wall
+//     machines, kernels without powercap), or where RAPL exists but may
+//     not be read and the model is asked for by name. Over wall
 //     time t, with B the core-seconds the measured processes ran
 //     (utime+stime from /proc/PID/stat) and C the cores they may use:
 //

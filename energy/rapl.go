@@ -25,9 +25,9 @@ import (
 // Wraparound: a counter that reads lower than last time has wrapped
 // once, and the step is (max − last) + now. Two wraps between reads
 // cannot be seen, so the caller must read more often than the fastest
-// wrap: max_energy_range_uj (commonly 2^32 or 262,143 J) over the
-// package's peak power, 20 minutes and more at 200 W; a 10 ms log is
-// far inside it.
+// wrap, max_energy_range_uj over the zone's peak power: about 22 minutes
+// at 200 W for the 262,143 J range of Intel servers, but only 21 s for a
+// part that reports 2^32 µJ. A 10 ms log is far inside either.
 type RAPL struct {
 	fsys  fs.FS
 	root  string // fsys's place on the machine, for errors
