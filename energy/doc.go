@@ -73,7 +73,8 @@
 // Read a meter from one goroutine, at times that only move forward, more
 // often than RAPL can wrap. Stamp busy intervals and readings with the
 // same clock. Take a model meter's last reading before its processes
-// exit: a vanished process is an error, not zero. Set ModelParams.Cores to the cores the measured processes
-// may use where that is fewer than the machine's (the study subtracted
-// the idle power of cores not given to the peer).
+// exit: a vanished process is an error, not zero. Set ModelParams.Cores
+// to the cores the measured processes may use where that is fewer than
+// the machine's (the study subtracted the idle power of cores not given
+// to the peer).
 package energy
