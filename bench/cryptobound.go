@@ -26,6 +26,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/proccpu"
 )
 
 // CryptoBound is the result of MeasureCryptoBound.
@@ -123,7 +124,7 @@ func MeasureCryptoBound(c *Chain, workers int, minDuration time.Duration) (Crypt
 		counts   = make([]int, workers)
 		n        = int64(len(checks))
 	)
-	cpu0, err := SelfCPU()
+	cpu0, err := proccpu.Self()
 	if err != nil {
 		return CryptoBound{}, err
 	}
@@ -150,7 +151,7 @@ func MeasureCryptoBound(c *Chain, workers int, minDuration time.Duration) (Crypt
 	wg.Wait()
 	wall := time.Since(start)
 	timer.Stop()
-	cpu1, err := SelfCPU()
+	cpu1, err := proccpu.Self()
 	if err != nil {
 		return CryptoBound{}, err
 	}

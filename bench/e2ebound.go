@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/proccpu"
 )
 
 // CryptoRates are how many signatures this machine creates and verifies
@@ -82,7 +83,7 @@ func MeasureCryptoRates(alg identity.Algorithm, workers int, d time.Duration, ms
 // opRate runs op on workers goroutines for about d and returns operations
 // per second and process CPU per operation.
 func opRate(workers int, d time.Duration, op func()) (float64, time.Duration, error) {
-	cpu0, err := SelfCPU()
+	cpu0, err := proccpu.Self()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -101,7 +102,7 @@ func opRate(workers int, d time.Duration, op func()) (float64, time.Duration, er
 	}
 	wg.Wait()
 	wall := time.Since(start)
-	cpu1, err := SelfCPU()
+	cpu1, err := proccpu.Self()
 	if err != nil {
 		return 0, 0, err
 	}

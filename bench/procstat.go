@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/strand-ledger/strand/internal/proccpu"
 )
 
 // ProcSample is one reading of a process's counters from /proc.
@@ -35,9 +37,9 @@ func ReadProc(pid int) (ProcSample, error) {
 	var s ProcSample
 	var err error
 	if pid == 0 {
-		s.CPU, err = SelfCPU()
+		s.CPU, err = proccpu.Self()
 	} else {
-		s.CPU, err = ProcessCPU(pid)
+		s.CPU, err = proccpu.Process(pid)
 	}
 	if err != nil {
 		return s, err

@@ -16,6 +16,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/proccpu"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
@@ -135,7 +136,7 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 	}
 	before := c.Metrics()
 	sub := c.Subscribe(spec.Blocks + 1)
-	cpu0, err := SelfCPU()
+	cpu0, err := proccpu.Self()
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 		return nil, err
 	}
 	res := &ReplayResult{Elapsed: time.Since(start)}
-	cpu1, err := SelfCPU()
+	cpu1, err := proccpu.Self()
 	if err != nil {
 		return nil, err
 	}
