@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
+)
+
+const cgroupV1CPU = "/sys/fs/cgroup/cpu"
+
+// TestNetIsolate attaches `strand isolate` to a running network of real
+// processes with a real cgroup v1 hierarchy: every node moves into its
+// component's cgroup, a load far below the (unreachable) threshold raises
+// the peers' cpu.shares in the kernel, and on cancel the cgroups are gone
+// while the nodes run on, back in the parent cgroup, and still commit.
+func TestNetIsolate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network of processes")
+	}
+	parent := isolateTestParent(t)
+	dir := filepath.Join(t.TempDir(), "net")
+	lay, err := localnet.Generate(dir, localnet.Spec{Orgs: 1, Batch: node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli(t, "net", "down", "--dir", dir) })
+	mustCLI(t, "net", "up", "--dir", dir)
+	pids := readPIDs(t, lay)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		cmd := rootCmd()
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs([]string{"isolate", "--net", dir, "--cgroup-parent", parent, "--threshold", "1000000", "--period", "200ms"})
+		done <- cmd.ExecuteContext(runCtx)
+	}()
+	sub := filepath.Join(parent, fmt.Sprintf("strand-%d", os.Getpid()))
+	for _, n := range lay.Nodes {
+		want := filepath.Join(sub, n.Role.String())
+		awaitCond(t, done, 20*time.Second, fmt.Sprintf("%s (pid %d) in %s", n.Name, pids[n.Name], want), func() bool {
+			return cpuCgroupOf(pids[n.Name]) == want
+		})
+	}
+
+	// Load until the controller reacts: every busy period is far below
+	// the threshold, so the first one boosts the peers.
+	c := netConnect(t, lay, "Org1", "")
+	loadCtx, endLoad := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; loadCtx.Err() == nil; i++ {
+				c.Contract("kv").Submit(loadCtx, "insert", fmt.Sprintf("w%d-%d", w, i), "v")
+			}
+		})
+	}
+	awaitCond(t, done, 30*time.Second, "the peer cgroup's cpu.shares above 1024", func() bool {
+		b, err := os.ReadFile(filepath.Join(sub, "peer", "cpu.shares"))
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && n > 1024
+	})
+	endLoad()
+	wg.Wait()
+
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("strand isolate: %v\n%s", err, out.String())
+	}
+	t.Logf("strand isolate:\n%s", out.String())
+	if !strings.Contains(out.String(), "share changed") || !strings.Contains(out.String(), "threshold 1000000.0 tps") {
+		t.Fatalf("the log lacks a share change with its reason:\n%s", out.String())
+	}
+	if _, err := os.Stat(sub); !os.IsNotExist(err) {
+		t.Fatalf("after isolate stopped, %s: %v; want it removed", sub, err)
+	}
+	for name, pid := range pids {
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Fatalf("after isolate stopped, %s (pid %d): %v; want it running", name, pid, err)
+		}
+		if got := cpuCgroupOf(pid); got != parent {
+			t.Fatalf("after isolate stopped, %s is in %s, want %s", name, got, parent)
+		}
+	}
+	if _, err := c.Contract("kv").Submit(ctx, "insert", "after", "v"); err != nil {
+		t.Fatalf("the network does not commit after isolate stopped: %v", err)
+	}
+}
+
+// awaitCond polls cond until it holds, failing after within or when the
+// command returned.
+func awaitCond(t *testing.T, done <-chan error, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
+		select {
+		case err := <-done:
+			t.Fatalf("strand isolate returned (%v) before %s", err, what)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after %s", what, within)
+		}
+	}
+}
+
+// isolateTestParent makes a cgroup v1 cpu directory for the test to hand
+// to --cgroup-parent, and removes it at the end (after net down, which
+// runs first: cleanups run last-registered first). It skips the test when
+// not root or without a writable cgroup v1 cpu hierarchy.
+func isolateTestParent(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skipf("strand isolate needs root (euid is %d)", os.Geteuid())
+	}
+	if _, err := os.Stat(filepath.Join(cgroupV1CPU, "cpu.shares")); err != nil {
+		t.Skipf("strand isolate's test needs the cgroup v1 cpu controller at %s: %v", cgroupV1CPU, err)
+	}
+	p := filepath.Join(cgroupV1CPU, fmt.Sprintf("strand-isotest-%d", os.Getpid()))
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Skipf("cgroup v1 cpu hierarchy not writable: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Rmdir(p); err != nil {
+			t.Errorf("cleanup: rmdir %s: %v", p, err)
+		}
+	})
+	return p
+}
+
+// cpuCgroupOf returns pid's directory in the v1 cpu hierarchy, "" if it
+// cannot be read.
+func cpuCgroupOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(line, ":", 3)
+		if len(f) == 3 && slices.Contains(strings.Split(f[1], ","), "cpu") {
+			return filepath.Join(cgroupV1CPU, f[2])
+		}
+	}
+	return ""
+}
