@@ -43,7 +43,7 @@ func (f *fakeNet) scrape(_ context.Context, addr string, at time.Time) (Reading,
 func TestLoop(t *testing.T) {
 	var kill []*exec.Cmd
 	parent := testParent(t, &kill)
-	ordererPID, peerPID := startSleep(t, &kill), startSleep(t, &kill)
+	ordererPID, peerPID, silentPID := startSleep(t, &kill), startSleep(t, &kill), startSleep(t, &kill)
 	doomed := exec.Command("sleep", "60")
 	if err := doomed.Start(); err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestLoop(t *testing.T) {
 			{Name: "orderer0", Component: "orderer", PID: ordererPID},
 			{Name: "peer0", Component: "peer", PID: peerPID, Metrics: "peer0:1"},
 			{Name: "peer1", Component: "peer", PID: doomed.Process.Pid, Metrics: "peer1:1"},
-			{Name: "peer2", Component: "peer", PID: peerPID, Metrics: "down:1"},
+			{Name: "peer2", Component: "peer", PID: silentPID, Metrics: "down:1"}, // never answers
 		},
 		Ticks:  ticks,
 		Scrape: net.scrape,
@@ -140,7 +140,7 @@ func TestLoop(t *testing.T) {
 	if _, err := os.Stat(a.Dir()); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("after Run, %s: %v; want it removed", a.Dir(), err)
 	}
-	for _, pid := range []int{ordererPID, peerPID} {
+	for _, pid := range []int{ordererPID, peerPID, silentPID} {
 		if got := cgroupOf(t, pid); got != parent {
 			t.Fatalf("after Run, pid %d is in %s, want %s", pid, got, parent)
 		}

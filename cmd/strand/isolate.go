@@ -74,6 +74,11 @@ func runIsolate(ctx context.Context, cmd *cobra.Command, f isolateFlags) error {
 	if f.period <= 0 {
 		return fmt.Errorf("--period is %s, want > 0", f.period)
 	}
+	comps := []isolation.Component{{Name: "orderer", K: f.k}, {Name: "peer", K: f.k}}
+	cfg := isolation.Config{Components: comps, Threshold: f.threshold, LatencyTarget: f.latency, Calibration: f.calibration}
+	if _, err := isolation.New(cfg); err != nil { // flag errors before touching a cgroup
+		return fmt.Errorf("%w (flags --k, --threshold, --latency, --calibration)", err)
+	}
 	lay, err := loadNet(f.dir)
 	if err != nil {
 		return err
@@ -81,11 +86,6 @@ func runIsolate(ctx context.Context, cmd *cobra.Command, f isolateFlags) error {
 	targets, err := isolateTargets(lay)
 	if err != nil {
 		return err
-	}
-	comps := []isolation.Component{{Name: "orderer", K: f.k}, {Name: "peer", K: f.k}}
-	cfg := isolation.Config{Components: comps, Threshold: f.threshold, LatencyTarget: f.latency, Calibration: f.calibration}
-	if _, err := isolation.New(cfg); err != nil { // flag errors before touching a cgroup
-		return fmt.Errorf("%w (flags --k, --threshold, --latency, --calibration)", err)
 	}
 	act, err := isolation.Open(isolation.ActuatorOptions{Parent: f.parent, Components: []string{"orderer", "peer"}})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,15 +43,20 @@ func TestNetIsolate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runCtx, stop := context.WithCancel(ctx)
+	metrics := freeAddr(t)
 	var out bytes.Buffer
-	done := make(chan error, 1)
+	done, exited := make(chan error, 1), make(chan struct{})
 	go func() {
+		defer close(exited)
 		cmd := rootCmd()
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)
-		cmd.SetArgs([]string{"isolate", "--net", dir, "--cgroup-parent", parent, "--threshold", "1000000", "--period", "200ms"})
+		cmd.SetArgs([]string{"isolate", "--net", dir, "--cgroup-parent", parent, "--threshold", "1000000", "--period", "200ms", "--metrics", metrics})
 		done <- cmd.ExecuteContext(runCtx)
 	}()
+	// A failing test stops isolate, and waits until it removed its
+	// cgroups, before net down and the parent's removal.
+	t.Cleanup(func() { stop(); <-exited })
 	sub := filepath.Join(parent, fmt.Sprintf("strand-%d", os.Getpid()))
 	for _, n := range lay.Nodes {
 		want := filepath.Join(sub, n.Role.String())
@@ -64,6 +70,8 @@ func TestNetIsolate(t *testing.T) {
 	c := netConnect(t, lay, "Org1", "")
 	loadCtx, endLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer endLoad()
 	for w := range 4 {
 		wg.Go(func() {
 			for i := 0; loadCtx.Err() == nil; i++ {
@@ -78,6 +86,11 @@ func TestNetIsolate(t *testing.T) {
 	})
 	endLoad()
 	wg.Wait()
+	// The controller's own metrics show the boost and what it measured.
+	got := scrapeGauges(metrics, "strand_isolation_decisions", "strand_isolation_samples", "strand_isolation_throughput")
+	if got["strand_isolation_decisions"] == "" || got["strand_isolation_decisions"] == "0" || got["strand_isolation_throughput"] == "" {
+		t.Fatalf("isolate's /metrics at %s: %v; want decisions > 0 and a throughput", metrics, got)
+	}
 
 	stop()
 	if err := <-done; err != nil {
@@ -100,6 +113,37 @@ func TestNetIsolate(t *testing.T) {
 	}
 	if _, err := c.Contract("kv").Submit(ctx, "insert", "after", "v"); err != nil {
 		t.Fatalf("the network does not commit after isolate stopped: %v", err)
+	}
+}
+
+// freeAddr returns a 127.0.0.1 address no one listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	return lis.Addr().String()
+}
+
+// TestIsolateBadInput checks the errors that come before any cgroup is
+// touched: they name the flag or the directory and what is wanted.
+func TestIsolateBadInput(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"isolate", "--net", empty}, "no network in " + empty + ": run `strand net up --dir " + empty + "` first"},
+		{[]string{"isolate", "--net", empty, "--period", "0s"}, "--period is 0s, want > 0"},
+		{[]string{"isolate", "--net", empty, "--k", "200"}, "Config.Components[0].K (orderer) is 200, want in [0, 100] (flags --k"},
+		{[]string{"isolate", "--net", empty, "--threshold", "-1"}, "Config.Threshold is -1 tps, want a finite number ≥ 0"},
+	} {
+		out, err := cli(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("strand %s: %v; want an error saying %q\n%s", strings.Join(tc.args, " "), err, tc.want, out)
+		}
 	}
 }
 
@@ -136,8 +180,19 @@ func isolateTestParent(t *testing.T) string {
 		t.Skipf("cgroup v1 cpu hierarchy not writable: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := syscall.Rmdir(p); err != nil {
-			t.Errorf("cleanup: rmdir %s: %v", p, err)
+		// Deepest first: a run that failed midway may have left its subtree.
+		var dirs []string
+		filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, path)
+			}
+			return nil
+		})
+		slices.Reverse(dirs)
+		for _, d := range dirs {
+			if err := syscall.Rmdir(d); err != nil {
+				t.Errorf("cleanup: rmdir %s: %v", d, err)
+			}
 		}
 	})
 	return p
