@@ -31,6 +31,7 @@ type isolateFlags struct {
 	period      time.Duration
 	parent      string
 	metrics     string
+	prefix      string // of the flags' names
 }
 
 func isolateCmd() *cobra.Command {
@@ -58,26 +59,43 @@ With --threshold 0 the controller learns the threshold over the first
 			return runIsolate(ctx, cmd, f)
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.dir, "net", defaultNetDir, "the running network's directory (as given to `strand net up --dir`)")
-	fl.Float64Var(&f.k, "k", isolation.DefaultK, "gain of orderers and peers: under interference e their share is 1024·(1+k·e)")
-	fl.Float64Var(&f.threshold, "threshold", 0, "throughput objective in committed transactions per second (0 learns it during --calibration)")
-	fl.DurationVar(&f.calibration, "calibration", isolation.DefaultCalibration, "how long to watch the load before learning the threshold, when --threshold is 0")
-	fl.DurationVar(&f.latency, "latency", 0, "p99 commit latency objective (0: none)")
-	fl.DurationVar(&f.period, "period", isolation.DefaultPeriod, "measurement period")
-	fl.StringVar(&f.parent, "cgroup-parent", "", "cgroup directory to make this run's cgroups in (default: the first usable of "+fmt.Sprint(isolation.DefaultParents)+")")
-	fl.StringVar(&f.metrics, "metrics", "", "host:port to serve this controller's Prometheus /metrics on (empty: none)")
+	cmd.Flags().StringVar(&f.dir, "net", defaultNetDir, "the running network's directory (as given to `strand net up --dir`)")
+	f.bind(cmd, "")
 	return cmd
 }
 
-func runIsolate(ctx context.Context, cmd *cobra.Command, f isolateFlags) error {
+// bind binds the controller's flags, each name prefixed with prefix
+// (`net up --isolation` uses "isolation-").
+func (f *isolateFlags) bind(cmd *cobra.Command, prefix string) {
+	f.prefix = prefix
+	fl := cmd.Flags()
+	fl.Float64Var(&f.k, prefix+"k", isolation.DefaultK, "gain of orderers and peers: under interference e their share is 1024·(1+k·e)")
+	fl.Float64Var(&f.threshold, prefix+"threshold", 0, "throughput objective in committed transactions per second (0 learns it during calibration)")
+	fl.DurationVar(&f.calibration, prefix+"calibration", isolation.DefaultCalibration, "how long to watch the load before learning the threshold, when the threshold is 0")
+	fl.DurationVar(&f.latency, prefix+"latency", 0, "p99 commit latency objective (0: none)")
+	fl.DurationVar(&f.period, prefix+"period", isolation.DefaultPeriod, "measurement period")
+	fl.StringVar(&f.parent, prefix+"cgroup-parent", "", "cgroup directory to make this run's cgroups in (default: the first usable of "+fmt.Sprint(isolation.DefaultParents)+")")
+	fl.StringVar(&f.metrics, prefix+"metrics", "", "host:port to serve the controller's Prometheus /metrics on (empty: none)")
+}
+
+// config checks the flags, before any cgroup or network is touched, and
+// returns the controller's configuration.
+func (f *isolateFlags) config() (isolation.Config, error) {
 	if f.period <= 0 {
-		return fmt.Errorf("--period is %s, want > 0", f.period)
+		return isolation.Config{}, fmt.Errorf("--%speriod is %s, want > 0", f.prefix, f.period)
 	}
 	comps := []isolation.Component{{Name: "orderer", K: f.k}, {Name: "peer", K: f.k}}
 	cfg := isolation.Config{Components: comps, Threshold: f.threshold, LatencyTarget: f.latency, Calibration: f.calibration}
-	if _, err := isolation.New(cfg); err != nil { // flag errors before touching a cgroup
-		return fmt.Errorf("%w (flags --k, --threshold, --latency, --calibration)", err)
+	if _, err := isolation.New(cfg); err != nil {
+		return cfg, fmt.Errorf("%[1]w (flags --%[2]sk, --%[2]sthreshold, --%[2]slatency, --%[2]scalibration)", err, f.prefix)
+	}
+	return cfg, nil
+}
+
+func runIsolate(ctx context.Context, cmd *cobra.Command, f isolateFlags) error {
+	cfg, err := f.config()
+	if err != nil {
+		return err
 	}
 	lay, err := loadNet(f.dir)
 	if err != nil {

@@ -24,9 +24,17 @@ const cgroupV1CPU = "/sys/fs/cgroup/cpu"
 // TestNetIsolate attaches `strand isolate` to a running network of real
 // processes with a real cgroup v1 hierarchy: every node moves into its
 // component's cgroup, a load far below the (unreachable) threshold raises
-// the peers' cpu.shares in the kernel, and on cancel the cgroups are gone
-// while the nodes run on, back in the parent cgroup, and still commit.
-func TestNetIsolate(t *testing.T) {
+// the peers' cpu.shares in the kernel and shows in strand_isolation_*,
+// and on cancel the cgroups are gone while the nodes run on, back in the
+// parent cgroup, and still commit.
+func TestNetIsolate(t *testing.T) { testNetIsolate(t, false) }
+
+// TestNetUpIsolation does the same through `strand net up --isolation`,
+// which starts the nodes and then stays in the foreground controlling
+// them.
+func TestNetUpIsolation(t *testing.T) { testNetIsolate(t, true) }
+
+func testNetIsolate(t *testing.T, viaNetUp bool) {
 	if testing.Short() {
 		t.Skip("starts a network of processes")
 	}
@@ -37,13 +45,21 @@ func TestNetIsolate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli(t, "net", "down", "--dir", dir) })
-	mustCLI(t, "net", "up", "--dir", dir)
-	pids := readPIDs(t, lay)
+	args := []string{"isolate", "--net", dir}
+	if viaNetUp {
+		args = []string{"net", "up", "--dir", dir, "--isolation"}
+	} else {
+		mustCLI(t, "net", "up", "--dir", dir)
+	}
+	metrics := freeAddr(t)
+	prefix := map[bool]string{false: "--", true: "--isolation-"}[viaNetUp]
+	for _, kv := range [][2]string{{"cgroup-parent", parent}, {"threshold", "1000000"}, {"period", "200ms"}, {"metrics", metrics}} {
+		args = append(args, prefix+kv[0], kv[1])
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	runCtx, stop := context.WithCancel(ctx)
-	metrics := freeAddr(t)
 	var out bytes.Buffer
 	done, exited := make(chan error, 1), make(chan struct{})
 	go func() {
@@ -51,17 +67,20 @@ func TestNetIsolate(t *testing.T) {
 		cmd := rootCmd()
 		cmd.SetOut(&out)
 		cmd.SetErr(&out)
-		cmd.SetArgs([]string{"isolate", "--net", dir, "--cgroup-parent", parent, "--threshold", "1000000", "--period", "200ms", "--metrics", metrics})
+		cmd.SetArgs(args)
 		done <- cmd.ExecuteContext(runCtx)
 	}()
 	// A failing test stops isolate, and waits until it removed its
 	// cgroups, before net down and the parent's removal.
 	t.Cleanup(func() { stop(); <-exited })
 	sub := filepath.Join(parent, fmt.Sprintf("strand-%d", os.Getpid()))
+	pids := map[string]int{}
 	for _, n := range lay.Nodes {
 		want := filepath.Join(sub, n.Role.String())
-		awaitCond(t, done, 20*time.Second, fmt.Sprintf("%s (pid %d) in %s", n.Name, pids[n.Name], want), func() bool {
-			return cpuCgroupOf(pids[n.Name]) == want
+		awaitCond(t, done, 30*time.Second, fmt.Sprintf("%s in %s", n.Name, want), func() bool {
+			b, err := os.ReadFile(lay.PIDFile(n.Name))
+			pids[n.Name], _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			return err == nil && cpuCgroupOf(pids[n.Name]) == want
 		})
 	}
 
@@ -139,11 +158,16 @@ func TestIsolateBadInput(t *testing.T) {
 		{[]string{"isolate", "--net", empty, "--period", "0s"}, "--period is 0s, want > 0"},
 		{[]string{"isolate", "--net", empty, "--k", "200"}, "Config.Components[0].K (orderer) is 200, want in [0, 100] (flags --k"},
 		{[]string{"isolate", "--net", empty, "--threshold", "-1"}, "Config.Threshold is -1 tps, want a finite number ≥ 0"},
+		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-period", "-1s"}, "--isolation-period is -1s, want > 0"},
+		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-k", "-1"}, "K (orderer) is -1, want in [0, 100] (flags --isolation-k"},
 	} {
 		out, err := cli(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("strand %s: %v; want an error saying %q\n%s", strings.Join(tc.args, " "), err, tc.want, out)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(empty, localnet.LayoutFile)); !os.IsNotExist(err) {
+		t.Errorf("net up --isolation with bad flags generated a network in %s (%v); want nothing touched", empty, err)
 	}
 }
 
