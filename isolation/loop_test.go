@@ -36,8 +36,9 @@ func (f *fakeNet) scrape(_ context.Context, addr string, at time.Time) (Reading,
 // hierarchy, with injected ticks and scripted throughput: the processes
 // go into their components' cgroups; throughput at the threshold changes
 // nothing; half of it raises both shares to 1024·(1+4·0.5) = 3072 in the
-// kernel's cpu.shares; a process that exits is dropped while the loop
-// carries on for the others; and on cancel the shares go back to the
+// kernel's cpu.shares; a process that is gone at the start is left out,
+// and one that exits later is dropped, while the loop carries on for the
+// others; and on cancel the shares go back to the
 // default, the cgroups are removed and the surviving processes run on in
 // the parent cgroup.
 func TestLoop(t *testing.T) {
@@ -49,6 +50,10 @@ func TestLoop(t *testing.T) {
 		t.Fatal(err)
 	}
 	kill = append(kill, doomed)
+	gone := exec.Command("true") // exited and reaped before the loop starts
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
 	a, err := Open(ActuatorOptions{Parent: parent, Components: []string{"orderer", "peer"}})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -65,6 +70,7 @@ func TestLoop(t *testing.T) {
 			{Name: "peer0", Component: "peer", PID: peerPID, Metrics: "peer0:1"},
 			{Name: "peer1", Component: "peer", PID: doomed.Process.Pid, Metrics: "peer1:1"},
 			{Name: "peer2", Component: "peer", PID: silentPID, Metrics: "down:1"}, // never answers
+			{Name: "peer3", Component: "peer", PID: gone.Process.Pid, Metrics: "peer3:1"},
 		},
 		Ticks:  ticks,
 		Scrape: net.scrape,
@@ -99,7 +105,9 @@ func TestLoop(t *testing.T) {
 			}
 		}
 	}
-	step(0) // the first reading; no sample yet
+	if m := step(0); m.Exited != 1 || m.Controlled != 4 { // the first reading; no sample yet
+		t.Fatalf("with peer3 gone before the start: %v; want it left out and the other 4 controlled", m)
+	}
 	for _, c := range []struct {
 		name string
 		pid  int
@@ -126,7 +134,7 @@ func TestLoop(t *testing.T) {
 	}
 	doomed.Wait()
 	m = step(250)
-	if m.Exited != 1 || m.Controlled != 3 || m.Throughput != 100 {
+	if m.Exited != 2 || m.Controlled != 3 || m.Throughput != 100 {
 		t.Fatalf("after peer1 exited: %v; want it dropped and the loop measuring the others", m)
 	}
 	if !strings.Contains(logs.String(), "node=peer1") || !strings.Contains(logs.String(), "reason=\"throughput 50.0 tps < threshold 100.0 tps") {
