@@ -22,7 +22,8 @@ import (
 //     reused by an unrelated process is never touched;
 //  2. scrapes every remaining target that has a metrics address, all at
 //     once, each bounded by the period; a target that does not answer is
-//     left out of this period's sample;
+//     left out of this period's sample and the next (a rate needs two
+//     readings);
 //  3. measures the period since the previous tick (Measure) and, when
 //     there is a sample, feeds it to Controller.Observe with time t;
 //  4. applies the changes in order and logs each with its reason.
