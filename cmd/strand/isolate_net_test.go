@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -236,4 +237,91 @@ func cpuCgroupOf(pid int) string {
 		}
 	}
 	return ""
+}
+
+// TestNetIsolateCrash kills `strand isolate` (a process of this test
+// binary standing in for strand) with SIGKILL while it controls a real
+// network: its cgroups stay behind with the nodes in them, the nodes keep
+// running, and the next `strand isolate` removes the leftover, says so,
+// and takes the nodes over.
+func TestNetIsolateCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network of processes")
+	}
+	parent := isolateTestParent(t)
+	dir := filepath.Join(t.TempDir(), "net")
+	lay, err := localnet.Generate(dir, localnet.Spec{Orgs: 1, Batch: node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli(t, "net", "down", "--dir", dir) })
+	mustCLI(t, "net", "up", "--dir", dir)
+	pids := readPIDs(t, lay)
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crashedOut bytes.Buffer
+	crashed := exec.Command(exe, "isolate", "--net", dir, "--cgroup-parent", parent, "--period", "200ms")
+	crashed.Stdout, crashed.Stderr = &crashedOut, &crashedOut
+	if err := crashed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { crashed.Process.Kill(); crashed.Wait() })
+	leftover := filepath.Join(parent, fmt.Sprintf("strand-%d", crashed.Process.Pid))
+	never := make(chan error)
+	for _, n := range lay.Nodes {
+		want := filepath.Join(leftover, n.Role.String())
+		awaitCond(t, never, 30*time.Second, fmt.Sprintf("%s (pid %d) in %s", n.Name, pids[n.Name], want), func() bool {
+			return cpuCgroupOf(pids[n.Name]) == want
+		})
+	}
+	if err := crashed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	crashed.Wait()
+	for _, n := range lay.Nodes {
+		want := filepath.Join(leftover, n.Role.String())
+		if got := cpuCgroupOf(pids[n.Name]); got != want || syscall.Kill(pids[n.Name], 0) != nil {
+			t.Fatalf("after the crash, %s is in %q, want it running, left in %s", n.Name, got, want)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	runCtx, stop := context.WithCancel(ctx)
+	var out bytes.Buffer
+	done, exited := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(exited)
+		cmd := rootCmd()
+		cmd.SetOut(&out)
+		cmd.SetErr(&out)
+		cmd.SetArgs([]string{"isolate", "--net", dir, "--cgroup-parent", parent, "--period", "200ms"})
+		done <- cmd.ExecuteContext(runCtx)
+	}()
+	t.Cleanup(func() { stop(); <-exited })
+	sub := filepath.Join(parent, fmt.Sprintf("strand-%d", os.Getpid()))
+	for _, n := range lay.Nodes {
+		want := filepath.Join(sub, n.Role.String())
+		awaitCond(t, done, 30*time.Second, fmt.Sprintf("%s taken over into %s", n.Name, want), func() bool {
+			return cpuCgroupOf(pids[n.Name]) == want
+		})
+	}
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Fatalf("after the next isolate started, %s: %v; want the leftover removed", leftover, err)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("strand isolate: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "removed the cgroups of a run that died") || !strings.Contains(out.String(), leftover) {
+		t.Fatalf("the next isolate does not say it removed %s:\n%s", leftover, out.String())
+	}
+	for name, pid := range pids {
+		if err := syscall.Kill(pid, 0); err != nil || cpuCgroupOf(pid) != parent {
+			t.Fatalf("at the end, %s (pid %d): %v, in %s; want it running in %s", name, pid, err, cpuCgroupOf(pid), parent)
+		}
+	}
 }
