@@ -118,6 +118,7 @@ type Loop struct {
 	act     *Actuator
 	targets []Target // those still controlled
 	prev    map[string]Reading
+	failing map[string]bool // targets whose last scrape failed: warned once per run of failures
 
 	mu struct {
 		sync.Mutex
@@ -167,7 +168,7 @@ func NewLoop(cfg LoopConfig, act *Actuator) (*Loop, error) {
 			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 		}
 	}
-	l := &Loop{cfg: cfg, ctl: ctl, act: act, targets: slices.Clone(cfg.Targets)}
+	l := &Loop{cfg: cfg, ctl: ctl, act: act, targets: slices.Clone(cfg.Targets), failing: map[string]bool{}}
 	l.mu.m.Shares = map[string]int{}
 	for _, c := range comps {
 		l.mu.m.Shares[c.Name] = int(DefaultShares)
@@ -328,10 +329,19 @@ func (l *Loop) scrapeAll(ctx context.Context, now time.Time) map[string]Reading 
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				l.cfg.Log.Debug("isolation: scrape failed; node left out of this period", "node", t.Name, "metrics", t.Metrics, "err", err)
+				log := l.cfg.Log.Debug
+				if !l.failing[t.Name] {
+					log = l.cfg.Log.Warn
+				}
+				log("isolation: scrape failed; node left out of the sample until it answers again", "node", t.Name, "metrics", t.Metrics, "err", err)
+				l.failing[t.Name] = true
 				l.count(func(m *LoopMetrics) { m.ScrapeErrors++ })
 				return
 			}
+			if l.failing[t.Name] {
+				l.cfg.Log.Info("isolation: node answers again", "node", t.Name, "metrics", t.Metrics)
+			}
+			delete(l.failing, t.Name)
 			out[t.Name] = r
 		})
 	}

@@ -137,6 +137,9 @@ func TestLoop(t *testing.T) {
 	if m.Exited != 2 || m.Controlled != 3 || m.Throughput != 100 {
 		t.Fatalf("after peer1 exited: %v; want it dropped and the loop measuring the others", m)
 	}
+	if c := strings.Count(logs.String(), "level=WARN msg=\"isolation: scrape failed"); c != 1 {
+		t.Fatalf("peer2's failing scrapes logged at WARN %d times, want once (then DEBUG):\n%s", c, logs.String())
+	}
 	if !strings.Contains(logs.String(), "node=peer1") || !strings.Contains(logs.String(), "reason=\"throughput 50.0 tps < threshold 100.0 tps") {
 		t.Fatalf("the log lacks peer1's exit or the decision's reason:\n%s", logs.String())
 	}

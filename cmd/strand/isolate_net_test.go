@@ -25,8 +25,9 @@ const cgroupV1CPU = "/sys/fs/cgroup/cpu"
 // TestNetIsolate attaches `strand isolate` to a running network of real
 // processes with a real cgroup v1 hierarchy: every node moves into its
 // component's cgroup, a load far below the (unreachable) threshold raises
-// the peers' cpu.shares in the kernel and shows in strand_isolation_*,
-// and on cancel the cgroups are gone while the nodes run on, back in the
+// the peers' cpu.shares in the kernel and shows in strand_isolation_*, a
+// peer SIGKILLed meanwhile is dropped while the loop carries on, and on
+// cancel the cgroups are gone while the nodes run on, back in the
 // parent cgroup, and still commit.
 func TestNetIsolate(t *testing.T) { testNetIsolate(t, false) }
 
@@ -41,7 +42,7 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	}
 	parent := isolateTestParent(t)
 	dir := filepath.Join(t.TempDir(), "net")
-	lay, err := localnet.Generate(dir, localnet.Spec{Orgs: 1, Batch: node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond}})
+	lay, err := localnet.Generate(dir, localnet.Spec{Orgs: 1, PeersPerOrg: 2, Batch: node.BatchConfig{MaxTxs: 100, Timeout: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +112,22 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	if got["strand_isolation_decisions"] == "" || got["strand_isolation_decisions"] == "0" || got["strand_isolation_throughput"] == "" {
 		t.Fatalf("isolate's /metrics at %s: %v; want decisions > 0 and a throughput", metrics, got)
 	}
+
+	// A peer that exits is dropped; the loop carries on with the others.
+	// The load went to the first peer (Layout.Peer); the last one dies.
+	victim := lay.Nodes[len(lay.Nodes)-1]
+	if first, _ := lay.Peer("Org1"); victim.Name == first.Name || victim.Role.String() != "peer" {
+		t.Fatalf("want the layout's last node to be a second peer, got %s (%s)", victim.Name, victim.Role)
+	}
+	if err := syscall.Kill(pids[victim.Name], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	netWaitGone(t, pids[victim.Name])
+	awaitCond(t, done, 10*time.Second, victim.Name+" dropped (strand_isolation_exited 1, controlled 2)", func() bool {
+		g := scrapeGauges(metrics, "strand_isolation_exited", "strand_isolation_controlled", "strand_isolation_periods")
+		return g["strand_isolation_exited"] == "1" && g["strand_isolation_controlled"] == "2"
+	})
+	delete(pids, victim.Name)
 
 	stop()
 	if err := <-done; err != nil {
