@@ -202,7 +202,8 @@ func (l *Loop) Metrics() LoopMetrics {
 // share to the default and closes the actuator before it returns. A
 // target whose process has already exited at the first move is left out
 // with a warning; any other failed move, and any failed Apply, stops the
-// loop with an error (a cgroup vanished or became unwritable).
+// loop with an error (a cgroup vanished or became unwritable). Run is
+// for one call: the actuator is closed when it returns.
 func (l *Loop) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, l.stop()) }()
 	if err := l.moveAll(); err != nil {
