@@ -229,6 +229,30 @@ func (a *Actuator) Move(component string, pid int) error {
 	return nil
 }
 
+// Procs returns the processes in component's cgroup (not those of its
+// children, which the actuator does not make), as the kernel lists them:
+// a process that exited is no longer there.
+func (a *Actuator) Procs(component string) ([]int, error) {
+	g, err := a.Group(component)
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(g, "cgroup.procs")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("isolation: reading %s: %w", file, err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("isolation: %s holds %q, want process ids", file, f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
 // Set sets component's CPU weight to s, which must be in
 // [MinShares, MaxShares].
 func (a *Actuator) Set(component string, s Shares) error {

@@ -29,6 +29,15 @@
 // itself as v1 cpu.shares (2..262144, default 1024), or Shares.Weight as v2
 // cpu.weight (1..10000, default 100), which schedules the same.
 //
+// Loop is the one goroutine that owns both (loop.go): it moves the node
+// processes into their components' cgroups, reads every peer's own
+// /metrics once per period, turns two consecutive readings into a Sample
+// (Measure, measure.go: the mean committed-transactions rate and the p99
+// of the gateway commit-latency histogram's increase), feeds Observe,
+// applies and logs the changes, and drops a node whose process left its
+// cgroup. Its LoopMetrics snapshot is what `strand isolate --metrics`
+// exports as strand_isolation_*.
+//
 // # Invariants
 //
 //   - Every share the controller holds or reports is in [1024, Cap], and
@@ -53,6 +62,11 @@
 // shutdown it applies Controller.Stop's changes (every component back to
 // the default) and then calls Actuator.Close. An Apply error means a
 // cgroup vanished or became unwritable: stop and Close rather than retry.
+//
+// When the loop's process dies without this (SIGKILL, a crash), the shares
+// stay where they last were, which is valid (every share is in
+// [1024, Cap]), the nodes run on in the dead run's cgroups, and the next
+// Open moves them back to Parent and removes those cgroups.
 //
 // # What it changes on the host
 //

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -40,6 +42,8 @@ func netUpCmd() *cobra.Command {
 	var dir string
 	var f specFlags
 	var wait time.Duration
+	var iso isolateFlags
+	var isolate bool
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Generate a network into --dir (unless it has one) and start every node that is not running",
@@ -48,19 +52,36 @@ func netUpCmd() *cobra.Command {
 running as a process of the strand binary in a session of its own, so the
 nodes outlive this command. Logs go to DIR/logs/<node>.log, PIDs to
 DIR/pids/<node>.pid. Running it again starts only the nodes that are not
-running. The generation flags apply only when the network is generated.`,
+running. The generation flags apply only when the network is generated.
+
+--isolation then stays in the foreground as ` + "`strand isolate`" + ` does (see its
+help; its flags here are prefixed with isolation-) until SIGINT or SIGTERM,
+which stop the controller only: the nodes keep running.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			spec, err := f.spec()
 			if err != nil {
 				return err
 			}
-			return runNetUp(cmd, dir, spec, wait)
+			if isolate {
+				if _, err := iso.config(); err != nil {
+					return err
+				}
+			}
+			if err := runNetUp(cmd, dir, spec, wait); err != nil || !isolate {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			iso.dir = dir
+			return runIsolate(ctx, cmd, iso)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", defaultNetDir, "the network's directory")
 	cmd.Flags().DurationVar(&wait, "wait", 20*time.Second, "how long each node may take to accept connections")
+	cmd.Flags().BoolVar(&isolate, "isolation", false, "then run the QiOi controller on the nodes in the foreground, as strand isolate does")
 	f.bind(cmd)
+	iso.bind(cmd, "isolation-")
 	return cmd
 }
 
@@ -78,7 +99,7 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 	default:
 		var set []string
 		cmd.Flags().Visit(func(fl *pflag.Flag) {
-			if fl.Name != "dir" && fl.Name != "wait" {
+			if fl.Name != "dir" && fl.Name != "wait" && !strings.HasPrefix(fl.Name, "isolation") {
 				set = append(set, "--"+fl.Name)
 			}
 		})

@@ -1,0 +1,210 @@
+//go:build linux
+
+package isolation
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// fakeNet stands in for the peers' /metrics: every scrape of the period
+// ending at at returns the committed count the test set for that period.
+type fakeNet struct {
+	committed atomic.Int64
+}
+
+func (f *fakeNet) scrape(_ context.Context, addr string, at time.Time) (Reading, error) {
+	if addr == "down:1" {
+		return Reading{}, errors.New("connection refused")
+	}
+	n := float64(f.committed.Load())
+	return Reading{At: at, Committed: n, Submitted: n}, nil
+}
+
+// TestLoop runs the loop against real processes in a real cgroup v1
+// hierarchy, with injected ticks and scripted throughput: the processes
+// go into their components' cgroups; throughput at the threshold changes
+// nothing; half of it raises both shares to 1024·(1+4·0.5) = 3072 in the
+// kernel's cpu.shares; a process that is gone at the start is left out,
+// and one that exits later is dropped, while the loop carries on for the
+// others; and on cancel the shares go back to the
+// default, the cgroups are removed and the surviving processes run on in
+// the parent cgroup.
+func TestLoop(t *testing.T) {
+	var kill []*exec.Cmd
+	parent := testParent(t, &kill)
+	ordererPID, peerPID, silentPID := startSleep(t, &kill), startSleep(t, &kill), startSleep(t, &kill)
+	doomed := exec.Command("sleep", "60")
+	if err := doomed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	kill = append(kill, doomed)
+	gone := exec.Command("true") // exited and reaped before the loop starts
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(ActuatorOptions{Parent: parent, Components: []string{"orderer", "peer"}})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer a.Close()
+
+	var logs bytes.Buffer
+	ticks := make(chan time.Time)
+	net := &fakeNet{}
+	l, err := NewLoop(LoopConfig{
+		Controller: Config{Threshold: 100, Components: []Component{{"orderer", 4}, {"peer", 4}}, HoldShares: true},
+		Targets: []Target{
+			{Name: "orderer0", Component: "orderer", PID: ordererPID},
+			{Name: "peer0", Component: "peer", PID: peerPID, Metrics: "peer0:1"},
+			{Name: "peer1", Component: "peer", PID: doomed.Process.Pid, Metrics: "peer1:1"},
+			{Name: "peer2", Component: "peer", PID: silentPID, Metrics: "down:1"}, // never answers
+			{Name: "peer3", Component: "peer", PID: gone.Process.Pid, Metrics: "peer3:1"},
+		},
+		Ticks:  ticks,
+		Scrape: net.scrape,
+		Log:    slog.New(slog.NewTextHandler(&logs, nil)),
+	}, a)
+	if err != nil {
+		t.Fatalf("NewLoop: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	n := 0
+	// step ends period n with committed transactions at the given count
+	// and waits until the loop has handled it.
+	step := func(committed int64) LoopMetrics {
+		t.Helper()
+		net.committed.Store(committed)
+		n++
+		select {
+		case ticks <- start.Add(time.Duration(n) * time.Second):
+		case err := <-done:
+			t.Fatalf("Run returned early: %v\n%s", err, logs.String())
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if m := l.Metrics(); m.Periods == uint64(n) {
+				return m
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the loop did not handle period %d within 10 s: %v", n, l.Metrics())
+			}
+		}
+	}
+	if m := step(0); m.Exited != 1 || m.Controlled != 4 { // the first reading; no sample yet
+		t.Fatalf("with peer3 gone before the start: %v; want it left out and the other 4 controlled", m)
+	}
+	for _, c := range []struct {
+		name string
+		pid  int
+	}{{"orderer", ordererPID}, {"peer", peerPID}, {"peer", doomed.Process.Pid}} {
+		if got, want := cgroupOf(t, c.pid), filepath.Join(a.Dir(), c.name); got != want {
+			t.Fatalf("pid %d is in %s, want %s", c.pid, got, want)
+		}
+	}
+	if m := step(100); m.Decisions != 0 || m.Throughput != 100 || m.ScrapeErrors != 2 {
+		t.Fatalf("at the threshold: %v; want no decision, 100 tps and one failed scrape per period", m)
+	}
+	m := step(150) // 50 tps: deficit 0.5
+	if m.Decisions != 2 || m.Shares["peer"] != 3072 || m.Shares["orderer"] != 3072 {
+		t.Fatalf("at half the threshold: %v; want orderer and peer at 3072", m)
+	}
+	for _, g := range []string{"orderer", "peer"} {
+		if got := readShares(t, filepath.Join(a.Dir(), g)); got != 3072 {
+			t.Fatalf("%s's cpu.shares is %d after the boost, want 3072", g, got)
+		}
+	}
+
+	if err := doomed.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	doomed.Wait()
+	m = step(250)
+	if m.Exited != 2 || m.Controlled != 3 || m.Throughput != 100 {
+		t.Fatalf("after peer1 exited: %v; want it dropped and the loop measuring the others", m)
+	}
+	if c := strings.Count(logs.String(), "level=WARN msg=\"isolation: scrape failed"); c != 1 {
+		t.Fatalf("peer2's failing scrapes logged at WARN %d times, want once (then DEBUG):\n%s", c, logs.String())
+	}
+	if !strings.Contains(logs.String(), "node=peer1") || !strings.Contains(logs.String(), "reason=\"throughput 50.0 tps < threshold 100.0 tps") {
+		t.Fatalf("the log lacks peer1's exit or the decision's reason:\n%s", logs.String())
+	}
+
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v\n%s", err, logs.String())
+	}
+	if _, err := os.Stat(a.Dir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("after Run, %s: %v; want it removed", a.Dir(), err)
+	}
+	for _, pid := range []int{ordererPID, peerPID, silentPID} {
+		if got := cgroupOf(t, pid); got != parent {
+			t.Fatalf("after Run, pid %d is in %s, want %s", pid, got, parent)
+		}
+		if err := syscall.Kill(pid, 0); err != nil {
+			t.Fatalf("after Run, pid %d: %v; want it running", pid, err)
+		}
+	}
+	if m := l.Metrics(); m.Shares["peer"] != int(DefaultShares) || !strings.Contains(logs.String(), "controller stopping") {
+		t.Fatalf("after Run: %v; want the shares back at the default, logged\n%s", m, logs.String())
+	}
+}
+
+func readShares(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "cpu.shares"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if _, err := fmt.Sscan(string(b), &n); err != nil {
+		t.Fatalf("%s/cpu.shares holds %q", dir, b)
+	}
+	return n
+}
+
+// TestNewLoopRefuses checks that a loop is not built on targets it cannot
+// control or measure, with errors naming the target and what is allowed.
+func TestNewLoopRefuses(t *testing.T) {
+	var kill []*exec.Cmd
+	a, err := Open(ActuatorOptions{Parent: testParent(t, &kill), Components: []string{"orderer", "peer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	cfg := Config{Components: []Component{{"orderer", 4}, {"peer", 4}}}
+	for _, tc := range []struct {
+		cfg  LoopConfig
+		want string
+	}{
+		{LoopConfig{Controller: cfg, Targets: []Target{{Name: "p", Component: "contract", PID: 1, Metrics: "x:1"}}},
+			`Targets[0] (p) has component "contract", want one of the controller's orderer, peer`},
+		{LoopConfig{Controller: cfg, Targets: []Target{{Name: "p", Component: "peer", PID: 0, Metrics: "x:1"}}},
+			"Targets[0] (p) has PID 0, want a process id > 0"},
+		{LoopConfig{Controller: cfg, Targets: []Target{{Name: "o", Component: "orderer", PID: 1}}},
+			"none of the 1 LoopConfig.Targets has a metrics address"},
+		{LoopConfig{Controller: Config{}, Targets: []Target{{Name: "p", Component: "peer", PID: 1, Metrics: "x:1"}}},
+			`no cgroup for component "contract"`},
+		{LoopConfig{Controller: cfg, Period: -time.Second, Targets: []Target{{Name: "p", Component: "peer", PID: 1, Metrics: "x:1"}}},
+			"LoopConfig.Period is -1s, want > 0"},
+	} {
+		_, err := NewLoop(tc.cfg, a)
+		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewLoop: %v; want ErrBadConfig saying %q", err, tc.want)
+		}
+	}
+}
