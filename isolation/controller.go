@@ -116,7 +116,7 @@ func (c *Controller) Observe(s Sample, now time.Time) ([]Change, error) {
 	var out []Change
 	for i, comp := range c.cfg.Components {
 		reason := c.step(i, comp.K, e, why, dt)
-		if to := Shares(math.Round(c.shares[i])); to != c.reported[i] {
+		if to := Shares(math.Round(c.shares[i])); to != c.reported[i] && worthMoving(c.reported[i], to) {
 			out = append(out, Change{Component: comp.Name, From: c.reported[i], To: to, Reason: reason})
 			c.reported[i] = to
 		}
@@ -215,4 +215,16 @@ func (c *Controller) Shares() []Shares { return append([]Shares(nil), c.reported
 // applied.
 func (c *Controller) Components() []Component {
 	return append([]Component(nil), c.cfg.Components...)
+}
+
+// minMove is the smallest change of a share, relative to the current one,
+// that the controller makes (a move to the default is always made). The
+// measured throughput jitters by a few percent between periods, and each
+// change is a cgroup write and a log line: following the jitter moved the
+// shares by 0.05% every second on a steady load, a change the scheduler
+// cannot show.
+const minMove = 0.02
+
+func worthMoving(from, to Shares) bool {
+	return to == DefaultShares || math.Abs(float64(to)-float64(from)) >= minMove*float64(from)
 }
