@@ -61,20 +61,7 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	runCtx, stop := context.WithCancel(ctx)
-	var out bytes.Buffer
-	done, exited := make(chan error, 1), make(chan struct{})
-	go func() {
-		defer close(exited)
-		cmd := rootCmd()
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs(args)
-		done <- cmd.ExecuteContext(runCtx)
-	}()
-	// A failing test stops isolate, and waits until it removed its
-	// cgroups, before net down and the parent's removal.
-	t.Cleanup(func() { stop(); <-exited })
+	out, done, stop := startCmd(t, ctx, args...)
 	sub := filepath.Join(parent, fmt.Sprintf("strand-%d", os.Getpid()))
 	pids := map[string]int{}
 	for _, n := range lay.Nodes {
@@ -191,6 +178,27 @@ func TestIsolateBadInput(t *testing.T) {
 
 // awaitCond polls cond until it holds, failing after within or when the
 // command returned.
+// startCmd runs strand args in this process until stop or ctx's end. Its
+// output goes to out, to be read once done has answered. A failing test
+// stops it and waits for it to return (isolate then removes its cgroups)
+// before the cleanups registered earlier (net down, the parent cgroup).
+func startCmd(t *testing.T, ctx context.Context, args ...string) (out *bytes.Buffer, done <-chan error, stop context.CancelFunc) {
+	t.Helper()
+	runCtx, stop := context.WithCancel(ctx)
+	out = new(bytes.Buffer)
+	result, exited := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(exited)
+		cmd := rootCmd()
+		cmd.SetOut(out)
+		cmd.SetErr(out)
+		cmd.SetArgs(args)
+		result <- cmd.ExecuteContext(runCtx)
+	}()
+	t.Cleanup(func() { stop(); <-exited })
+	return out, result, stop
+}
+
 func awaitCond(t *testing.T, done <-chan error, within time.Duration, what string, cond func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
@@ -307,18 +315,7 @@ func TestNetIsolateCrash(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	runCtx, stop := context.WithCancel(ctx)
-	var out bytes.Buffer
-	done, exited := make(chan error, 1), make(chan struct{})
-	go func() {
-		defer close(exited)
-		cmd := rootCmd()
-		cmd.SetOut(&out)
-		cmd.SetErr(&out)
-		cmd.SetArgs([]string{"isolate", "--net", dir, "--cgroup-parent", parent, "--period", "200ms"})
-		done <- cmd.ExecuteContext(runCtx)
-	}()
-	t.Cleanup(func() { stop(); <-exited })
+	out, done, stop := startCmd(t, ctx, "isolate", "--net", dir, "--cgroup-parent", parent, "--period", "200ms")
 	sub := filepath.Join(parent, fmt.Sprintf("strand-%d", os.Getpid()))
 	for _, n := range lay.Nodes {
 		want := filepath.Join(sub, n.Role.String())
