@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -80,43 +79,13 @@ func checkFrames(dir string, segs []*segment, sizes []int64, base Base, r *Check
 	locs := map[uint64]blockLoc{}
 	pos := scanPos{next: base.Height}
 	copy(pos.hash[:], base.PrevHash)
-	var b api.Block
-	i, off := 0, int64(0)
-scan:
-	for i < len(segs) {
-		sc := newFrameScanner(segs[i].f, off, sizes[i])
-		for {
-			frameOff := sc.off
-			num, raw, err := sc.next()
-			if err == io.EOF {
-				break
-			}
-			if err == nil {
-				_, err = checkScanned(&b, num, raw, &pos, frameOff, nil)
-			}
-			var fe *frameError
-			if err != nil && !errors.As(err, &fe) {
-				return nil, fmt.Errorf("ledger: check segment %s: %w", segmentName(i), err)
-			}
-			if err == nil {
-				locs[num] = blockLoc{seg: i, off: frameOff, size: sc.off - frameOff}
-				copy(pos.hash[:], api.HeaderHash(b.Header))
-				pos.next, pos.hashUnknown = pos.next+1, false
-				continue
-			}
-			at, found, rerr := resync(segs, sizes, i, frameOff, pos.next)
-			if rerr != nil {
-				return nil, rerr
-			}
-			if !found {
-				what := "the last frame is complete but does not check, and no sound frame follows (Open moves it to quarantine and cuts it)"
-				if fe.incomplete {
-					what = "torn tail (Open cuts it)"
-				}
-				r.Problems = append(r.Problems, Problem{segmentName(i), frameOff, pos.next, what + ": " + err.Error()})
-				break scan
-			}
-			for n := pos.next; n < at.num; n++ {
+	err := walkFrames(segs, sizes, 0, 0, &pos, "check", frameWalk{
+		sound: func(num uint64, loc blockLoc, _ *api.Block, _ []string) error {
+			locs[num] = loc
+			return nil
+		},
+		damage: func(pos *scanPos, seg int, off int64, upTo uint64, cause error) error {
+			for n := pos.next; n < upTo; n++ {
 				_, rb, rerr := readReplacementFile(filepath.Join(dir, replacedDir, fmt.Sprintf("%020d.frame", n)), n, 0)
 				if rerr == nil && (pos.hashUnknown || bytes.Equal(rb.Header.PreviousHash, pos.hash[:]) || n == 0) {
 					r.Replaced++
@@ -125,14 +94,23 @@ scan:
 					pos.hashUnknown = false
 					continue
 				}
-				r.Problems = append(r.Problems, Problem{segmentName(i), frameOff, n, "damaged, not replaced (a peer fetches it from the ordering service at start): " + err.Error()})
+				r.Problems = append(r.Problems, Problem{segmentName(seg), off, n, "damaged, not replaced (a peer fetches it from the ordering service at start): " + cause.Error()})
 				pos.hashUnknown = true
 			}
-			pos.next = at.num
-			i, off = at.seg, at.off
-			continue scan
-		}
-		i, off = i+1, 0
+			pos.next = upTo
+			return nil
+		},
+		tail: func(seg int, off int64, cause error, incomplete bool) error {
+			what := "the last frame is complete but does not check, and no sound frame follows (Open moves it to quarantine and cuts it)"
+			if incomplete {
+				what = "torn tail (Open cuts it)"
+			}
+			r.Problems = append(r.Problems, Problem{segmentName(seg), off, pos.next, what + ": " + cause.Error()})
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
 	r.Height = pos.next
 	return locs, nil

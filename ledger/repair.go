@@ -218,11 +218,60 @@ const indexFlushSize = 8 << 20
 func (s *BlockStore) scanTail(segs []*segment, sizes []int64, pos *scanPos) error {
 	w := s.w.index
 	defer w.reset()
-	var b api.Block
-	var ids []string
 	var last indexMeta
 	indexed := false
-	i, off := pos.seg, pos.off
+	err := walkFrames(segs, sizes, pos.seg, pos.off, pos, "scan", frameWalk{
+		sound: func(num uint64, loc blockLoc, b *api.Block, ids []string) error {
+			s.repair.Scanned++
+			if err := w.addBlock(num, loc, ids, b.GetMetadata().GetValidationCodes()); err != nil {
+				return fmt.Errorf("ledger: index block %d: %w", num, err)
+			}
+			s.repair.Indexed++
+			last, indexed = indexMeta{block: num, seg: loc.seg, end: loc.off + loc.size}, true
+			if w.size() > indexFlushSize {
+				return w.commit(last)
+			}
+			return nil
+		},
+		damage: s.skipDamage,
+		tail: func(seg int, off int64, cause error, _ bool) error {
+			return s.cutTail(segs, sizes, seg, off, pos.next, cause)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if !indexed || w.size() == 0 {
+		return nil
+	}
+	return w.commit(last)
+}
+
+// frameWalk is what walkFrames does with what it meets, in order; an
+// error from any of them ends the walk.
+type frameWalk struct {
+	// sound: block num checks (checkScanned) and lies at loc; b and ids
+	// are reused by the next call. walkFrames then advances pos past it.
+	sound func(num uint64, loc blockLoc, b *api.Block, ids []string) error
+	// damage: bytes at (seg, off) do not check, cause says why, and the
+	// next sound frame holds block upTo: blocks pos.next .. upTo-1 lie in
+	// them. It must leave pos.next at upTo.
+	damage func(pos *scanPos, seg int, off int64, upTo uint64, cause error) error
+	// tail: bytes at (seg, off) do not check and no sound frame follows
+	// them anywhere (incomplete: the segment ends inside the frame, what
+	// a torn write leaves). The walk ends after it.
+	tail func(seg int, off int64, cause error, incomplete bool) error
+}
+
+// walkFrames reads the frames of segs from offset off of segment seg to
+// the end, checks each against pos as recovery does, advances pos past
+// every sound block, and hands what it finds to w. Recovery (scanTail)
+// and the offline check (Check) both walk with it, so that they judge a
+// store alike; what names the walk in errors.
+func walkFrames(segs []*segment, sizes []int64, seg int, off int64, pos *scanPos, what string, w frameWalk) error {
+	var b api.Block
+	var ids []string
+	i := seg
 scan:
 	for i < len(segs) {
 		sc := newFrameScanner(segs[i].f, off, sizes[i])
@@ -237,7 +286,7 @@ scan:
 			}
 			var fe *frameError
 			if err != nil && !errors.As(err, &fe) {
-				return fmt.Errorf("ledger: scan segment %s: %w", segmentName(i), err)
+				return fmt.Errorf("ledger: %s segment %s: %w", what, segmentName(i), err)
 			}
 			if err != nil {
 				at, found, rerr := resync(segs, sizes, i, frameOff, pos.next)
@@ -245,39 +294,24 @@ scan:
 					return rerr
 				}
 				if !found {
-					if err := s.cutTail(segs, sizes, i, frameOff, pos.next, err); err != nil {
-						return err
-					}
-					break scan
+					return w.tail(i, frameOff, err, fe.incomplete)
 				}
-				if err := s.skipDamage(pos, i, frameOff, at.num, err); err != nil {
+				if err := w.damage(pos, i, frameOff, at.num, err); err != nil {
 					return err
 				}
 				i, off = at.seg, at.off
 				continue scan
 			}
-			s.repair.Scanned++
-			loc := blockLoc{seg: i, off: frameOff, size: sc.off - frameOff}
-			if err := w.addBlock(num, loc, ids, b.GetMetadata().GetValidationCodes()); err != nil {
-				return fmt.Errorf("ledger: index block %d: %w", num, err)
+			if err := w.sound(num, blockLoc{seg: i, off: frameOff, size: sc.off - frameOff}, &b, ids); err != nil {
+				return err
 			}
 			copy(pos.hash[:], api.HeaderHash(b.Header))
 			pos.next++
 			pos.hashUnknown = false
-			s.repair.Indexed++
-			last, indexed = indexMeta{block: num, seg: i, end: sc.off}, true
-			if w.size() > indexFlushSize {
-				if err := w.commit(last); err != nil {
-					return err
-				}
-			}
 		}
 		i, off = i+1, 0
 	}
-	if !indexed || w.size() == 0 {
-		return nil
-	}
-	return w.commit(last)
+	return nil
 }
 
 // skipDamage accounts for blocks pos.next .. upTo-1, whose frames lie in
