@@ -103,6 +103,9 @@ type Options struct {
 	// values that endorsers and stage 2 read before the state database
 	// (see view). Default DefaultStateCacheBytes; -1 turns it off.
 	StateCacheBytes int64
+	// OnBusy, if set, is told of each stage's busy intervals (see
+	// BusyFunc). Metrics counts busy time whether or not it is set.
+	OnBusy BusyFunc
 }
 
 // DefaultStateCacheBytes is Options.StateCacheBytes's default.

@@ -14,6 +14,9 @@ func (c *Committer) verifyLoop() {
 	defer c.workers.Done()
 	for j := range c.jobs {
 		b := j.b
+		if !b.started.Load() && b.started.CompareAndSwap(false, true) {
+			b.verifyStart = time.Now()
+		}
 		if j.tx < 0 {
 			b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
 			if b.blockErr == nil && b.blk.GetMetadata().GetSignature() != nil {
@@ -27,6 +30,7 @@ func (c *Committer) verifyLoop() {
 		}
 		if b.left.Add(-1) == 0 {
 			b.verified = time.Now()
+			c.busy(StageVerify, b.verifyStart, b.verified)
 			close(b.done) // publishes results and blockErr to stage 2
 		}
 	}
@@ -47,12 +51,14 @@ func (c *Committer) validateLoop() {
 			c.finished(b.raw)
 			continue
 		}
+		start := time.Now()
 		p, err := c.validate(b)
 		if err != nil {
 			c.fail(err)
 			c.finished(b.raw)
 			continue
 		}
+		c.busy(StageValidate, start, p.validated)
 		c.persist <- p
 	}
 }
@@ -237,6 +243,7 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 			Received: p.received, Verified: p.verified, Validated: p.validated, Committed: now,
 		})
 	}
+	c.busy(StagePersist, start, time.Now())
 	return nil
 }
 
