@@ -93,8 +93,18 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 	txs := make([]txWork, len(b.results))
 	ids := make([]string, len(b.results))
 	inBlock := make(map[string]struct{}, len(b.results))
+	var again []*api.Tx
+	if c.opts.Reparse {
+		var err error
+		if again, err = reparse(b.raw); err != nil {
+			return nil, err
+		}
+	}
 	for i, r := range b.results {
 		txs[i] = txWork{code: r.code, ver: statedb.Version{Block: num, Tx: uint32(i)}}
+		if again != nil && again[i] != nil && r.tx.Response != nil {
+			r.tx = again[i]
+		}
 		if r.tx.Response != nil {
 			txs[i].rw = r.tx.Response.Rwset
 		}
@@ -205,6 +215,11 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	var batch statedb.Batch
 	ends := make([]int, len(group))
 	for i, p := range group {
+		if c.opts.Reparse {
+			if err := reparseIDs(p); err != nil {
+				return err
+			}
+		}
 		entries[i] = ledger.Entry{
 			Number: p.blk.Header.Number, HeaderHash: p.headerHash, PrevHash: p.blk.Header.PreviousHash,
 			Raw: api.WithValidationCodes(p.raw, p.codes), TxIDs: p.txIDs, Codes: p.codes,
