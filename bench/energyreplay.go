@@ -5,8 +5,9 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/energy"
@@ -15,12 +16,20 @@ import (
 // EnergySpec asks a replay to measure its energy.
 type EnergySpec struct {
 	Meter energy.Config `json:"meter"`
-	// Every is the energy log's period; default 10 ms, the study's.
+	// Every is the energy log's period between busy edges; default
+	// DefaultEnergyEvery.
 	Every time.Duration `json:"every"`
 }
 
-// DefaultEnergyEvery is EnergySpec.Every's default: the study's 10 ms.
-const DefaultEnergyEvery = 10 * time.Millisecond
+// DefaultEnergyEvery is EnergySpec.Every's default. The study logged
+// every 10 ms because its log had only periodic readings; this one also
+// reads at every busy edge, where the power steps, so a step of the log
+// is wholly busy or wholly idle except where an edge went unread, and
+// the period is a backstop. Each periodic reading wakes the process
+// (BenchmarkEnergySampler: about 100 µs of CPU from idle on the
+// development machine), which at 10 ms costs a peer at a quarter of its
+// rate over 2% of its CPU; at 100 ms, a tenth of that.
+const DefaultEnergyEvery = 100 * time.Millisecond
 
 // ReplayEnergy is what a replay's energy recorder measured: the whole
 // replay beside the peer's busy periods (the union of its verify,
@@ -34,8 +43,13 @@ type ReplayEnergy struct {
 	BusyJ        float64             `json:"busy_j"`
 	BusyOutsideS float64             `json:"busy_outside_s"`
 	Readings     int                 `json:"readings"`
-	// MeterCPUS is the CPU the measurement took: the sampling thread's
-	// own CPU time (wake-ups included) plus the edge readings' time.
+	// Ticks is how many readings were periodic, each a wake-up of the
+	// process; the rest were taken at busy edges by goroutines already
+	// running.
+	Ticks int `json:"ticks"`
+	// MeterCPUS is the CPU the readings took (periodic and edge), each
+	// measured on its own thread; the runtime's timer wake-ups are not in
+	// it (BenchmarkEnergySampler measures a whole tick).
 	MeterCPUS float64 `json:"meter_cpu_s"`
 }
 
@@ -52,16 +66,15 @@ type energyRecorder struct {
 	active atomic.Bool // between start and finish; onBusy ignores the rest
 	stop   chan struct{}
 	done   chan struct{}
-	// samplerCPU is written by the sampler before it closes done.
-	samplerCPU time.Duration
-	mu         struct {
+	mu     struct {
 		sync.Mutex
-		meter   energy.Meter
-		log     energy.Log
-		last    time.Time
-		busy    []energy.Interval
-		edgeCPU time.Duration
-		err     error
+		meter energy.Meter
+		log   energy.Log
+		last  time.Time
+		busy  []energy.Interval
+		cpu   time.Duration // the readings' CPU time
+		ticks int
+		err   error
 	}
 }
 
@@ -107,46 +120,52 @@ func (r *energyRecorder) start(cfg energy.Config) error {
 	return nil
 }
 
-// sample runs on a thread of its own, so that the thread's CPU time is
-// the sampler's cost.
+// sample reads the meter every period until stop.
 func (r *energyRecorder) sample() {
 	defer close(r.done)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cpu0 := threadCPU()
 	t := time.NewTicker(r.every)
 	defer t.Stop()
 	for {
 		select {
 		case <-r.stop:
-			r.samplerCPU = threadCPU() - cpu0
 			return
 		case <-t.C:
 			r.mu.Lock()
+			r.mu.ticks++
 			r.readLocked(time.Now())
 			r.mu.Unlock()
 		}
 	}
 }
 
-// edge takes a reading at a busy edge, timing it as meter cost.
+// edge takes a reading at a busy edge.
 func (r *energyRecorder) edge() {
-	t0 := time.Now()
 	r.mu.Lock()
 	r.readLocked(time.Now())
-	r.mu.edgeCPU += time.Since(t0)
 	r.mu.Unlock()
 }
 
-// readLocked appends a reading at now; the first error sticks.
+// readLocked appends a reading at now; the first error sticks. The
+// reading's cost is the calling thread's CPU time across it, with the
+// goroutine locked to its thread for the while (without the lock a
+// preemption could move it and the difference would be between two
+// threads' clocks). The Go runtime's wake-up of the sampling goroutine
+// is not in it; BenchmarkEnergySampler measures the whole cost of a
+// tick.
 func (r *energyRecorder) readLocked(now time.Time) {
 	if r.mu.err != nil || !now.After(r.mu.last) {
 		return
 	}
+	runtime.LockOSThread() // both clock readings on one thread
+	c0 := threadCPU()
 	rd, err := r.mu.meter.Read(now)
 	if err == nil {
 		err = r.mu.log.Add(rd)
 	}
+	if c1 := threadCPU(); c1 >= c0 {
+		r.mu.cpu += c1 - c0
+	}
+	runtime.UnlockOSThread()
 	if err != nil {
 		r.mu.err = fmt.Errorf("bench: energy meter: %w", err)
 		return
@@ -174,19 +193,19 @@ func (r *energyRecorder) finish() (*ReplayEnergy, error) {
 		Source: m.Source, Model: m.Model,
 		WholeS: m.Whole.Duration.Seconds(), WholeJ: m.Whole.Joules,
 		BusyS: m.Busy.Duration.Seconds(), BusyJ: m.Busy.Joules, BusyOutsideS: m.BusyOutside.Seconds(),
-		Readings:  len(r.mu.log.Readings()),
-		MeterCPUS: (r.samplerCPU + r.mu.edgeCPU).Seconds(),
+		Readings: len(r.mu.log.Readings()), Ticks: r.mu.ticks,
+		MeterCPUS: r.mu.cpu.Seconds(),
 	}, nil
 }
 
-// rusageThread is Linux's RUSAGE_THREAD, which package syscall lacks.
-const rusageThread = 1
-
-// threadCPU is the calling thread's CPU time, 0 where it cannot be read.
+// threadCPU is the calling thread's CPU time up to now, 0 where it
+// cannot be read. CLOCK_THREAD_CPUTIME_ID counts the running slice too;
+// getrusage(RUSAGE_THREAD) does not (it moves only at ticks and context
+// switches), so it cannot time a few microseconds.
 func threadCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(rusageThread, &ru); err != nil {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
 		return 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return time.Duration(ts.Nano())
 }

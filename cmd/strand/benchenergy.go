@@ -29,7 +29,7 @@ func bindEnergy(fl *pflag.FlagSet, f *energyFlags) {
 	fl.Float64Var(&f.model.ActiveWatts, "active-watts", 0, fmt.Sprintf("model: one busy core's power, W (default %.2f, or the model file's)", energy.DefaultActiveWatts))
 	fl.Float64Var(&f.model.IdleWatts, "idle-watts", 0, fmt.Sprintf("model: one idle core's power, W (default %.2f, or the model file's)", energy.DefaultIdleWatts))
 	fl.IntVar(&f.model.Cores, "model-cores", 0, "model: cores charged (default: the peer's --workers, else this machine's cores)")
-	fl.DurationVar(&f.every, "energy-every", bench.DefaultEnergyEvery, "energy log period (the study's is 10ms)")
+	fl.DurationVar(&f.every, "energy-every", bench.DefaultEnergyEvery, "energy log period between the readings at busy edges (the study's, without edge readings, was 10ms)")
 }
 
 // config returns the meter configuration the flags name; flags override
