@@ -75,6 +75,7 @@ type validatorFlags struct {
 	reparse string
 	rates   string
 	txs     int
+	changed func(flag string) bool // the flags given on the command line
 }
 
 func validatorCmd() *cobra.Command {
@@ -91,7 +92,10 @@ transactions per second against that bound. Every signature is checked and,
 unless --nosync, every block is fsynced before it counts as committed. The
 final state is compared with the generator's model and the Smallbank
 invariant is checked.`,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runValidator(cmd.OutOrStdout(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.changed = func(name string) bool { return cmd.Flags().Changed(name) }
+			return runValidator(cmd.OutOrStdout(), f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.blocks, "blocks", 0, "workload blocks per run (default: 10000 transactions' worth)")

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -73,6 +75,33 @@ func (f energyFlags) config() (energy.Config, error) {
 	return c, nil
 }
 
+// chooseSource makes a benchmark's default source explicit, once, before
+// it runs: with no --energy-source, RAPL where it can be read, the model
+// where the machine has none, and the model with a warning on warn where
+// RAPL exists but cannot be read (energy_uj is root-only since Linux
+// 5.10), so that a benchmark still runs on such a machine and says which
+// source it used. The energy package itself never falls back from
+// unreadable RAPL.
+func chooseSource(c *energy.Config, warn io.Writer) {
+	if c.Source != "" {
+		return
+	}
+	root := c.PowercapRoot
+	if root == "" {
+		root = energy.DefaultPowercapRoot
+	}
+	_, err := energy.OpenRAPL(root, c.RAPLDomains)
+	switch {
+	case err == nil:
+		c.Source = energy.SourceRAPL
+	case errors.Is(err, energy.ErrNoRAPL):
+		c.Source = energy.SourceModel
+	default:
+		c.Source = energy.SourceModel
+		fmt.Fprintf(warn, "warning: %v\nwarning: energy figures come from the model; run as root for RAPL, or pass --energy-source model\n", err)
+	}
+}
+
 // validatorPreset reproduces one of the energy study's figures on
 // strand's validator benchmark.
 type validatorPreset struct {
@@ -83,6 +112,9 @@ type validatorPreset struct {
 	rates      string
 	txs        int // transactions per replay
 }
+
+// presetFlags are the flags a preset sets.
+var presetFlags = []string{"block-size", "mode", "workers", "reparse", "rate", "txs", "blocks"}
 
 var validatorPresets = map[string]validatorPreset{
 	"fig7a": {about: "the study's Fig. 7a: tx/s/J against block size 10, 25, 50, 100, 250",
@@ -111,6 +143,13 @@ func applyPreset(name string, f *validatorFlags) error {
 	p, ok := validatorPresets[base]
 	if !ok {
 		return fmt.Errorf("--preset %q: want one of %s", name, presetNamesValidator())
+	}
+	if f.changed != nil {
+		for _, fl := range presetFlags {
+			if f.changed(fl) {
+				return fmt.Errorf("--preset %s sets --%s: leave it out, or run without the preset", name, fl)
+			}
+		}
 	}
 	f.blockSizes, f.modes, f.reparse, f.rates = p.blockSizes, "sequential", p.reparse, p.rates
 	f.workers = ""
@@ -198,6 +237,7 @@ func (f validatorFlags) variants() (validatorVariants, error) {
 	if err != nil {
 		return v, err
 	}
+	chooseSource(&cfg, os.Stderr)
 	v.energy = &bench.EnergySpec{Meter: cfg, Every: f.energy.every}
 	workers := []int{0}
 	if f.workers != "" {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strand-ledger/strand/energy"
 )
 
 // TestBenchValidatorEnergy: workers, reparse and paced replays each give
@@ -107,5 +109,46 @@ func TestBenchValidatorEnergyBadFlags(t *testing.T) {
 		if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one containing %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestChooseSource: the benchmarks' default source is RAPL where it can be
+// read, the model where there is none, and the model with a warning
+// where RAPL exists but cannot be read; a source asked for is kept.
+func TestChooseSource(t *testing.T) {
+	root := t.TempDir()
+	zone := filepath.Join(root, "intel-rapl:0")
+	os.MkdirAll(zone, 0o755)
+	os.WriteFile(filepath.Join(zone, "name"), []byte("package-0\n"), 0o644)
+	os.WriteFile(filepath.Join(zone, "max_energy_range_uj"), []byte("262143328850\n"), 0o644)
+	for _, tc := range []struct {
+		name, root, asked, want string
+		warns                   bool
+	}{
+		{"unreadable", root, "", "model", true}, // no energy_uj: as when it is root-only
+		{"none", filepath.Join(root, "none"), "", "model", false},
+		{"asked", root, "model", "model", false},
+	} {
+		c := energy.Config{Source: energy.Source(tc.asked), PowercapRoot: tc.root}
+		var warn bytes.Buffer
+		chooseSource(&c, &warn)
+		if string(c.Source) != tc.want || (warn.Len() > 0) != tc.warns {
+			t.Errorf("%s: source %q, warning %q; want %q, warning %v", tc.name, c.Source, warn.String(), tc.want, tc.warns)
+		}
+	}
+	os.WriteFile(filepath.Join(zone, "energy_uj"), []byte("5\n"), 0o644)
+	c := energy.Config{PowercapRoot: root}
+	chooseSource(&c, &bytes.Buffer{})
+	if c.Source != energy.SourceRAPL {
+		t.Errorf("readable RAPL: source %q, want rapl", c.Source)
+	}
+}
+
+func TestPresetRefusesItsFlags(t *testing.T) {
+	cmd := rootCmd()
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetArgs([]string{"bench", "validator", "--preset", "idle-quick", "--rate", "50%"})
+	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--rate") || !strings.Contains(err.Error(), "idle-quick") {
+		t.Errorf("preset with --rate: %v, want an error naming both", err)
 	}
 }

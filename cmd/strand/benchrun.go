@@ -150,6 +150,7 @@ func runBench(ctx context.Context, cmd *cobra.Command, out io.Writer, f benchRun
 	if err != nil {
 		return err
 	}
+	chooseSource(&ecfg, os.Stderr)
 	t := bench.Target{Net: f.net, Keep: f.keep, Energy: ecfg,
 		Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }}
 	var results []*bench.Result
