@@ -115,7 +115,7 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 	meter.begin()
 	res := l.run(ctx, ctl, t)
 	if res.Energy, err = meter.end(res); err != nil {
-		return res, fmt.Errorf("bench: round %q: %w", r.Label, err)
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no energy figures: %v", err))
 	}
 	res.Params = w.Params()
 	if embedded && t.Keep {
