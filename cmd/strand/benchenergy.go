@@ -163,8 +163,11 @@ func applyPreset(name string, f *validatorFlags) error {
 	f.txs = p.txs
 	if quick {
 		f.txs = p.txs / 10
-		f.cryptoTime = 500 * time.Millisecond
+		if f.changed == nil || !f.changed("crypto-time") {
+			f.cryptoTime = 500 * time.Millisecond
+		}
 	}
+	fmt.Fprintf(os.Stderr, "preset %s: %s; %d transactions per run\n", name, p.about, f.txs)
 	return nil
 }
 
