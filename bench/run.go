@@ -16,6 +16,7 @@ import (
 	"github.com/strand-ledger/strand/bench/stats"
 	"github.com/strand-ledger/strand/bench/workload"
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/energy"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/gopool"
 	"github.com/strand-ledger/strand/localnet"
@@ -33,6 +34,9 @@ type Target struct {
 	Progress func(Progress)
 	// Log, if set, receives one-line notes (network up, setup done).
 	Log func(format string, args ...any)
+	// Energy chooses the energy meter (runenergy.go); the zero value is
+	// RAPL where the machine has it, else the model.
+	Energy energy.Config
 }
 
 // Progress is the state of a running round.
@@ -103,8 +107,16 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		t.logf("setup of %s done", r.Workload)
 	}
 
+	meter, err := openRoundMeter(t.Energy)
+	if err != nil {
+		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+	}
 	l := newLoad(r, w, conns, n)
+	meter.begin()
 	res := l.run(ctx, ctl, t)
+	if res.Energy, err = meter.end(res); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no energy figures: %v", err))
+	}
 	res.Params = w.Params()
 	if embedded && t.Keep {
 		t.logf("network directory kept: %s", n.Dir)

@@ -50,6 +50,14 @@
 // power, which is transactions per joule and so independent of the
 // run's length.
 //
+// # Calibration
+//
+// Calibrate is the study's measurement (§III-B2) over a RAPL meter: 0 to
+// N cores kept busy in turn, the socket's mean power read for each; Fit
+// is its regression, P = Ca·Pa + Ci·Pi by least squares, refusing a fit
+// that gives impossible power. SaveModel and LoadModel keep the result as
+// a model file (active_watts, idle_watts, cores) that the benchmarks load.
+//
 // # Invariants
 //
 //   - Every figure carries its Source, and a model figure its
