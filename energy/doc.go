@@ -3,9 +3,10 @@
 //
 // # Meters
 //
-// A Meter returns cumulative Readings. Sample is the one loop that reads
-// it, at the times a ticker delivers (the study logged every 10 ms), into
-// a Log. The meters read their files only when asked; Union, Overlay
+// A Meter returns cumulative Readings; a Log keeps one meter's readings
+// in time order (the study logged every 10 ms; bench's recorder reads at
+// each busy edge and every 100 ms between). The meters read their files
+// only when asked; Union, Overlay
 // and ModelJoules are pure, and time is always an argument. Two meters
 // exist:
 //
