@@ -27,7 +27,12 @@
 // cgroup v2 and must delegate cpu to its children), makes one cgroup per
 // component, moves processes into them and writes their weight: the share
 // itself as v1 cpu.shares (2..262144, default 1024), or Shares.Weight as v2
-// cpu.weight (1..10000, default 100), which schedules the same.
+// cpu.weight (1..10000, default 100), which schedules the same. The
+// subtree itself weighs the sum of its components' shares, so that the
+// components stand against a neighbour beside the subtree as containers
+// side by side would, and raising one takes CPU from the neighbour rather
+// than from the other components. SetQuota caps a component at a number
+// of cores (CFS bandwidth control); the bench uses it for node budgets.
 //
 // Loop is the one goroutine that owns both (loop.go): it moves the node
 // processes into their components' cgroups, reads every peer's own
