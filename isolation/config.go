@@ -12,7 +12,10 @@ const (
 	DefaultK                   = 4
 	DefaultCalibration         = 30 * time.Second
 	DefaultCalibrationFraction = 0.9
-	DefaultDecayHalfLife       = 30 * time.Second
+	// DefaultDecayHalfLife returns a share from DefaultCap to the default
+	// within 30 s of the interference ending: the excess, 9·1024, snaps to
+	// the default below 1% of 1024, log2(900) ≈ 9.8 half-lives later.
+	DefaultDecayHalfLife = 3 * time.Second
 	// DefaultCap is ten times the default share: a boosted node gets at most
 	// about ten times the CPU of a default neighbour under contention.
 	DefaultCap Shares = 10 * DefaultShares
@@ -20,6 +23,12 @@ const (
 	// like, so that both hierarchies can realise every share the
 	// controller asks for.
 	CapLimit Shares = 102400
+	// DefaultDelayTarget is `strand isolate`'s delay target: see
+	// docs/isolation.md for the delays measured alone and with neighbours.
+	DefaultDelayTarget = 0.5
+	// MaxDelayTarget bounds DelayTarget: a thread that waits 100 s per
+	// second it runs is starved, whatever the target.
+	MaxDelayTarget = 100
 	// MaxK bounds a component's gain; beyond it one unit of deficit
 	// already pins the share at any allowed Cap.
 	MaxK         = 100
@@ -54,6 +63,13 @@ type Config struct {
 	// interference, of relative size (p99 − target)/target. 0 means no
 	// latency objective.
 	LatencyTarget time.Duration
+	// DelayTarget is the run-queue wait, in seconds per second of CPU the
+	// nodes ran (Sample.Delay), above which they suffer interference: a
+	// delay D above it is interference of size 1 − DelayTarget/D, and a
+	// throughput deficit or latency excess counts only while D is above
+	// it. 0 means no delay objective (QiOi's throughput rule alone).
+	// DefaultDelayTarget is what `strand isolate` uses.
+	DelayTarget float64
 	// Calibration is how long the controller watches throughput before
 	// it learns Threshold when Threshold is 0. Default DefaultCalibration.
 	Calibration time.Duration
@@ -103,6 +119,8 @@ func (c Config) Validate() error {
 	switch {
 	case math.IsNaN(c.Threshold) || math.IsInf(c.Threshold, 0) || c.Threshold < 0:
 		return bad("Config.Threshold is %v tps, want a finite number ≥ 0 (0 learns it during calibration)", c.Threshold)
+	case math.IsNaN(c.DelayTarget) || math.IsInf(c.DelayTarget, 0) || c.DelayTarget < 0 || c.DelayTarget > MaxDelayTarget:
+		return bad("Config.DelayTarget is %v s/CPU-s, want 0 (none) or a number in (0, %d]", c.DelayTarget, MaxDelayTarget)
 	case c.LatencyTarget < 0:
 		return bad("Config.LatencyTarget is %s, want ≥ 0 (0 means no latency objective)", c.LatencyTarget)
 	case c.Calibration <= 0:

@@ -55,7 +55,7 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	}
 	metrics := freeAddr(t)
 	prefix := map[bool]string{false: "--", true: "--isolation-"}[viaNetUp]
-	for _, kv := range [][2]string{{"cgroup-parent", parent}, {"threshold", "1000000"}, {"period", "200ms"}, {"metrics", metrics}} {
+	for _, kv := range [][2]string{{"cgroup-parent", parent}, {"threshold", "1000000"}, {"delay-target", "0"}, {"period", "200ms"}, {"metrics", metrics}} {
 		args = append(args, prefix+kv[0], kv[1])
 	}
 
@@ -74,7 +74,8 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	}
 
 	// Load until the controller reacts: every busy period is far below
-	// the threshold, so the first one boosts the peers.
+	// the threshold, so the first one boosts the peers (no delay target:
+	// nothing competes with the nodes here).
 	c := netConnect(t, lay, "Org1", "")
 	loadCtx, endLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -163,6 +164,7 @@ func TestIsolateBadInput(t *testing.T) {
 		{[]string{"isolate", "--net", empty, "--period", "0s"}, "--period is 0s, want > 0"},
 		{[]string{"isolate", "--net", empty, "--k", "200"}, "Config.Components[0].K (orderer) is 200, want in [0, 100] (flags --k"},
 		{[]string{"isolate", "--net", empty, "--threshold", "-1"}, "Config.Threshold is -1 tps, want a finite number ≥ 0"},
+		{[]string{"isolate", "--net", empty, "--delay-target", "-0.5"}, "Config.DelayTarget is -0.5 s/CPU-s, want 0 (none) or a number in (0, 100] (flags"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-period", "-1s"}, "--isolation-period is -1s, want > 0"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-k", "-1"}, "K (orderer) is -1, want in [0, 100] (flags --isolation-k"},
 	} {
