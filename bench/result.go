@@ -34,6 +34,10 @@ type Result struct {
 	RSSMB      map[string]float64 `json:"rss_mb"`      // by process, highest sampled
 	Usage      Usage              `json:"usage"`
 
+	// Isolation: hogs, controller and quotas (interference.go); nil
+	// when the round had none.
+	Isolation *IsolationResult `json:"isolation,omitempty"`
+
 	Knee     *rate.StepResult  `json:"knee,omitempty"`
 	Steps    []rate.StepResult `json:"steps,omitempty"`
 	Checks   []string          `json:"checks"`
