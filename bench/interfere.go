@@ -16,10 +16,16 @@ import (
 // interfering is a round's cgroups, hogs and controller while it runs.
 // Its order of events, which the figures depend on:
 //
-//  1. start (after the workload's setup): the nodes go into a cgroup
-//     each (the controller's actuator, Parent/strand-PID), their quotas
-//     are set, the controller loop starts, and then the hogs start, each
-//     in its own cgroup (Parent/strand-hogs-PID/hogN);
+//  1. start (after the workload's setup): the round's cgroup,
+//     Parent/strand-bench-PID/net, is made at the default weight; in it
+//     the nodes go into a cgroup each (the controller's actuator,
+//     net/strand-PID/NODE), their quotas are set, the controller loop
+//     starts, and then the hogs start, each in its own cgroup
+//     (net/strand-hogs-PID/hogN). This is Docker's layout, every
+//     container a cgroup under /docker, which QiOi ran in: nodes and hogs
+//     compete as siblings, while the load generator, outside, competes
+//     with the round's cgroup as a whole and is not starved by the hogs
+//     (it would otherwise be part of what the controller cannot help);
 //  2. begin (as the load starts): the hogs' counts and the nodes'
 //     scheduler counters are read;
 //  3. at HogsStop, if set, the hogs' counts are read and the hogs end;
@@ -34,6 +40,7 @@ import (
 type interfering struct {
 	r     Round
 	nodes []localnet.Proc
+	top   *isolation.Actuator // Parent/strand-bench-PID/net
 	act   *isolation.Actuator // nil once the loop owns it or it is closed
 	loop  *isolation.Loop
 	stopL context.CancelFunc
@@ -85,14 +92,23 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		comps = append(comps, t.Component)
 		targets = append(targets, t)
 	}
-	act, err := isolation.Open(isolation.ActuatorOptions{Parent: r.CgroupParent, Components: comps})
+	top, err := isolation.Open(isolation.ActuatorOptions{Parent: r.CgroupParent, Prefix: "strand-bench", Components: []string{"net"}})
 	if err != nil {
 		return in, fmt.Errorf("hogs, isolation and cpu_quota need a writable cgroup hierarchy (run as root, or set cgroup_parent to a cgroup delegated to you): %w", err)
 	}
-	in.act = act
-	for _, d := range act.Leftovers() {
+	in.top = top
+	for _, d := range top.Leftovers() {
 		logf("removed the cgroups of a run that died without cleaning up: %s", d)
 	}
+	net, err := top.Group("net")
+	if err != nil {
+		return in, err
+	}
+	act, err := isolation.Open(isolation.ActuatorOptions{Parent: net, Components: comps})
+	if err != nil {
+		return in, err
+	}
+	in.act = act
 	for i, t := range targets {
 		if err := act.Move(t.Component, t.PID); err != nil {
 			return in, err
@@ -114,8 +130,7 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		go func() { in.loopE <- in.loop.Run(ctx) }()
 	}
 	if r.Hogs > 0 {
-		// Beside the nodes' subtree, so that both stand side by side.
-		if in.hogs, err = startHogs(r.Hogs, command, act.Parent()); err != nil {
+		if in.hogs, err = startHogs(r.Hogs, command, net); err != nil {
 			return in, err
 		}
 	}
@@ -184,7 +199,7 @@ func (in *interfering) watch() {
 				allDefault = allDefault && s == int(isolation.DefaultShares)
 			}
 			if m.Samples != in.mu.lastSamples && m.Delay > 0 && !in.t0.IsZero() {
-				in.mu.delaySum += m.Delay
+				in.mu.delaySum += m.Delay.Seconds() * 1000
 				in.mu.delayN++
 			}
 			in.mu.lastSamples = m.Samples
@@ -241,7 +256,7 @@ func (in *interfering) end() (*IsolationResult, error) {
 		cr := &ControllerResult{K: c.K, DelayTarget: c.DelayTarget, Threshold: round2(metrics.Threshold),
 			Decisions: metrics.Decisions, Samples: metrics.Samples, MaxShares: in.mu.maxShares, Exited: metrics.Exited}
 		if in.mu.delayN > 0 {
-			cr.MeanDelay = round2(in.mu.delaySum / float64(in.mu.delayN))
+			cr.MeanDelayMs = round2(in.mu.delaySum / float64(in.mu.delayN))
 		}
 		if in.r.HogsStop > 0 {
 			cr.DefaultAfterStopS = -1
@@ -282,6 +297,10 @@ func (in *interfering) close() error {
 	if in.act != nil {
 		err = errors.Join(err, in.act.Close())
 		in.act = nil
+	}
+	if in.top != nil {
+		err = errors.Join(err, in.top.Close())
+		in.top = nil
 	}
 	return err
 }

@@ -45,8 +45,8 @@ type Interference struct {
 // IsolationConfig is the controller of a round (isolation.Config; one
 // component per node, every one with gain K).
 type IsolationConfig struct {
-	K           float64 `yaml:"k" json:"k"`
-	DelayTarget float64 `yaml:"delay_target,omitempty" json:"delay_target,omitempty"`
+	K           float64       `yaml:"k" json:"k"`
+	DelayTarget time.Duration `yaml:"delay_target,omitempty" json:"delay_target,omitempty"`
 	// Threshold is the throughput objective in tps; ThresholdOf instead
 	// takes it as 0.9 of the throughput of an earlier round of the run
 	// (its label); with neither the controller learns it over its
@@ -181,15 +181,15 @@ type NodeSched struct {
 
 // ControllerResult is what the controller did over the round.
 type ControllerResult struct {
-	K           float64 `json:"k"`
-	DelayTarget float64 `json:"delay_target"`
-	Threshold   float64 `json:"threshold_tps"` // as used (0: still learning at the end)
-	Decisions   uint64  `json:"decisions"`
-	Samples     uint64  `json:"samples"`
-	// MeanDelay is the mean of the samples' run-queue wait per CPU
-	// second the controller saw (samples with none measured left out).
-	MeanDelay float64 `json:"mean_delay"`
-	MaxShares int     `json:"max_shares"` // the largest share any node had
+	K           float64       `json:"k"`
+	DelayTarget time.Duration `json:"delay_target"`
+	Threshold   float64       `json:"threshold_tps"` // as used (0: still learning at the end)
+	Decisions   uint64        `json:"decisions"`
+	Samples     uint64        `json:"samples"`
+	// MeanDelayMs is the mean of the samples' run-queue wait per time
+	// slice the controller saw (samples with none measured left out).
+	MeanDelayMs float64 `json:"mean_delay_ms"`
+	MaxShares   int     `json:"max_shares"` // the largest share any node had
 	// DefaultAfterStopS is how long after HogsStop every share was back
 	// at the default (-1: not by the round's end; 0 with no HogsStop).
 	DefaultAfterStopS float64 `json:"default_after_hogs_stop_s"`

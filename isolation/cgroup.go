@@ -225,9 +225,6 @@ func (a *Actuator) Hierarchy() string {
 	return "v1"
 }
 
-// Parent returns the cgroup the subtree is in.
-func (a *Actuator) Parent() string { return a.parent }
-
 // Dir returns this run's subtree, Parent/Prefix-PID.
 func (a *Actuator) Dir() string { return a.dir }
 

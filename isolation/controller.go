@@ -12,7 +12,7 @@ import (
 //     deficit (T − A)/T when the throughput A is below the threshold T, the
 //     latency excess (p99 − L)/L when the p99 is above the target L, and,
 //     with a delay target W, the delay excess 1 − W/D when the nodes'
-//     run-queue wait per second of CPU D is above W. An idle sample has
+//     mean run-queue wait per time slice D is above W. An idle sample has
 //     e = 0: no load is not interference.
 //   - With a delay target, the throughput deficit and the latency excess
 //     count only while D > W: a throughput that falls while the nodes do
@@ -43,10 +43,11 @@ type Sample struct {
 	// Idle says that no transaction was submitted during the period: the
 	// sample is not interference, and calibration ignores it.
 	Idle bool
-	// Delay is how long the nodes' threads waited on a run queue per
-	// second they ran, over the period (/proc/PID/task/*/schedstat); 0
-	// means not measured, which with a delay target is no contention.
-	Delay float64
+	// Delay is how long the nodes' threads waited on a run queue, on
+	// average, before each time slice they ran in the period
+	// (/proc/PID/task/*/schedstat, see Delay); 0 means not measured,
+	// which with a delay target is no contention.
+	Delay time.Duration
 }
 
 // Change is a decision: set Component's share from From to To, because of
@@ -109,8 +110,8 @@ func (c *Controller) Observe(s Sample, now time.Time) ([]Change, error) {
 	switch {
 	case math.IsNaN(s.Throughput) || math.IsInf(s.Throughput, 0) || s.Throughput < 0:
 		return nil, fmt.Errorf("%w: Sample.Throughput is %v tps, want a finite number ≥ 0", ErrBadSample, s.Throughput)
-	case math.IsNaN(s.Delay) || math.IsInf(s.Delay, 0) || s.Delay < 0:
-		return nil, fmt.Errorf("%w: Sample.Delay is %v, want a finite number ≥ 0 (0 means not measured)", ErrBadSample, s.Delay)
+	case s.Delay < 0:
+		return nil, fmt.Errorf("%w: Sample.Delay is %s, want ≥ 0 (0 means not measured)", ErrBadSample, s.Delay)
 	case s.P99 < 0:
 		return nil, fmt.Errorf("%w: Sample.P99 is %s, want ≥ 0 (0 means not measured)", ErrBadSample, s.P99)
 	case c.started && now.Before(c.last):
@@ -166,8 +167,8 @@ func (c *Controller) interference(s Sample) (float64, string) {
 		if s.Delay <= w {
 			return 0, "" // the nodes get the CPU they ask for: whatever slows them, it is not a neighbour
 		}
-		e = 1 - w/s.Delay
-		why = fmt.Sprintf("delay %.3f > target %.3f s/CPU-s (excess %.3f)", s.Delay, w, e)
+		e = 1 - float64(w)/float64(s.Delay)
+		why = fmt.Sprintf("delay %s > target %s (excess %.3f)", s.Delay, w, e)
 	}
 	if t := c.threshold; t > 0 && s.Throughput < t {
 		if x := (t - s.Throughput) / t; x > e {

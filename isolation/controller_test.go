@@ -22,7 +22,7 @@ import (
 //	<output>
 //
 // Keys: threshold=TPS latency=DURATION calibration=DURATION fraction=F
-// halflife=DURATION cap=SHARES delay=S/CPU-S hold (HoldShares) and
+// halflife=DURATION cap=SHARES delay=DURATION hold (HoldShares) and
 // comps=NAME:K,NAME:K... (Components). An invalid configuration prints
 // "error: ..." and runs no command. Commands:
 //
@@ -148,7 +148,7 @@ func scriptSample(t *testing.T, f []string) (Sample, time.Time) {
 		case "idle":
 			s.Idle = true
 		case "delay":
-			s.Delay, err = strconv.ParseFloat(v, 64)
+			s.Delay, err = time.ParseDuration(v)
 		default:
 			err = fmt.Errorf("unknown field, want tps=, p99=, delay= or idle")
 		}
@@ -207,7 +207,7 @@ func TestControllerInvariants(t *testing.T) {
 		cfg := Config{
 			Threshold:     float64(rng.IntN(3)) * 500, // 0: learned
 			LatencyTarget: time.Duration(rng.IntN(3)) * 50 * time.Millisecond,
-			DelayTarget:   float64(rng.IntN(3)) * 0.25,
+			DelayTarget:   time.Duration(rng.IntN(3)) * time.Millisecond,
 			Calibration:   time.Duration(1+rng.IntN(20)) * time.Second,
 			DecayHalfLife: time.Duration(1+rng.IntN(60)) * time.Second,
 			HoldShares:    rng.IntN(4) == 0,
@@ -243,7 +243,7 @@ func TestControllerInvariants(t *testing.T) {
 		for step := 0; step < 100; step++ {
 			now = now.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
 			s := Sample{Throughput: rng.Float64() * 1000, P99: time.Duration(rng.IntN(300)) * time.Millisecond, Idle: rng.IntN(10) == 0,
-				Delay: rng.Float64() * 2}
+				Delay: time.Duration(rng.IntN(5000)) * time.Microsecond}
 			changes, err := c.Observe(s, now)
 			if err != nil {
 				t.Fatalf("run %d step %d: Observe(%+v): %v", run, step, s, err)

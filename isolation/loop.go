@@ -89,9 +89,9 @@ type LoopMetrics struct {
 	// latency (0 when not measured).
 	Throughput float64       `metric:"gauge"`
 	P99        time.Duration `metric:"gauge"`
-	// Delay is the last sample's run-queue wait per second of CPU of the
-	// controlled nodes (0 when not measured).
-	Delay float64 `metric:"gauge"`
+	// Delay is the last sample's mean run-queue wait per time slice of
+	// the controlled nodes (0 when not measured).
+	Delay time.Duration `metric:"gauge"`
 	// Threshold is the throughput objective, 0 while it is learned.
 	Threshold float64 `metric:"gauge"`
 	// Shares is each component's share as last applied.
@@ -110,7 +110,7 @@ func (m LoopMetrics) String() string {
 		sh = append(sh, fmt.Sprintf("%s %d", n, m.Shares[n]))
 	}
 	return fmt.Sprintf("periods %d samples %d (idle %d) decisions %d scrape-errors %d exited %d controlled %d "+
-		"throughput %.1f tps p99 %s delay %.3f threshold %.1f tps shares [%s]",
+		"throughput %.1f tps p99 %s delay %s threshold %.1f tps shares [%s]",
 		m.Periods, m.Samples, m.IdleSamples, m.Decisions, m.ScrapeErrors, m.Exited, m.Controlled,
 		m.Throughput, m.P99, m.Delay, m.Threshold, strings.Join(sh, ", "))
 }

@@ -16,9 +16,9 @@ import (
 // runnable but wait on a run queue while the neighbour's run; a node
 // slowed by its client is idle. The kernel counts both halves per thread
 // in /proc/PID/task/TID/schedstat: nanoseconds on a CPU, nanoseconds
-// runnable but waiting, and time slices. Their ratio over a period, the
-// wait per second of CPU, tells interference from a falling load, which
-// a throughput threshold cannot (QiOi §3.1 profiles the same counters).
+// runnable but waiting, and time slices. The mean wait per slice over a
+// period tells interference from a falling load, which a throughput
+// threshold cannot (QiOi §3.1 profiles the same counters).
 
 // Schedstat is a process's scheduler counters, summed over its threads.
 type Schedstat struct {
@@ -64,28 +64,37 @@ func ReadSchedstat(pid int) (Schedstat, error) {
 	return s, nil
 }
 
-// MinDelayRun is the least CPU time the processes must have run over a
-// period for Delay to measure it: a node that ran a few milliseconds
-// (a metrics scrape, a timer) waits for one time slice of a neighbour
-// and shows a large ratio that says nothing about its load.
-const MinDelayRun = 10 * time.Millisecond
+// MinDelaySlices is the fewest time slices the processes must have run
+// over a period for Delay to measure it: a handful of wakeups (a metrics
+// scrape, a timer) is no load, and says nothing about interference.
+const MinDelaySlices = 50
 
-// Delay returns the run-queue wait per second of CPU of the processes
-// present in both prev and cur (by PID), over the period between them,
-// and false when they ran less than MinDelayRun in all (not measured).
-// A process whose counters went down (a thread exited) is left out.
-func Delay(prev, cur map[int]Schedstat) (float64, bool) {
-	var run, wait time.Duration
+// Delay returns the mean run-queue wait per time slice of the processes
+// present in both prev and cur (by PID), over the period between them:
+// how long, on average, a thread made runnable waited for a CPU (QiOi's
+// "scheduling delay", its Table 2). It is false when they ran fewer than
+// MinDelaySlices slices in all (not measured). A process whose counters
+// went down (a thread exited) is left out.
+//
+// Why per slice and not per second of CPU: on a machine whose cores the
+// nodes and their clients already oversubscribe, a Go node's threads
+// wake together and queue behind each other, so the wait per CPU-second
+// is high with no neighbour at all (1 to 3 s/s for Smallbank on 2 cores,
+// at 100 tps as at saturation), while the wait per slice grows with the
+// neighbours' slices (docs/isolation.md has the figures).
+func Delay(prev, cur map[int]Schedstat) (time.Duration, bool) {
+	var wait time.Duration
+	var slices uint64
 	for pid, c := range cur {
 		p, ok := prev[pid]
-		if !ok || c.Run < p.Run || c.Wait < p.Wait {
+		if !ok || c.Run < p.Run || c.Wait < p.Wait || c.Slices < p.Slices {
 			continue
 		}
-		run += c.Run - p.Run
 		wait += c.Wait - p.Wait
+		slices += c.Slices - p.Slices
 	}
-	if run < MinDelayRun {
+	if slices < MinDelaySlices {
 		return 0, false
 	}
-	return wait.Seconds() / run.Seconds(), true
+	return wait / time.Duration(slices), true
 }

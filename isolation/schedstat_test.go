@@ -11,24 +11,25 @@ import (
 
 func TestDelayArithmetic(t *testing.T) {
 	ms := time.Millisecond
-	prev := map[int]Schedstat{1: {Run: 100 * ms, Wait: 50 * ms}, 2: {Run: 10 * ms, Wait: 0}, 3: {Run: 500 * ms, Wait: 500 * ms}}
+	prev := map[int]Schedstat{1: {Run: 100 * ms, Wait: 50 * ms, Slices: 10}, 2: {Run: 10 * ms}, 3: {Run: 500 * ms, Wait: 500 * ms, Slices: 90}}
 	cur := map[int]Schedstat{
-		1: {Run: 300 * ms, Wait: 250 * ms}, // ran 200 ms, waited 200 ms
-		2: {Run: 110 * ms, Wait: 300 * ms}, // ran 100 ms, waited 300 ms
-		3: {Run: 400 * ms, Wait: 900 * ms}, // went down (a thread exited): left out
-		4: {Run: time.Second, Wait: time.Second},
+		1: {Run: 300 * ms, Wait: 250 * ms, Slices: 50},  // waited 200 ms over 40 slices
+		2: {Run: 110 * ms, Wait: 300 * ms, Slices: 60},  // waited 300 ms over 60 slices
+		3: {Run: 400 * ms, Wait: 900 * ms, Slices: 100}, // run went down (a thread exited): left out
+		4: {Run: time.Second, Wait: time.Second, Slices: 1000},
 	}
-	if d, ok := Delay(prev, cur); !ok || d != 500.0/300 {
-		t.Fatalf("Delay = %v, %v; want %v (500 ms waited over 300 ms run)", d, ok, 500.0/300)
+	if d, ok := Delay(prev, cur); !ok || d != 5*ms {
+		t.Fatalf("Delay = %v, %v; want 5ms (500 ms waited over 100 slices)", d, ok)
 	}
-	if _, ok := Delay(prev, map[int]Schedstat{1: {Run: 105 * ms, Wait: time.Second}}); ok {
-		t.Fatal("Delay measured 5 ms of run time, want not measured below MinDelayRun")
+	if _, ok := Delay(prev, map[int]Schedstat{1: {Run: time.Second, Wait: time.Second, Slices: 59}}); ok {
+		t.Fatal("Delay measured 49 slices, want not measured below MinDelaySlices")
 	}
 }
 
-// TestDelayReal reads the kernel's counters of real processes: twice as
-// many busy processes as cores wait on a run queue at least as long as
-// they run (each gets at most half a core), whatever else the machine runs.
+// TestDelayReal reads the kernel's counters of real processes: with twice
+// as many busy processes as cores, each waits on a run queue about as
+// long as it runs, a scheduler slice of milliseconds before each slice
+// (each gets at most half a core, whatever else the machine runs).
 func TestDelayReal(t *testing.T) {
 	n := 2 * runtime.NumCPU()
 	var pids []int
@@ -66,8 +67,8 @@ func TestDelayReal(t *testing.T) {
 		}
 	}
 	d, ok := Delay(prev, cur)
-	if !ok || d < 0.8 {
-		t.Fatalf("%d busy processes on %d cores: Delay = %.3f, %v; want ≥ 0.8 (each waits about as long as it runs)", n, runtime.NumCPU(), d, ok)
+	if !ok || d < time.Millisecond {
+		t.Fatalf("%d busy processes on %d cores: Delay = %s, %v; want ≥ 1ms (each waits about one slice of another before each of its own)", n, runtime.NumCPU(), d, ok)
 	}
 	if _, err := ReadSchedstat(1 << 30); err == nil {
 		t.Fatal("ReadSchedstat of a pid that cannot exist: no error")

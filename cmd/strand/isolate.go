@@ -28,7 +28,7 @@ type isolateFlags struct {
 	threshold   float64
 	calibration time.Duration
 	latency     time.Duration
-	delay       float64
+	delay       time.Duration
 	period      time.Duration
 	parent      string
 	metrics     string
@@ -46,7 +46,7 @@ every running orderer into the cgroup "orderer" and every running peer into
 then once per --period reads each peer's /metrics (committed transactions
 and the gateway's commit latency) and each node's scheduler counters, and
 raises both cgroups' CPU shares while the nodes wait on a run queue longer
-than --delay-target per second of CPU, and, while they do, throughput is
+than --delay-target on average before each time slice, and, while they do, throughput is
 below --threshold or the p99 above --latency. It logs
 every change with its reason. On SIGINT or SIGTERM it returns the shares
 to the default, moves the nodes back and removes its cgroups; the nodes
@@ -76,7 +76,7 @@ func (f *isolateFlags) bind(cmd *cobra.Command, prefix string) {
 	fl.Float64Var(&f.threshold, prefix+"threshold", 0, "throughput objective in committed transactions per second (0 learns it during calibration)")
 	fl.DurationVar(&f.calibration, prefix+"calibration", isolation.DefaultCalibration, "how long to watch the load before learning the threshold, when the threshold is 0")
 	fl.DurationVar(&f.latency, prefix+"latency", 0, "p99 commit latency objective (0: none)")
-	fl.Float64Var(&f.delay, prefix+"delay-target", isolation.DefaultDelayTarget, "run-queue wait of the nodes, in seconds per second of CPU, above which they suffer interference; below it a throughput or latency miss is not acted on (0: none, QiOi's throughput rule alone)")
+	fl.DurationVar(&f.delay, prefix+"delay-target", isolation.DefaultDelayTarget, "the nodes' mean run-queue wait per time slice above which they suffer interference; below it a throughput or latency miss is not acted on (0: none, QiOi's throughput rule alone)")
 	fl.DurationVar(&f.period, prefix+"period", isolation.DefaultPeriod, "measurement period")
 	fl.StringVar(&f.parent, prefix+"cgroup-parent", "", "cgroup directory to make this run's cgroups in (default: the first usable of "+fmt.Sprint(isolation.DefaultParents)+")")
 	fl.StringVar(&f.metrics, prefix+"metrics", "", "host:port to serve the controller's Prometheus /metrics on (empty: none)")

@@ -164,7 +164,7 @@ func TestIsolateBadInput(t *testing.T) {
 		{[]string{"isolate", "--net", empty, "--period", "0s"}, "--period is 0s, want > 0"},
 		{[]string{"isolate", "--net", empty, "--k", "200"}, "Config.Components[0].K (orderer) is 200, want in [0, 100] (flags --k"},
 		{[]string{"isolate", "--net", empty, "--threshold", "-1"}, "Config.Threshold is -1 tps, want a finite number ≥ 0"},
-		{[]string{"isolate", "--net", empty, "--delay-target", "-0.5"}, "Config.DelayTarget is -0.5 s/CPU-s, want 0 (none) or a number in (0, 100] (flags"},
+		{[]string{"isolate", "--net", empty, "--delay-target", "-1ms"}, "Config.DelayTarget is -1ms, want 0 (none) or in (0, 1s] (flags"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-period", "-1s"}, "--isolation-period is -1s, want > 0"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-k", "-1"}, "K (orderer) is -1, want in [0, 100] (flags --isolation-k"},
 	} {
