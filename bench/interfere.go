@@ -92,7 +92,7 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		comps = append(comps, t.Component)
 		targets = append(targets, t)
 	}
-	top, err := isolation.Open(isolation.ActuatorOptions{Parent: r.CgroupParent, Prefix: "strand-bench", Components: []string{"net"}})
+	top, err := openRoundCgroup(r.CgroupParent)
 	if err != nil {
 		return in, fmt.Errorf("hogs, isolation and cpu_quota need a writable cgroup hierarchy (run as root, or set cgroup_parent to a cgroup delegated to you): %w", err)
 	}
@@ -137,6 +137,12 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 	in.watching = true
 	go in.watch()
 	return in, nil
+}
+
+// openRoundCgroup makes the round's cgroup, parent/strand-bench-PID/net,
+// removing those of harnesses that died without removing theirs.
+func openRoundCgroup(parent string) (*isolation.Actuator, error) {
+	return isolation.Open(isolation.ActuatorOptions{Parent: parent, Prefix: "strand-bench", Components: []string{"net"}})
 }
 
 // begin is step 2; it arms HogsStop.

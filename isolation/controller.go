@@ -43,6 +43,12 @@ type Sample struct {
 	// Idle says that no transaction was submitted during the period: the
 	// sample is not interference, and calibration ignores it.
 	Idle bool
+	// Unscraped says that no peer answered for the period: Throughput
+	// and P99 are unknown, and only Delay, which the loop reads from the
+	// kernel, counts. Under heavy interference the peers' /metrics
+	// endpoints are starved like the rest of the nodes; without it the
+	// controller would be blind exactly when it is needed most.
+	Unscraped bool
 	// Delay is how long the nodes' threads waited on a run queue, on
 	// average, before each time slice they ran in the period
 	// (/proc/PID/task/*/schedstat, see Delay); 0 means not measured,
@@ -146,7 +152,7 @@ func (c *Controller) calibrate(s Sample, now time.Time) {
 	if c.threshold > 0 {
 		return
 	}
-	if !s.Idle && s.Throughput > 0 {
+	if !s.Idle && !s.Unscraped && s.Throughput > 0 {
 		c.calSum += s.Throughput
 		c.calN++
 	}
@@ -169,6 +175,9 @@ func (c *Controller) interference(s Sample) (float64, string) {
 		}
 		e = 1 - float64(w)/float64(s.Delay)
 		why = fmt.Sprintf("delay %s > target %s (excess %.3f)", s.Delay, w, e)
+	}
+	if s.Unscraped {
+		return e, why
 	}
 	if t := c.threshold; t > 0 && s.Throughput < t {
 		if x := (t - s.Throughput) / t; x > e {

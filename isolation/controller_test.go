@@ -26,7 +26,7 @@ import (
 // comps=NAME:K,NAME:K... (Components). An invalid configuration prints
 // "error: ..." and runs no command. Commands:
 //
-//	observe @T tps=X [p99=D] [delay=S] [idle]   Observe a sample ending at time T
+//	observe @T tps=X [p99=D] [delay=S] [idle] [unscraped]   Observe a sample ending at time T
 //	stop                              Stop
 //	threshold                         print Threshold
 //	shares                            print Shares
@@ -127,7 +127,7 @@ func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 	return cfg
 }
 
-// scriptSample parses "@T tps=X [p99=D] [delay=S] [idle]".
+// scriptSample parses "@T [tps=X] [p99=D] [delay=S] [idle] [unscraped]".
 func scriptSample(t *testing.T, f []string) (Sample, time.Time) {
 	t.Helper()
 	if !strings.HasPrefix(f[0], "@") {
@@ -149,8 +149,10 @@ func scriptSample(t *testing.T, f []string) (Sample, time.Time) {
 			s.Idle = true
 		case "delay":
 			s.Delay, err = time.ParseDuration(v)
+		case "unscraped":
+			s.Unscraped = true
 		default:
-			err = fmt.Errorf("unknown field, want tps=, p99=, delay= or idle")
+			err = fmt.Errorf("unknown field, want tps=, p99=, delay=, idle or unscraped")
 		}
 		if err != nil {
 			t.Fatalf("sample field %q: %v", kv, err)
@@ -243,7 +245,7 @@ func TestControllerInvariants(t *testing.T) {
 		for step := 0; step < 100; step++ {
 			now = now.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
 			s := Sample{Throughput: rng.Float64() * 1000, P99: time.Duration(rng.IntN(300)) * time.Millisecond, Idle: rng.IntN(10) == 0,
-				Delay: time.Duration(rng.IntN(5000)) * time.Microsecond}
+				Delay: time.Duration(rng.IntN(5000)) * time.Microsecond, Unscraped: rng.IntN(8) == 0}
 			changes, err := c.Observe(s, now)
 			if err != nil {
 				t.Fatalf("run %d step %d: Observe(%+v): %v", run, step, s, err)

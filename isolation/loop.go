@@ -26,7 +26,9 @@ import (
 //     readings);
 //  3. measures the period since the previous tick (Measure, and Delay
 //     over every controlled target's scheduler counters) and, when there
-//     is a sample, feeds it to Controller.Observe with time t;
+//     is a sample, feeds it to Controller.Observe with time t; when no
+//     peer answered but the delay was measured, the sample is Unscraped:
+//     the delay alone;
 //  4. applies the changes in order and logs each with its reason.
 //
 // When ctx ends it applies Controller.Stop's changes (every share back to
@@ -262,8 +264,13 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 	sample, ok := Measure(l.prev, cur)
 	l.prev = cur
 	sched := l.readSched()
-	sample.Delay, _ = Delay(l.sched, sched)
+	delay, measured := Delay(l.sched, sched)
 	l.sched = sched
+	if !ok && measured {
+		// No peer answered, but the kernel says how the nodes wait.
+		sample, ok = Sample{Unscraped: true}, true
+	}
+	sample.Delay = delay
 	l.count(func(m *LoopMetrics) { m.Periods++ })
 	if !ok {
 		return nil
