@@ -64,17 +64,24 @@ func ReadSchedstat(pid int) (Schedstat, error) {
 	return s, nil
 }
 
-// MinDelaySlices is the fewest time slices the processes must have run
-// over a period for Delay to measure it: a handful of wakeups (a metrics
-// scrape, a timer) is no load, and says nothing about interference.
-const MinDelaySlices = 50
+// A period measures the delay when the processes ran at least
+// MinDelaySlices time slices or waited at least MinDelayWait in all: a
+// handful of short waits (a metrics scrape, a timer) is no load and says
+// nothing about interference, but a node starved outright runs few slices
+// and waits long for each (the qioi preset saw 2 s per slice), and that
+// must not read as no load.
+const (
+	MinDelaySlices = 50
+	MinDelayWait   = 100 * time.Millisecond
+)
 
 // Delay returns the mean run-queue wait per time slice of the processes
 // present in both prev and cur (by PID), over the period between them:
 // how long, on average, a thread made runnable waited for a CPU (QiOi's
 // "scheduling delay", its Table 2). It is false when they ran fewer than
-// MinDelaySlices slices in all (not measured). A process whose counters
-// went down (a thread exited) is left out.
+// MinDelaySlices slices and waited less than MinDelayWait in all (not
+// measured); waiting with no slice run counts as one slice. A process
+// whose counters went down (a thread exited) is left out.
 //
 // Why per slice and not per second of CPU: on a machine whose cores the
 // nodes and their clients already oversubscribe, a Go node's threads
@@ -93,8 +100,8 @@ func Delay(prev, cur map[int]Schedstat) (time.Duration, bool) {
 		wait += c.Wait - p.Wait
 		slices += c.Slices - p.Slices
 	}
-	if slices < MinDelaySlices {
+	if slices < MinDelaySlices && wait < MinDelayWait {
 		return 0, false
 	}
-	return wait / time.Duration(slices), true
+	return wait / time.Duration(max(slices, 1)), true
 }

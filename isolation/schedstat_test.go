@@ -21,8 +21,15 @@ func TestDelayArithmetic(t *testing.T) {
 	if d, ok := Delay(prev, cur); !ok || d != 5*ms {
 		t.Fatalf("Delay = %v, %v; want 5ms (500 ms waited over 100 slices)", d, ok)
 	}
-	if _, ok := Delay(prev, map[int]Schedstat{1: {Run: time.Second, Wait: time.Second, Slices: 59}}); ok {
-		t.Fatal("Delay measured 49 slices, want not measured below MinDelaySlices")
+	if _, ok := Delay(prev, map[int]Schedstat{1: {Run: time.Second, Wait: 90 * ms, Slices: 59}}); ok {
+		t.Fatal("Delay measured 49 slices and 40 ms of wait, want not measured below MinDelaySlices and MinDelayWait")
+	}
+	// Starved: two slices in the period, each after a second's wait.
+	if d, ok := Delay(prev, map[int]Schedstat{1: {Run: 110 * ms, Wait: 2050 * ms, Slices: 12}}); !ok || d != time.Second {
+		t.Fatalf("starved: Delay = %v, %v; want 1s per slice, measured", d, ok)
+	}
+	if d, ok := Delay(prev, map[int]Schedstat{1: {Run: 100 * ms, Wait: 550 * ms, Slices: 10}}); !ok || d != 500*ms {
+		t.Fatalf("waited 500 ms, ran no slice: Delay = %v, %v; want 500ms, measured", d, ok)
 	}
 }
 
