@@ -54,8 +54,8 @@ func qioiRounds(full bool) []Round {
 	triple(qioiSet{prefix: "sat", workload: "smallbank", params: sb, clients: 64, rate: sat})
 	half := rate.Config{Kind: "fixed-rate", Of: "sat-alone", Fraction: 0.5}
 	triple(qioiSet{prefix: "half", workload: "smallbank", params: sb, clients: 64, rate: half})
-	// The hogs stop a third of the way in; the rest shows the shares'
-	// return to the default (the target: within 30 s).
+	// The hogs stop 10 s into 45 (full: 30 s into 90); the rest shows the
+	// shares' return to the default (the target: within 30 s).
 	add(qioiSet{prefix: "half", workload: "smallbank", params: sb, clients: 64, rate: half}, "controller-hogs-stop", qioiHogs, isolation.DefaultK, "half-alone")
 	rs[len(rs)-1].Duration = pick(full, 45*time.Second, 90*time.Second)
 	rs[len(rs)-1].HogsStop = pick(full, 10*time.Second, 30*time.Second)
