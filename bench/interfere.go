@@ -47,10 +47,13 @@ type interfering struct {
 	loopE chan error
 	hogs  *hogs
 
-	t0        time.Time
-	hogOps0   []uint64
-	hogAt0    time.Time
-	sched0    map[int]isolation.Schedstat
+	// Set once by begin, under mu (the watcher and the HogsStop timer
+	// read them).
+	t0      time.Time
+	hogOps0 []uint64
+	hogAt0  time.Time
+	sched0  map[int]isolation.Schedstat
+
 	watchStop chan struct{}
 	watchDone chan struct{}
 	watching  bool
@@ -147,17 +150,19 @@ func openRoundCgroup(parent string) (*isolation.Actuator, error) {
 
 // begin is step 2; it arms HogsStop.
 func (in *interfering) begin() error {
-	in.t0 = time.Now()
-	in.sched0 = in.readSched()
-	if in.hogs == nil {
-		return nil
+	sched := in.readSched()
+	var ops []uint64
+	var at time.Time
+	if in.hogs != nil {
+		var err error
+		if ops, at, err = in.hogs.ops(); err != nil {
+			return err
+		}
 	}
-	ops, at, err := in.hogs.ops()
-	if err != nil {
-		return err
-	}
-	in.hogOps0, in.hogAt0 = ops, at
-	if in.r.HogsStop > 0 {
+	in.mu.Lock()
+	in.t0, in.sched0, in.hogOps0, in.hogAt0 = time.Now(), sched, ops, at
+	in.mu.Unlock()
+	if in.hogs != nil && in.r.HogsStop > 0 {
 		time.AfterFunc(in.r.HogsStop, func() { in.stopHogs() })
 	}
 	return nil
@@ -231,7 +236,9 @@ func (in *interfering) stopWatch() {
 // end is step 4: it returns the round's isolation figures.
 func (in *interfering) end() (*IsolationResult, error) {
 	sched1 := in.readSched()
+	in.mu.Lock()
 	elapsed := time.Since(in.t0).Seconds()
+	in.mu.Unlock()
 	in.stopHogs()
 	in.stopWatch()
 	var metrics isolation.LoopMetrics
