@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -118,6 +119,38 @@ func TestCheckQuota(t *testing.T) {
 	for _, c := range []float64{0, 0.01, 1.5, 1024} {
 		if err := CheckQuota("q", c); err != nil {
 			t.Errorf("CheckQuota(%v) = %v, want nil", c, err)
+		}
+	}
+}
+
+// TestRemoveDead removes the cgroups named PREFIX-PID[-SUFFIX] of dead
+// processes, with the cgroups below them, and leaves a live one's and
+// other names alone.
+func TestRemoveDead(t *testing.T) {
+	var kill []*exec.Cmd
+	parent := testParent(t, &kill)
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := filepath.Join(parent, "x-"+strconv.Itoa(gone.Process.Pid)+"-3")
+	live := filepath.Join(parent, "x-"+strconv.Itoa(os.Getppid()))
+	other := filepath.Join(parent, "y-"+strconv.Itoa(gone.Process.Pid))
+	for _, d := range []string{dead, filepath.Join(dead, "peer"), live, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveDead(parent, "x")
+	if err != nil || len(removed) != 1 || removed[0] != dead {
+		t.Fatalf("RemoveDead = %v, %v; want [%s]", removed, err, dead)
+	}
+	if exists(dead) || !exists(live) || !exists(other) {
+		t.Fatalf("after RemoveDead: dead %v, live %v, other %v; want only the dead one gone", exists(dead), exists(live), exists(other))
+	}
+	for _, d := range []string{live, other} {
+		if err := syscall.Rmdir(d); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

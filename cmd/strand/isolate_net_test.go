@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strand-ledger/strand/isolation"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
 )
@@ -226,6 +227,10 @@ func isolateTestParent(t *testing.T) string {
 	}
 	if _, err := os.Stat(filepath.Join(cgroupV1CPU, "cpu.shares")); err != nil {
 		t.Skipf("strand isolate's test needs the cgroup v1 cpu controller at %s: %v", cgroupV1CPU, err)
+	}
+	// A test binary killed before its cleanup left its directory behind.
+	if _, err := isolation.RemoveDead(cgroupV1CPU, "strand-isotest"); err != nil {
+		t.Fatalf("removing the cgroups of killed test runs: %v", err)
 	}
 	p := filepath.Join(cgroupV1CPU, fmt.Sprintf("strand-isotest-%d", os.Getpid()))
 	if err := os.Mkdir(p, 0o755); err != nil {
