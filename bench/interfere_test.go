@@ -256,3 +256,59 @@ func TestKilledRound(t *testing.T) {
 		t.Fatalf("after the next start, %s: %v; want it removed", dir, err)
 	}
 }
+
+// TestRoundRefusesNoCgroup: a round whose cgroup_parent is no cgroup is
+// refused with the reason, after its network started, and leaves no node
+// running.
+func TestRoundRefusesNoCgroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	bin, err := strandBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	r := Round{Label: "nocg", Workload: "smallbank", Params: map[string]string{"accounts": "10"}, Clients: 2, Duration: time.Second,
+		Interference: Interference{Network: "processes", Hogs: 1, CgroupParent: dir}}
+	var pids []int
+	_, err = Run(context.Background(), r, Target{Command: []string{bin}, Log: func(f string, _ ...any) {
+		if strings.HasPrefix(f, "network up") {
+			pids = nodePIDs(t)
+		}
+	}})
+	for _, want := range []string{`round "nocg"`, "need a writable cgroup hierarchy", dir, "neither cpu.shares"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Run with cgroup_parent %s: %v; want an error saying %q", dir, err, want)
+		}
+	}
+	if len(pids) != 3 {
+		t.Fatalf("node processes seen once the network was up: %v, want the orderer and two peers", pids)
+	}
+	for _, pid := range pids {
+		if syscall.Kill(pid, 0) == nil {
+			t.Errorf("node pid %d still runs after the refused round", pid)
+		}
+	}
+}
+
+// nodePIDs lists the running processes started as "strand <role> start",
+// children of this test binary.
+func nodePIDs(t *testing.T) []int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(f) > 2 && f[1] == strconv.Itoa(os.Getpid()) && strings.Contains(string(cmd), "start\x00--config") {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
