@@ -53,13 +53,31 @@ func TestHogMain(t *testing.T) {
 	}
 }
 
+// testBinEnv hands the strand binary to a child test process.
+const testBinEnv = "STRAND_BENCH_TEST_BIN"
+
+// binDir holds the strand binary strandBinary builds; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // strandBinary builds the strand command once for the tests that start
 // node processes and hogs.
 var strandBinary = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv(testBinEnv); bin != "" {
+		return bin, nil // a child of this test binary: the parent built it
+	}
 	dir, err := os.MkdirTemp("", "strand-bench-test-")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	bin := filepath.Join(dir, "strand")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/strand-ledger/strand/cmd/strand").CombinedOutput()
 	if err != nil {
@@ -202,11 +220,12 @@ func TestKilledRound(t *testing.T) {
 		t.Skip("starts node processes")
 	}
 	parent := cgroupTestParent(t)
-	if _, err := strandBinary(); err != nil { // built here, not in the child's round
+	bin, err := strandBinary() // built here: the child is killed before any cleanup of its own
+	if err != nil {
 		t.Fatal(err)
 	}
 	child := exec.Command(os.Args[0], "-test.run", "^TestKilledRoundChild$", "-test.v")
-	child.Env = append(os.Environ(), killedRoundEnv+"="+parent)
+	child.Env = append(os.Environ(), killedRoundEnv+"="+parent, testBinEnv+"="+bin)
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
