@@ -35,6 +35,10 @@ type Result struct {
 	Usage      Usage              `json:"usage"`
 	Energy     *RunEnergy         `json:"energy,omitempty"`
 
+	// Isolation: hogs, controller and quotas (interference.go); nil
+	// when the round had none.
+	Isolation *IsolationResult `json:"isolation,omitempty"`
+
 	Knee     *rate.StepResult  `json:"knee,omitempty"`
 	Steps    []rate.StepResult `json:"steps,omitempty"`
 	Checks   []string          `json:"checks"`

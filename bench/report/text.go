@@ -156,6 +156,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 		if m := r.Usage.Machine; m.Available {
 			fmt.Fprintf(w, "  machine (%d cores): %s\n", r.Usage.Cores, m)
 		}
+		writeIsolation(w, r)
 		for _, c := range r.Checks {
 			fmt.Fprintf(w, "  check ok: %s\n", c)
 		}
@@ -166,6 +167,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 			fmt.Fprintf(w, "  warning: %s\n", wn)
 		}
 	}
+	writeIsolationTable(w, rs)
 }
 
 // clip shortens s to at most n bytes.

@@ -34,7 +34,7 @@ Its flags are those of 'strand bench run'.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), cmd, cmd.OutOrStdout(), f) },
 	}
 	bindBenchRun(cmd.Flags(), &f)
-	cmd.AddCommand(benchRunCmd(), benchCompareCmd(), validatorCmd(), validatorReplayCmd())
+	cmd.AddCommand(benchRunCmd(), benchCompareCmd(), validatorCmd(), validatorReplayCmd(), hogCmd())
 	return cmd
 }
 
@@ -53,6 +53,20 @@ func validatorReplayCmd() *cobra.Command {
 	cmd.Flags().StringVar(&spec, "spec", "", "replay spec (JSON) written by bench validator")
 	cmd.MarkFlagRequired("spec")
 	return cmd
+}
+
+// hogCmd is a round's co-located CPU hog (bench/hog.go), run as a child
+// process of the harness.
+func hogCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "hog",
+		Short:  "Spin on one CPU counting ops; print the count for each line on stdin; exit at its end (used by bench rounds with hogs)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return bench.HogMain(cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
 }
 
 type validatorFlags struct {

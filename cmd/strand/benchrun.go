@@ -151,7 +151,11 @@ func runBench(ctx context.Context, cmd *cobra.Command, out io.Writer, f benchRun
 		return err
 	}
 	chooseSource(&ecfg, os.Stderr)
-	t := bench.Target{Net: f.net, Keep: f.keep, Energy: ecfg,
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this executable to start process networks and hogs: %w", err)
+	}
+	t := bench.Target{Net: f.net, Keep: f.keep, Energy: ecfg, Command: []string{exe},
 		Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }}
 	var results []*bench.Result
 	var failed error
