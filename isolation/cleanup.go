@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Leftovers. A run that dies without Close (SIGKILL, power loss of the
@@ -73,10 +74,29 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// RemoveTree removes the cgroup dir and every cgroup below it, moving
+// their processes to parent first (RemoveDead's removal, for a cgroup the
+// caller owns).
+func RemoveTree(parent, dir string) error {
+	v2, err := detect(parent)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNoCgroup, err)
+	}
+	a := &Actuator{parent: parent, v2: v2}
+	return a.removeTree(dir)
+}
+
+// busyWait bounds how long removeTree waits for a cgroup that still
+// counts a process after its processes were moved out.
+const busyWait = 2 * time.Second
+
 // removeTree removes the cgroup dir and every cgroup below it, deepest
-// first, moving each one's processes out before removing it. A process
-// that forks between the move and the rmdir makes rmdir fail with EBUSY;
-// the move is then repeated, a few times at most.
+// first, moving each one's processes out before removing it. rmdir fails
+// with EBUSY while the cgroup still counts a process: one that forked
+// between the move and the rmdir, or one that is exiting (its
+// /proc/PID/cmdline is already empty and it can no longer be moved, but
+// the kernel has not yet taken it out of the cgroup). The move is then
+// repeated, every 10 ms for at most busyWait.
 func (a *Actuator) removeTree(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -92,7 +112,8 @@ func (a *Actuator) removeTree(dir string) error {
 			}
 		}
 	}
-	for try := 1; ; try++ {
+	deadline := time.Now().Add(busyWait)
+	for {
 		if err := a.evacuate(dir); err != nil {
 			return err
 		}
@@ -100,9 +121,10 @@ func (a *Actuator) removeTree(dir string) error {
 		if err == nil || errors.Is(err, syscall.ENOENT) {
 			return nil
 		}
-		if !errors.Is(err, syscall.EBUSY) || try == 5 {
+		if !errors.Is(err, syscall.EBUSY) || time.Now().After(deadline) {
 			return fmt.Errorf("rmdir %s: %w", dir, err)
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -237,19 +237,10 @@ func isolateTestParent(t *testing.T) string {
 		t.Skipf("cgroup v1 cpu hierarchy not writable: %v", err)
 	}
 	t.Cleanup(func() {
-		// Deepest first: a run that failed midway may have left its subtree.
-		var dirs []string
-		filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-			if err == nil && d.IsDir() {
-				dirs = append(dirs, path)
-			}
-			return nil
-		})
-		slices.Reverse(dirs)
-		for _, d := range dirs {
-			if err := syscall.Rmdir(d); err != nil {
-				t.Errorf("cleanup: rmdir %s: %v", d, err)
-			}
+		// A run that failed midway may have left its subtree, and the
+		// nodes net down stopped may still be leaving it.
+		if err := isolation.RemoveTree(cgroupV1CPU, p); err != nil {
+			t.Errorf("cleanup: %v", err)
 		}
 	})
 	return p
