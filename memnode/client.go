@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
@@ -108,6 +109,10 @@ func Dial(opts ClientOptions) (*Client, error) {
 	}
 	conn, err := grpc.NewClient(opts.Address,
 		grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS)),
+		// Reconnect within a second of a restarted node listening again
+		// (gRPC's default backoff grows to two minutes).
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 2 * time.Second,
+			Backoff: backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)))
 	if err != nil {
 		return nil, fmt.Errorf("memnode: client for %s: %w", opts.Address, err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -33,6 +34,8 @@ type Server struct {
 	grpc *grpc.Server
 	addr string
 	done chan error
+	once sync.Once // halt's
+	err  error     // halt's
 }
 
 // Serve opens (or creates) the tiers in dir and serves them on lis until
@@ -67,17 +70,33 @@ func (s *Server) Addr() string { return s.addr }
 // Metrics returns the node's counters.
 func (s *Server) Metrics() Metrics { return s.svc.metrics() }
 
+// Kill stops serving at once and drops the memory tier unflushed: what
+// SIGKILL leaves, for tests in one process. A Serve on the same directory
+// then starts at the storage savepoint.
+func (s *Server) Kill() error { return s.halt(true) }
+
 // Close stops serving (running calls end first), then flushes the memory
 // tier to storage with sync and closes it, so that a clean restart loses
-// nothing.
-func (s *Server) Close() error {
-	s.grpc.GracefulStop()
-	err := <-s.done
-	if errors.Is(err, grpc.ErrServerStopped) {
-		err = nil
-	}
-	if cerr := s.svc.db.Close(); cerr != nil {
-		return fmt.Errorf("memnode: %w", cerr)
-	}
-	return err
+// nothing. After Kill or Close, both do nothing.
+func (s *Server) Close() error { return s.halt(false) }
+
+func (s *Server) halt(kill bool) error {
+	s.once.Do(func() {
+		closeDB := s.svc.db.Close
+		if kill {
+			s.grpc.Stop()
+			closeDB = s.svc.db.CloseLosingMemory
+		} else {
+			s.grpc.GracefulStop()
+		}
+		err := <-s.done
+		if errors.Is(err, grpc.ErrServerStopped) {
+			err = nil
+		}
+		if cerr := closeDB(); cerr != nil {
+			err = fmt.Errorf("memnode: %w", cerr)
+		}
+		s.err = err
+	})
+	return s.err
 }

@@ -53,11 +53,59 @@ func NewTLS() (*TLS, error) {
 	return t, nil
 }
 
+// Node is a memory node in process that can be killed and restarted on
+// the same address.
+type Node struct {
+	tls   *TLS
+	dir   string
+	tiers tiered.Options
+	addr  string
+	srv   *memnode.Server
+}
+
+// Start serves the tiers in dir on a fresh 127.0.0.1 port.
+func Start(t *TLS, dir string, tiers tiered.Options) (*Node, error) {
+	n := &Node{tls: t, dir: dir, tiers: tiers, addr: "127.0.0.1:0"}
+	return n, n.Restart()
+}
+
+// Addr is the node's address, the same after a restart.
+func (n *Node) Addr() string { return n.addr }
+
+// Server is the running server.
+func (n *Node) Server() *memnode.Server { return n.srv }
+
+// Kill stops the node as SIGKILL would: the memory tier is lost.
+func (n *Node) Kill() error { return n.srv.Kill() }
+
+// Close stops the node cleanly.
+func (n *Node) Close() error { return n.srv.Close() }
+
+// Restart serves the directory again, on the node's address.
+func (n *Node) Restart() error {
+	lis, err := net.Listen("tcp", n.addr)
+	if err != nil {
+		return fmt.Errorf("memnodetest: listen %s: %w", n.addr, err)
+	}
+	srv, err := memnode.Serve(n.dir, lis, memnode.ServerOptions{Tiers: n.tiers, TLS: n.tls.Server})
+	if err != nil {
+		_ = lis.Close()
+		return err
+	}
+	n.srv, n.addr = srv, srv.Addr()
+	return nil
+}
+
+// Dial connects a client to the node.
+func (n *Node) Dial(cacheBytes int64) (*memnode.Client, error) {
+	return memnode.Dial(memnode.ClientOptions{Address: n.addr, TLS: n.tls.Client, CacheBytes: cacheBytes})
+}
+
 // Served is a client whose Close also stops its in-process memory node
 // (cleanly: the node flushes, so reopening dir loses nothing).
 type Served struct {
 	*memnode.Client
-	Server *memnode.Server
+	Node *Node
 }
 
 // Close closes the client, then the node.
@@ -65,26 +113,21 @@ func (s *Served) Close() error {
 	if err := s.Client.Close(); err != nil {
 		return err
 	}
-	return s.Server.Close()
+	return s.Node.Close()
 }
 
 // Open serves the tiers in dir on a fresh 127.0.0.1 port over mutual TLS
 // and connects a client with the given cache (ClientOptions.CacheBytes).
 func Open(t *TLS, dir string, tiers tiered.Options, cacheBytes int64) (*Served, error) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	n, err := Start(t, dir, tiers)
 	if err != nil {
 		return nil, err
 	}
-	srv, err := memnode.Serve(dir, lis, memnode.ServerOptions{Tiers: tiers, TLS: t.Server})
+	c, err := n.Dial(cacheBytes)
 	if err != nil {
-		_ = lis.Close()
-		return nil, err
+		return nil, errors.Join(fmt.Errorf("memnodetest: %w", err), n.Close())
 	}
-	c, err := memnode.Dial(memnode.ClientOptions{Address: srv.Addr(), TLS: t.Client, CacheBytes: cacheBytes})
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("memnodetest: %w", err), srv.Close())
-	}
-	return &Served{Client: c, Server: srv}, nil
+	return &Served{Client: c, Node: n}, nil
 }
 
 var _ statedb.DB = (*Served)(nil)

@@ -142,6 +142,21 @@ func (d *DB) Close() error {
 	return ferr
 }
 
+// CloseLosingMemory closes the DB without flushing the memory tier,
+// leaving what a killed process leaves: storage at its savepoint, the
+// blocks above it lost. A memory node's tests use it to lose the tier in
+// process.
+func (d *DB) CloseLosingMemory() error {
+	if err := d.gate.Shut(); err != nil {
+		return err
+	}
+	ferr := d.flusher.halt(false)
+	if err := d.storage.close(); err != nil && ferr == nil {
+		ferr = err
+	}
+	return ferr
+}
+
 // Durable returns the storage tier's savepoint: the height a loss of the
 // memory tier falls back to.
 func (d *DB) Durable() uint64 { return d.flusher.durable() }
