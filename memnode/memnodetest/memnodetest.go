@@ -7,6 +7,7 @@ package memnodetest
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -15,7 +16,6 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
 	"github.com/strand-ledger/strand/memnode"
-	"github.com/strand-ledger/strand/node"
 )
 
 // TLS holds the two sides of mutual TLS between a memory node and its
@@ -44,12 +44,23 @@ func NewTLS() (*TLS, error) {
 	if t.ClientCert, t.ClientKey, err = ca.IssueTLS("peer0", identity.RolePeer, hosts); err != nil {
 		return nil, err
 	}
-	if t.Server, _, err = node.TLSConfigs(t.ServerCert, t.ServerKey, [][]byte{t.CACert}); err != nil {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(t.CACert) {
+		return nil, errors.New("memnodetest: CA certificate does not parse")
+	}
+	sc, err := tls.X509KeyPair(t.ServerCert, t.ServerKey)
+	if err != nil {
 		return nil, err
 	}
-	if _, t.Client, err = node.TLSConfigs(t.ClientCert, t.ClientKey, [][]byte{t.CACert}); err != nil {
+	cc, err := tls.X509KeyPair(t.ClientCert, t.ClientKey)
+	if err != nil {
 		return nil, err
 	}
+	// As node.TLSConfigs (which this package cannot import: node's
+	// packages test with it), less the org checks.
+	t.Server = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{sc},
+		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
+	t.Client = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cc}, RootCAs: pool}
 	return t, nil
 }
 
