@@ -42,3 +42,9 @@ func TestConformanceNoCache(t *testing.T) {
 func BenchmarkMemnode(b *testing.B) {
 	conformance.RunBenchmarks(b, factory(b, "memnode", tiered.Options{}, 0))
 }
+
+// BenchmarkMemnodeNoCache sends every read to the node: its Get is the
+// remote-call latency (gRPC over mutual TLS on 127.0.0.1).
+func BenchmarkMemnodeNoCache(b *testing.B) {
+	conformance.RunBenchmarks(b, factory(b, "memnode-nocache", tiered.Options{}, -1))
+}
