@@ -731,11 +731,11 @@ const file_memnode_proto_rawDesc = "" +
 	"\x13MemSavepointRequest\"H\n" +
 	"\x14MemSavepointResponse\x12\x16\n" +
 	"\x06height\x18\x01 \x01(\x04R\x06height\x12\x18\n" +
-	"\adurable\x18\x02 \x01(\x04R\adurable2\xa1\x02\n" +
+	"\adurable\x18\x02 \x01(\x04R\adurable2\xa3\x02\n" +
 	"\n" +
 	"MemoryNode\x12@\n" +
-	"\aGetMany\x12\x19.strand.api.MemGetRequest\x1a\x1a.strand.api.MemGetResponse\x12=\n" +
-	"\x04Scan\x12\x1a.strand.api.MemScanRequest\x1a\x17.strand.api.MemScanPage0\x01\x12B\n" +
+	"\aGetMany\x12\x19.strand.api.MemGetRequest\x1a\x1a.strand.api.MemGetResponse\x12?\n" +
+	"\x04Scan\x12\x1a.strand.api.MemScanRequest\x1a\x17.strand.api.MemScanPage(\x010\x01\x12B\n" +
 	"\x05Apply\x12\x1b.strand.api.MemApplyRequest\x1a\x1c.strand.api.MemApplyResponse\x12N\n" +
 	"\tSavepoint\x12\x1f.strand.api.MemSavepointRequest\x1a .strand.api.MemSavepointResponseB%Z#github.com/strand-ledger/strand/apib\x06proto3"
 

@@ -37,8 +37,10 @@ const (
 type MemoryNodeClient interface {
 	// GetMany reads keys at one height.
 	GetMany(ctx context.Context, in *MemGetRequest, opts ...grpc.CallOption) (*MemGetResponse, error)
-	// Scan streams the keys of a range at one height, in pages.
-	Scan(ctx context.Context, in *MemScanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MemScanPage], error)
+	// Scan reads the keys of a range at one height, a page for each
+	// request: the first names the range, each later one (empty) asks for
+	// the next page. After the last page the server ends the stream.
+	Scan(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[MemScanRequest, MemScanPage], error)
 	// Apply publishes a batch that brings the state from `from` to
 	// `height`. A batch the node already holds (height <= its height) is
 	// acknowledged; one whose `from` is not its height is refused
@@ -66,24 +68,18 @@ func (c *memoryNodeClient) GetMany(ctx context.Context, in *MemGetRequest, opts 
 	return out, nil
 }
 
-func (c *memoryNodeClient) Scan(ctx context.Context, in *MemScanRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MemScanPage], error) {
+func (c *memoryNodeClient) Scan(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[MemScanRequest, MemScanPage], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &MemoryNode_ServiceDesc.Streams[0], MemoryNode_Scan_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	x := &grpc.GenericClientStream[MemScanRequest, MemScanPage]{ClientStream: stream}
-	if err := x.ClientStream.SendMsg(in); err != nil {
-		return nil, err
-	}
-	if err := x.ClientStream.CloseSend(); err != nil {
-		return nil, err
-	}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type MemoryNode_ScanClient = grpc.ServerStreamingClient[MemScanPage]
+type MemoryNode_ScanClient = grpc.BidiStreamingClient[MemScanRequest, MemScanPage]
 
 func (c *memoryNodeClient) Apply(ctx context.Context, in *MemApplyRequest, opts ...grpc.CallOption) (*MemApplyResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -111,8 +107,10 @@ func (c *memoryNodeClient) Savepoint(ctx context.Context, in *MemSavepointReques
 type MemoryNodeServer interface {
 	// GetMany reads keys at one height.
 	GetMany(context.Context, *MemGetRequest) (*MemGetResponse, error)
-	// Scan streams the keys of a range at one height, in pages.
-	Scan(*MemScanRequest, grpc.ServerStreamingServer[MemScanPage]) error
+	// Scan reads the keys of a range at one height, a page for each
+	// request: the first names the range, each later one (empty) asks for
+	// the next page. After the last page the server ends the stream.
+	Scan(grpc.BidiStreamingServer[MemScanRequest, MemScanPage]) error
 	// Apply publishes a batch that brings the state from `from` to
 	// `height`. A batch the node already holds (height <= its height) is
 	// acknowledged; one whose `from` is not its height is refused
@@ -133,7 +131,7 @@ type UnimplementedMemoryNodeServer struct{}
 func (UnimplementedMemoryNodeServer) GetMany(context.Context, *MemGetRequest) (*MemGetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMany not implemented")
 }
-func (UnimplementedMemoryNodeServer) Scan(*MemScanRequest, grpc.ServerStreamingServer[MemScanPage]) error {
+func (UnimplementedMemoryNodeServer) Scan(grpc.BidiStreamingServer[MemScanRequest, MemScanPage]) error {
 	return status.Error(codes.Unimplemented, "method Scan not implemented")
 }
 func (UnimplementedMemoryNodeServer) Apply(context.Context, *MemApplyRequest) (*MemApplyResponse, error) {
@@ -182,15 +180,11 @@ func _MemoryNode_GetMany_Handler(srv interface{}, ctx context.Context, dec func(
 }
 
 func _MemoryNode_Scan_Handler(srv interface{}, stream grpc.ServerStream) error {
-	m := new(MemScanRequest)
-	if err := stream.RecvMsg(m); err != nil {
-		return err
-	}
-	return srv.(MemoryNodeServer).Scan(m, &grpc.GenericServerStream[MemScanRequest, MemScanPage]{ServerStream: stream})
+	return srv.(MemoryNodeServer).Scan(&grpc.GenericServerStream[MemScanRequest, MemScanPage]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type MemoryNode_ScanServer = grpc.ServerStreamingServer[MemScanPage]
+type MemoryNode_ScanServer = grpc.BidiStreamingServer[MemScanRequest, MemScanPage]
 
 func _MemoryNode_Apply_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(MemApplyRequest)
@@ -253,6 +247,7 @@ var MemoryNode_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "Scan",
 			Handler:       _MemoryNode_Scan_Handler,
 			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "memnode.proto",

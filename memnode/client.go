@@ -247,7 +247,8 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 }
 
 // Scan implements statedb.DB: one streamed call, read at one height on
-// the node, delivered page by page; it does not use the cache.
+// the node, a page at a time, the next asked for only when fn has taken
+// the last; it does not use the cache.
 func (c *Client) Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error {
 	if err := c.gate.Enter(); err != nil {
 		return err
@@ -287,12 +288,20 @@ func (c *Client) stream(op string, req *api.MemScanRequest, fn func(k []byte, v 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // ends the stream when fn stops early
 	floor := c.applied.Load()
-	stream, err := c.rpc.Scan(ctx, req)
+	stream, err := c.rpc.Scan(ctx)
+	if err == nil {
+		err = stream.Send(req)
+	}
 	if err != nil {
 		return 0, c.callErr(op, err)
 	}
 	var height uint64
 	for first := true; ; first = false {
+		if !first {
+			if err := stream.Send(&api.MemScanRequest{}); err != nil && !errors.Is(err, io.EOF) {
+				return 0, c.callErr(op, err)
+			} // on io.EOF the server has ended the stream: Recv says why
+		}
 		// Each page is awaited under the call timeout: a long scan is
 		// fine, a silent node is not.
 		page, err := recvWithin(stream, c.opts.CallTimeout, cancel)

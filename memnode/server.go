@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,10 +18,13 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
 )
 
-// Scan pages: a page is sent once it holds this many keys or bytes.
+// Scan pages: a page is sent once it holds pageKeys keys (the first
+// firstPageKeys, doubling from page to page, so that a scan the caller
+// stops early costs little) or pageBytes.
 const (
-	pageKeys  = 512
-	pageBytes = 1 << 20
+	firstPageKeys = 16
+	pageKeys      = 512
+	pageBytes     = 1 << 20
 )
 
 // service implements api.MemoryNodeServer over the memory and storage
@@ -99,28 +103,37 @@ func (s *service) GetMany(_ context.Context, req *api.MemGetRequest) (*api.MemGe
 	return resp, nil
 }
 
-func (s *service) Scan(req *api.MemScanRequest, stream api.MemoryNode_ScanServer) error {
+// Scan serves one range, a page per request (the first request names
+// it), holding one view of the tiers (one height) for the whole stream.
+// It reads only as far as the caller asks: a page ahead at most.
+func (s *service) Scan(stream api.MemoryNode_ScanServer) error {
 	defer s.scanLat.Since(time.Now())
 	s.scans.Add(1)
+	req, err := stream.Recv()
+	if err != nil {
+		return err
+	}
 	page := &api.MemScanPage{}
-	size := 0
-	var sendErr error
-	send := func() bool {
-		sendErr = stream.Send(page)
-		page.Keys, page.Values, size = page.Keys[:0], page.Values[:0], 0
-		return sendErr == nil
+	size, limit := 0, firstPageKeys
+	var streamErr error
+	// next sends the full page and waits for the request of the next.
+	next := func() bool {
+		if streamErr = stream.Send(page); streamErr == nil {
+			_, streamErr = stream.Recv()
+		}
+		page.Keys, page.Values, size, limit = page.Keys[:0], page.Values[:0], 0, min(2*limit, pageKeys)
+		return streamErr == nil
 	}
 	add := func(key []byte, v statedb.Value) bool {
 		page.Keys = append(page.Keys, key)
 		page.Values = append(page.Values, encodeValue(statedb.Result{Value: v, Found: true}, false))
 		size += len(key) + len(v.Data)
-		if len(page.Keys) >= pageKeys || size >= pageBytes {
-			return send()
+		if len(page.Keys) >= limit || size >= pageBytes {
+			return next()
 		}
 		return true
 	}
 	at := func(h uint64) { page.Height = h }
-	var err error
 	if req.GetAll() {
 		errStop := errors.New("stopped")
 		_, err = s.db.DumpAt(at, func(ns, key string, v statedb.Value) error {
@@ -139,11 +152,14 @@ func (s *service) Scan(req *api.MemScanRequest, stream api.MemoryNode_ScanServer
 	if err != nil {
 		return statusOf("Scan", err)
 	}
-	if sendErr != nil {
-		return sendErr
+	if streamErr != nil {
+		if errors.Is(streamErr, io.EOF) {
+			return nil // the caller stopped early
+		}
+		return streamErr
 	}
-	send() // the last page, empty when the range is: it carries the height
-	return sendErr
+	// The last page, empty when the range is: it carries the height.
+	return stream.Send(page)
 }
 
 func (s *service) Apply(_ context.Context, req *api.MemApplyRequest) (*api.MemApplyResponse, error) {
