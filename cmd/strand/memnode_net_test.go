@@ -18,8 +18,8 @@ import (
 
 // memnodeProc is a `strand memnode start` process of a test network.
 type memnodeProc struct {
-	config, addr, log string
-	cmd               *exec.Cmd
+	config, addr, log, metrics string
+	cmd                        *exec.Cmd
 }
 
 // withMemnode gives peer its state on a memory node: it writes
@@ -43,8 +43,9 @@ func withMemnode(t *testing.T, lay *localnet.Layout, peer string) *memnodeProc {
 	ca := filepath.Join("..", "crypto", nd.Org, "ca.pem")
 	m := &memnodeProc{config: filepath.Join(filepath.Dir(nd.Config), "memnode.yaml"), addr: freeAddr(t),
 		log: filepath.Join(lay.Dir, "logs", "memnode.log")}
+	m.metrics = freeAddr(t)
 	mc := node.MemnodeConfig{Listen: m.addr, DataDir: filepath.Join("..", "data", "memnode"), MemoryMB: 64,
-		FlushBlocks: 1000000, FlushInterval: time.Hour, TLS: cfg.TLS, CAs: []string{ca}, Metrics: freeAddr(t)}
+		FlushBlocks: 1000000, FlushInterval: time.Hour, TLS: cfg.TLS, CAs: []string{ca}, Metrics: m.metrics}
 	writeYAMLFile(t, m.config, &mc)
 	cfg.StateDB.Backend = "memnode"
 	cfg.StateDB.Memnode = node.MemnodeClientConfig{Address: m.addr, CAs: []string{ca}}
@@ -149,5 +150,14 @@ func TestNetMemnodeKill(t *testing.T) {
 			t.Errorf("the peer's log does not say %q after the kill:\n%s", want, log)
 		}
 	}
+	nd, _ := n.lay.Node(peer)
+	pm := scrapeGauges(nd.Metrics, "strand_committer_state_losses_total", "strand_committer_state_waits_total",
+		"strand_memnode_client_cache_hits", "strand_memnode_client_remote_reads", "strand_memnode_client_unavailable")
+	t.Logf("peer metrics: %v", pm)
+	if pm["strand_committer_state_losses_total"] != "1" {
+		t.Errorf("strand_committer_state_losses_total = %q; want 1: the kill lost every block (nothing is flushed)", pm["strand_committer_state_losses_total"])
+	}
+	t.Logf("memory node metrics: %v", scrapeGauges(mn.metrics, "strand_memnode_tiers_memory_bytes", "strand_memnode_tiers_height",
+		"strand_memnode_tiers_durable", "strand_memnode_applies", "strand_memnode_gets"))
 	t.Logf("memory node log:\n%s", logTail(t, mn.log))
 }
