@@ -32,6 +32,7 @@ type committerCollector struct {
 	stage   *prometheus.Desc
 	queued  *prometheus.Desc
 	overlay *prometheus.Desc
+	busy    *prometheus.Desc
 }
 
 // NewCommitterCollector returns a Prometheus collector for c.
@@ -52,11 +53,12 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 		overlay: d("overlay_keys", "Validated but not yet persisted keys held in memory."),
 		waits:   d("state_waits_total", "Retries while the state database (a memory node) was unavailable: backpressure."),
 		losses:  d("state_losses_total", "Times the state database (a memory node) had lost the blocks above its savepoint and they were re-applied."),
+		busy:    d("busy_seconds_total", "Wall time each stage spent working (verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
 	}
 }
 
 func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses} {
+	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy} {
 		ch <- d
 	}
 }
@@ -80,6 +82,9 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(cc.overlay, prometheus.GaugeValue, float64(m.OverlayKeys))
 	ch <- prometheus.MustNewConstMetric(cc.waits, prometheus.CounterValue, float64(m.StateWaits))
 	ch <- prometheus.MustNewConstMetric(cc.losses, prometheus.CounterValue, float64(m.StateLosses))
+	for s, d := range m.Busy {
+		ch <- prometheus.MustNewConstMetric(cc.busy, prometheus.CounterValue, d.Seconds(), committer.Stage(s).String())
+	}
 }
 
 // metricsServer serves /metrics over HTTP.
