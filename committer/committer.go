@@ -36,7 +36,12 @@ type Committer struct {
 	ordered  chan *blockWork   // blocks in order, into stage 2
 	persist  chan *persistWork // validated blocks, into stage 3
 	deliver  sync.Mutex        // serialises Deliver's sends
-	stopping chan struct{}
+	stopping chan struct{}     // closed when Close starts: retries give up
+
+	// stateMu orders stage 3's state batches and restores (statewait.go).
+	stateMu     sync.Mutex
+	restoreKick chan struct{} // buffered 1: an endorser found the state lost
+	restorer    sync.WaitGroup
 	// Relaxed only: flushLoop runs until flushStop is closed.
 	flusher   sync.WaitGroup
 	flushStop chan struct{}
@@ -122,11 +127,14 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 	}
 	c := &Committer{
 		ch: ch, rules: ch.rules(), opts: opts, store: store, db: db, view: newView(db, max(opts.StateCacheBytes, 0)), log: log,
-		jobs:     make(chan job, opts.Window*4),
-		ordered:  make(chan *blockWork, opts.Window),
-		persist:  make(chan *persistWork, opts.Window),
-		stopping: make(chan struct{}),
+		jobs:        make(chan job, opts.Window*4),
+		ordered:     make(chan *blockWork, opts.Window),
+		persist:     make(chan *persistWork, opts.Window),
+		stopping:    make(chan struct{}),
+		restoreKick: make(chan struct{}, 1),
 	}
+	c.view.checkDB = c.patient(db)
+	c.view.db = noticingDB{DB: db, c: c}
 	c.pending.ids = make(map[string]struct{})
 	c.progress.cond = sync.NewCond(&c.progress.Mutex)
 	if err := c.recover(); err != nil {
@@ -139,6 +147,8 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 		c.workers.Add(1)
 		go c.verifyLoop()
 	}
+	c.restorer.Add(1)
+	go c.restoreLoop()
 	c.stages.Add(2)
 	go c.validateLoop()
 	go c.persistLoop()
@@ -308,9 +318,11 @@ func (c *Committer) Close() error {
 	}
 	c.recv.closed = true
 	c.recv.Unlock()
+	close(c.stopping)
 	close(c.ordered)
 	c.deliver.Unlock()
 	c.stages.Wait()
+	c.restorer.Wait()
 	close(c.jobs)
 	c.workers.Wait()
 	if c.flushStop != nil {

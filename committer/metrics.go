@@ -20,7 +20,10 @@ type Metrics struct {
 	Txs       uint64
 	Groups    uint64 // group commits, i.e. block store fsyncs
 	Refused   uint64 // blocks refused whole
-	Recovered uint64 // blocks re-applied to the state on start
+	Recovered uint64 // blocks re-applied to the state on start and after a lost state
+	// StateWaits counts retries while the state database was unavailable;
+	// StateLosses the times it had lost state (a memory node restarted).
+	StateWaits, StateLosses uint64
 	// Signed is the number of the newest block whose orderer signature
 	// was verified, plus one: every block below it is vouched for by a
 	// signature through the hash chain. On a channel that signs every
@@ -81,7 +84,10 @@ func (m Metrics) String() string {
 type metrics struct {
 	refused   atomic.Uint64
 	recovered atomic.Uint64
-	signed    atomic.Uint64 // the newest block with a verified orderer signature, plus one
+	// stateWaits counts retries of an unavailable state database,
+	// stateLosses the times it was found to have lost state.
+	stateWaits, stateLosses atomic.Uint64
+	signed                  atomic.Uint64 // the newest block with a verified orderer signature, plus one
 
 	mu     sync.Mutex
 	blocks uint64
@@ -137,6 +143,7 @@ func (c *Committer) Metrics() Metrics {
 	m.mu.Unlock()
 	out.VerifyLatency, out.ValidateLatency, out.CommitLatency = m.verifyLat.Snapshot(), m.validateLat.Snapshot(), m.commitLat.Snapshot()
 	out.Refused, out.Recovered, out.Signed = m.refused.Load(), m.recovered.Load(), m.signed.Load()
+	out.StateWaits, out.StateLosses = m.stateWaits.Load(), m.stateLosses.Load()
 	out.QueuedVerify, out.QueuedValidate, out.QueuedPersist = len(c.jobs), len(c.ordered), len(c.persist)
 	out.OverlayKeys = c.view.size()
 	for s := range out.Busy {

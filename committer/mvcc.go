@@ -86,7 +86,7 @@ func rangeStillValid(v *view, ns string, rr *api.RangeRead) (bool, error) {
 	if !covered {
 		return true, nil
 	}
-	now, err := v.scan(ns, rr.StartKey, end, len(rr.Reads)+1)
+	now, err := v.scan(v.checkDB, ns, rr.StartKey, end, len(rr.Reads)+1)
 	if err != nil {
 		return false, err
 	}

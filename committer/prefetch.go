@@ -29,7 +29,7 @@ const minBatchedReads = 2
 // database cannot batch (no statedb.VersionGetter) or there is too little
 // to fetch.
 func (v *view) fetchReads(txs []txWork) (*blockReads, error) {
-	vg, ok := v.db.(statedb.VersionGetter)
+	vg, ok := v.checkDB.(statedb.VersionGetter)
 	if !ok {
 		return nil, nil
 	}

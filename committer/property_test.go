@@ -139,7 +139,7 @@ func randomBlock(t *testing.T, rng *rand.Rand, v *view, block uint64, n int) []t
 			if rng.Intn(3) == 0 {
 				limit = 1 + rng.Intn(3)
 			}
-			seen, err := v.scan(ns, start, end, limit)
+			seen, err := v.scan(v.db, ns, start, end, limit)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,14 +40,21 @@ func (c *Committer) recover() error {
 		return nil
 	}
 	c.log.Info("re-applying blocks above the state savepoint", "from", sp, "to", height-1)
+	return c.replay(sp, height)
+}
+
+// replay re-applies blocks from to height-1 from the block store, in
+// state batches of at most recoverBatchBlocks blocks, each with its own
+// savepoint.
+func (c *Committer) replay(from, height uint64) error {
 	var batch statedb.Batch
 	var ends []int
-	for n := sp; n < height; n++ {
+	for n := from; n < height; n++ {
 		if err := c.reapply(n, &batch); err != nil {
 			return err
 		}
 		ends = append(ends, len(batch.Writes))
-		if (n+1-sp)%recoverBatchBlocks == 0 || n+1 == height {
+		if (n+1-from)%recoverBatchBlocks == 0 || n+1 == height {
 			if err := applyState(c.db, batch.Writes, ends, n+1, c.opts.SyncState); err != nil {
 				return fmt.Errorf("committer: re-applying blocks up to %d: %w", n, err)
 			}
@@ -55,7 +62,7 @@ func (c *Committer) recover() error {
 			ends = ends[:0]
 		}
 	}
-	c.metrics.recovered.Add(height - sp)
+	c.metrics.recovered.Add(height - from)
 	return nil
 }
 

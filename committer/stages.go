@@ -245,11 +245,18 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	}
 	c.pending.Unlock()
 	height := entries[len(entries)-1].Number + 1
-	if err := applyState(c.db, batch.Writes, ends, height, c.opts.SyncState); err != nil {
+	c.stateMu.Lock()
+	err := c.retryState("state batch", func() error {
+		return applyState(c.db, batch.Writes, ends, height, c.opts.SyncState)
+	}, c.restoreLocked)
+	if err == nil {
+		c.view.prune(height)
+		c.height.Store(height)
+	}
+	c.stateMu.Unlock()
+	if err != nil {
 		return fmt.Errorf("state batch for blocks %d-%d: %w", entries[0].Number, height-1, err)
 	}
-	c.view.prune(height)
-	c.height.Store(height)
 	now := time.Now()
 	c.metrics.group(group, start, stored, now)
 	for _, p := range group {

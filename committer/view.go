@@ -24,8 +24,11 @@ import (
 // write of a key, and a delete drops the key from the cache. Eviction only
 // sends a read back to the database, which holds the same value.
 type view struct {
-	db     statedb.DB
-	shards [overlayShards]overlayShard
+	db statedb.DB // endorsers' reads
+	// checkDB is the database as stage 2 reads it (Committer.patient);
+	// it holds the same state as db.
+	checkDB statedb.DB
+	shards  [overlayShards]overlayShard
 	// keptMax bounds each shard's kept bytes; 0 keeps nothing.
 	keptMax int
 	// pruneGen counts prunes; a prune increments it before it deletes
@@ -62,7 +65,7 @@ func keptSize(key string, e keptEntry) int { return len(key) + len(e.value) + ke
 // newView returns a view over db whose cache of persisted values holds
 // about cacheBytes (0: none).
 func newView(db statedb.DB, cacheBytes int64) *view {
-	v := &view{db: db, keptMax: int(cacheBytes / overlayShards)}
+	v := &view{db: db, checkDB: db, keptMax: int(cacheBytes / overlayShards)}
 	for i := range v.shards {
 		v.shards[i].m = make(map[string]overlayEntry)
 		v.shards[i].kept = make(map[string]keptEntry)
@@ -102,7 +105,7 @@ func (v *view) version(ns, key string, pre *blockReads, buf *[]byte) (ver stated
 	if r, ok := pre.lookup(v, *buf); ok { // after the overlay: see blockReads
 		return r.Version, r.Found, nil
 	}
-	val, found, err := v.db.Get(ns, key)
+	val, found, err := v.checkDB.Get(ns, key)
 	return val.Version, found, err
 }
 
@@ -197,9 +200,9 @@ func (v *view) get(ns, key string) (statedb.Value, bool, error) {
 // state database with the overlay; the overlay is small (only unpersisted
 // blocks), and range reads are rare, so the overlay is searched whole
 // rather than kept sorted on every write.
-func (v *view) scan(ns, start, end string, limit int) ([]keyValue, error) {
+func (v *view) scan(db statedb.DB, ns, start, end string, limit int) ([]keyValue, error) {
 	var fromDB []keyValue
-	err := v.db.Scan(ns, start, end, func(key string, val statedb.Value) bool {
+	err := db.Scan(ns, start, end, func(key string, val statedb.Value) bool {
 		fromDB = append(fromDB, keyValue{key, val})
 		return true
 	})
@@ -257,7 +260,7 @@ func (s StateView) Get(ns, key string) (statedb.Value, bool, error) { return s.v
 // Scan calls fn for each key of ns in [start, end) in ascending order (an
 // empty end: to the end of the namespace) until fn returns false.
 func (s StateView) Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error {
-	kvs, err := s.v.scan(ns, start, end, -1)
+	kvs, err := s.v.scan(s.v.db, ns, start, end, -1)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func TestStateView(t *testing.T) {
 	if val, found, _ := s.Get("kv", "b"); !found || string(val.Data) != "new-b" {
 		t.Errorf("Get(b) = %q, %v", val.Data, found)
 	}
-	page, err := v.scan("kv", "b", "", 1)
+	page, err := v.scan(v.db, "kv", "b", "", 1)
 	if err != nil || len(page) != 1 || page[0].key != "b" {
 		t.Fatalf("scan with limit = %v, %v", page, err)
 	}

@@ -153,6 +153,9 @@ func LoadNode(path string) (*NodeConfig, error) {
 	if n.Join != "" {
 		n.Join = resolve(dir, n.Join)
 	}
+	for i := range n.StateDB.Memnode.CAs {
+		n.StateDB.Memnode.CAs[i] = resolve(dir, n.StateDB.Memnode.CAs[i])
+	}
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}

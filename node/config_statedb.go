@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
@@ -43,6 +44,17 @@ type StateDBConfig struct {
 	// Tiered tunes the tiered backend; its storage tier takes cacheMB and
 	// the pebble section.
 	Tiered TieredConfig `yaml:"tiered,omitempty"`
+	// Memnode reaches the memory node of the memnode backend.
+	Memnode MemnodeClientConfig `yaml:"memnode,omitempty"`
+}
+
+// MemnodeClientConfig: where the peer's memory node is and how to trust
+// it. The peer presents its own TLS key pair (tls.cert, tls.key).
+type MemnodeClientConfig struct {
+	Address     string        `yaml:"address,omitempty"`     // host:port of strand memnode
+	CAs         []string      `yaml:"cas,omitempty"`         // PEM CA files that issued the memory node's TLS certificate
+	CacheMB     int           `yaml:"cacheMB,omitempty"`     // the local cache; default 64; -1 none; 1 to 1048576
+	CallTimeout time.Duration `yaml:"callTimeout,omitempty"` // one call; default 30s; 100ms to 10m
 }
 
 // TieredConfig mirrors tiered.Options.
@@ -145,6 +157,20 @@ func (c *StateDBConfig) check(ck *checker) {
 	if iv := c.Checkpoint.Interval; iv != 0 && (iv < 10*time.Millisecond || iv > 24*time.Hour) {
 		ck.bad("stateDB.checkpoint.interval", iv, "10ms to 24h (0 means 10s)")
 	}
+	if c.Backend == backend.Memnode {
+		if why := checkHostPort(c.Memnode.Address); why != "" {
+			ck.bad("stateDB.memnode.address", c.Memnode.Address, why+" (the memory node's listen address)")
+		}
+		if len(c.Memnode.CAs) == 0 {
+			ck.bad("stateDB.memnode.cas", "", "at least one PEM CA file that issued the memory node's TLS certificate")
+		}
+	}
+	if v := c.Memnode.CacheMB; v != 0 && v != -1 && (v < 1 || v > 1<<20) {
+		ck.bad("stateDB.memnode.cacheMB", v, "-1 (none) or 1 to 1048576 (0 means 64)")
+	}
+	if iv := c.Memnode.CallTimeout; iv != 0 && (iv < 100*time.Millisecond || iv > 10*time.Minute) {
+		ck.bad("stateDB.memnode.callTimeout", iv, "100ms to 10m (0 means 30s)")
+	}
 	inRange("stateDB.tiered.cacheMB", c.Tiered.CacheMB, 1, 1<<20, tiered.DefaultCacheBytes>>20)
 	inRange("stateDB.tiered.memoryMB", c.Tiered.MemoryMB, 1, 1<<20, tiered.DefaultMemoryBytes>>20)
 	inRange("stateDB.tiered.flushBlocks", c.Tiered.FlushBlocks, 1, 1e6, tiered.DefaultFlushBlocks)
@@ -184,5 +210,24 @@ func (c *StateDBConfig) Options() backend.Options {
 	o.Tiered.MemoryBytes = int64(c.Tiered.MemoryMB) * mb
 	o.Tiered.FlushBlocks = uint64(max(0, c.Tiered.FlushBlocks))
 	o.Tiered.FlushInterval = c.Tiered.FlushInterval
+	o.Memnode.Address = c.Memnode.Address
+	o.Memnode.CacheBytes = int64(c.Memnode.CacheMB) * mb
+	if c.Memnode.CacheMB == -1 {
+		o.Memnode.CacheBytes = -1
+	}
+	o.Memnode.CallTimeout = c.Memnode.CallTimeout
 	return o
+}
+
+// openStateDB opens the node's state database in dir; for a memory
+// node, the client side of mutual TLS is the node's TLS key pair.
+func (n *NodeConfig) openStateDB(dir string) (statedb.DB, error) {
+	o := n.StateDB.Options()
+	if n.StateDB.Backend == backend.Memnode {
+		var err error
+		if o.Memnode.TLS, err = memnodeTLS(n.TLS, n.StateDB.Memnode.CAs, false); err != nil {
+			return nil, err
+		}
+	}
+	return backend.Open(n.StateDB.Backend, dir, o)
 }

@@ -34,6 +34,10 @@ func TestStateDBErrors(t *testing.T) {
 		{"tiered memory", "{backend: tiered, tiered: {memoryMB: -1, cacheMB: 2000000}}", []string{"stateDB.tiered.memoryMB = -1: want 1 to 1048576 (0 means 256)", "stateDB.tiered.cacheMB = 2000000: want 1 to 1048576 (0 means 64)"}},
 		{"tiered flush", "{backend: tiered, tiered: {flushBlocks: -2, flushInterval: 2h}}", []string{"stateDB.tiered.flushBlocks = -2: want 1 to 1000000 (0 means 64)", "stateDB.tiered.flushInterval = 2h0m0s: want 1ms to 1h (0 means 1s)"}},
 		{"checkpoint unknown option", "{checkpoint: {every: 5}}", []string{`unknown field "every"`, "everyBlocks, interval"}},
+		{"memnode unset", "{backend: memnode}", []string{`stateDB.memnode.address = ""`, "the memory node's listen address", "stateDB.memnode.cas"}},
+		{"memnode sizes", "{backend: memnode, memnode: {address: '127.0.0.1:7070', cas: [ca.pem], cacheMB: -2, callTimeout: 1ms}}",
+			[]string{"stateDB.memnode.cacheMB = -2: want -1 (none) or 1 to 1048576 (0 means 64)", "stateDB.memnode.callTimeout = 1ms: want 100ms to 10m (0 means 30s)"}},
+		{"memnode unknown option", "{memnode: {adress: x}}", []string{`unknown field "adress"`, "address, cas, cacheMB, callTimeout"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "rocksdb not built" && backend.Check("rocksdb") == nil {

@@ -21,6 +21,8 @@ import (
 // Prometheus.
 type committerCollector struct {
 	c       *committer.Committer
+	waits   *prometheus.Desc
+	losses  *prometheus.Desc
 	height  *prometheus.Desc
 	signed  *prometheus.Desc
 	blocks  *prometheus.Desc
@@ -49,12 +51,14 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 		stage:   d("stage_seconds", "Per-block time in each pipeline stage: verify (received → signatures checked), validate (→ MVCC and state update, including the wait for earlier blocks), commit (→ durable and announced, including the wait for its group).", "stage"),
 		queued:  d("queued", "Work waiting in front of each stage.", "stage"),
 		overlay: d("overlay_keys", "Validated but not yet persisted keys held in memory."),
+		waits:   d("state_waits_total", "Retries while the state database (a memory node) was unavailable: backpressure."),
+		losses:  d("state_losses_total", "Times the state database (a memory node) had lost the blocks above its savepoint and they were re-applied."),
 		busy:    d("busy_seconds_total", "Wall time each stage spent working (verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
 	}
 }
 
 func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.busy} {
+	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy} {
 		ch <- d
 	}
 }
@@ -76,6 +80,8 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(cc.queued, prometheus.GaugeValue, float64(n), stage)
 	}
 	ch <- prometheus.MustNewConstMetric(cc.overlay, prometheus.GaugeValue, float64(m.OverlayKeys))
+	ch <- prometheus.MustNewConstMetric(cc.waits, prometheus.CounterValue, float64(m.StateWaits))
+	ch <- prometheus.MustNewConstMetric(cc.losses, prometheus.CounterValue, float64(m.StateLosses))
 	for s, d := range m.Busy {
 		ch <- prometheus.MustNewConstMetric(cc.busy, prometheus.CounterValue, d.Seconds(), committer.Stage(s).String())
 	}

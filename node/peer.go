@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/memnode"
 	"github.com/strand-ledger/strand/mux"
 	"github.com/strand-ledger/strand/orderer"
 )
@@ -153,13 +155,17 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}}); err != nil {
 		return nil, err
 	}
-	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, p.log,
+	collectors := []prometheus.Collector{
 		NewCommitterCollector(p.Committer),
 		NewStructCollector("endorser", func() any { return e.Metrics() }),
 		NewStructCollector("gateway", func() any { return gw.Metrics() }),
 		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
 		NewStructCollector("repair", func() any { return p.repairs }),
-	); err != nil {
+	}
+	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
+		collectors = append(collectors, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))
+	}
+	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, p.log, collectors...); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -51,7 +51,7 @@ func openState(cfg *NodeConfig, height, base uint64, damaged []ledger.Damage, re
 	if err := os.RemoveAll(aside); err != nil {
 		return nil, fmt.Errorf("node: removing %s, left by an interrupted state rebuild: %w", aside, err)
 	}
-	db, err := backend.Open(cfg.StateDB.Backend, dir, cfg.StateDB.Options())
+	db, err := cfg.openStateDB(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +67,11 @@ func openState(cfg *NodeConfig, height, base uint64, damaged []ledger.Damage, re
 	}
 	if sp <= limit || cfg.StateDB.Backend == "memory" {
 		return db, nil
+	}
+	if cfg.StateDB.Backend == backend.Memnode {
+		db.Close()
+		return nil, fmt.Errorf("node: %s; the state lives on the memory node %s, which this peer cannot rebuild: "+
+			"stop it, empty its data directory and start it again, then this peer", why, cfg.StateDB.Memnode.Address)
 	}
 	if base > 0 {
 		db.Close()
@@ -84,7 +89,7 @@ func openState(cfg *NodeConfig, height, base uint64, damaged []ledger.Damage, re
 		return nil, fmt.Errorf("node: removing the state database to rebuild it: %w", err)
 	}
 	repairs.StateRebuilds++
-	return backend.Open(cfg.StateDB.Backend, dir, cfg.StateDB.Options())
+	return cfg.openStateDB(dir)
 }
 
 // repairBlocks fetches every damaged block of the store from the

@@ -51,7 +51,7 @@ func ExportSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 		return snapshot.Info{}, err
 	}
 	defer store.Close()
-	db, err := backend.Open(cfg.StateDB.Backend, filepath.Join(cfg.DataDir, "state"), cfg.StateDB.Options())
+	db, err := cfg.openStateDB(filepath.Join(cfg.DataDir, "state"))
 	if err != nil {
 		return snapshot.Info{}, err
 	}
@@ -111,7 +111,7 @@ func JoinSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 }
 
 func joinInto(cfg *NodeConfig, ch *ChannelConfig, path, storeDir, stateDir string) (snapshot.Info, error) {
-	db, err := backend.Open(cfg.StateDB.Backend, stateDir, cfg.StateDB.Options())
+	db, err := cfg.openStateDB(stateDir)
 	if err != nil {
 		return snapshot.Info{}, err
 	}

@@ -29,7 +29,7 @@ func rootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(benchCmd())
-	root.AddCommand(cryptoCmd(), nodeStartCmd("peer"), nodeStartCmd("orderer"), netCmd(), invokeCmd(), queryCmd(), eventsCmd())
+	root.AddCommand(cryptoCmd(), nodeStartCmd("peer"), nodeStartCmd("orderer"), memnodeCmd(), netCmd(), invokeCmd(), queryCmd(), eventsCmd())
 	root.AddCommand(demoCmd(), snapshotCmd(), channelCmd(), ledgerCmd(), isolateCmd(), energyCmd())
 	return root
 }

@@ -118,3 +118,17 @@ var (
 	ErrLengthsMismatch = errors.New("statedb: GetMany needs len(out) == len(keys)")
 	ErrBatchTooBig     = errors.New("statedb: batch too big for one atomic write")
 )
+
+// Errors of backends reached over the network (the memory node); test
+// with errors.Is. Both are retryable: nothing was written or read.
+var (
+	// ErrUnavailable: the backend did not answer. The caller may retry;
+	// the committer waits (backpressure), an endorsement fails with it.
+	ErrUnavailable = errors.New("statedb: unavailable (retryable)")
+	// ErrStateLost: the backend restarted and holds the state of a lower
+	// height than the caller applied (a memory tier that lost its blocks
+	// above the storage tier's savepoint). Savepoint then reports the
+	// lower height, and the caller must re-apply the blocks above it from
+	// the block store before applying or reading anything newer.
+	ErrStateLost = errors.New("statedb: state lost above the savepoint (re-apply from the block store)")
+)

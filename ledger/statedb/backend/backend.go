@@ -14,6 +14,7 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
 	"github.com/strand-ledger/strand/ledger/statedb/rocksdb"
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
+	"github.com/strand-ledger/strand/memnode"
 )
 
 // Options holds the options of every backend; Open uses those of the
@@ -28,6 +29,9 @@ type Options struct {
 	Checkpoint memdb.Options
 	// Tiered tunes tiered (cache, memory tier, Pebble storage tier).
 	Tiered tiered.Options
+	// Memnode reaches the memory node (address, mutual TLS, local cache);
+	// the state lives there, not in dir.
+	Memnode memnode.ClientOptions
 }
 
 // Default is the backend used when none is named.
@@ -46,14 +50,19 @@ var openers = map[string]opener{
 	"memory":   func(string, *Options) (statedb.DB, error) { return memdb.New(), nil },
 	Checkpoint: func(dir string, o *Options) (statedb.DB, error) { return memdb.Open(dir, o.Checkpoint) },
 	"tiered":   func(dir string, o *Options) (statedb.DB, error) { return tiered.Open(dir, o.Tiered) },
+	Memnode:    func(_ string, o *Options) (statedb.DB, error) { return memnode.Dial(o.Memnode) },
 }
+
+// Memnode names the backend whose state lives on a memory node (strand
+// memnode), reached over the network: a local cache in front of it.
+const Memnode = "memnode"
 
 // Checkpoint names the in-memory backend that checkpoints to disk
 // (memdb.Open); "memory" (memdb.New) keeps nothing.
 const Checkpoint = "memory-checkpoint"
 
 // order is the order Names lists backends in.
-var order = []string{"pebble", "leveldb", "badger", "bbolt", "rocksdb", "tiered", Checkpoint, "memory"}
+var order = []string{"pebble", "leveldb", "badger", "bbolt", "rocksdb", "tiered", Memnode, Checkpoint, "memory"}
 
 // Errors of Check and Open; test with errors.Is.
 var (
@@ -74,7 +83,8 @@ func Names() []string {
 
 // Persistent reports whether the named backend keeps its state on disk
 // (memory-checkpoint does, as of its newest checkpoint; tiered as of its
-// storage tier's savepoint).
+// storage tier's savepoint; memnode on the memory node's disk, as of
+// its storage tier's savepoint).
 func Persistent(name string) bool { return name != "memory" }
 
 // Check reports whether Open accepts name: ErrUnknown for a name no

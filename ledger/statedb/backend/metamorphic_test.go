@@ -12,6 +12,7 @@ import (
 
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/memnode/memnodetest"
 )
 
 // The metamorphic test applies one random sequence of operations (puts,
@@ -37,6 +38,7 @@ type runner struct {
 	log     []applied // every batch applied, in order
 	synced  uint64    // the height of the last synced Apply
 	crashes int
+	tls     *memnodetest.TLS // memnode's
 }
 
 func (r *runner) open() {
@@ -47,7 +49,16 @@ func (r *runner) open() {
 	// A memory tier of a few dozen versions and a tiny cache, so that
 	// reads fall through every tier and crashes lose unflushed blocks.
 	o.Tiered.MemoryBytes, o.Tiered.CacheBytes, o.Tiered.FlushBlocks = 4<<10, 1<<10, 3
-	db, err := backend.Open(r.name, r.dir, o)
+	var db statedb.DB
+	var err error
+	if r.name == backend.Memnode {
+		// Served from r.dir over mutual TLS on 127.0.0.1; Close stops
+		// the node, and a crash copies r.dir while it runs, as for the
+		// others.
+		db, err = memnodetest.Open(r.tls, r.dir, o.Tiered, o.Tiered.CacheBytes)
+	} else {
+		db, err = backend.Open(r.name, r.dir, o)
+	}
 	if err != nil {
 		r.t.Fatalf("%s: Open: %v", r.name, err)
 	}
@@ -244,6 +255,12 @@ func TestMetamorphic(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			r := &runner{t: t, name: name, dir: filepath.Join(t.TempDir(), name)}
+			if name == backend.Memnode {
+				var err error
+				if r.tls, err = memnodetest.NewTLS(); err != nil {
+					t.Fatal(err)
+				}
+			}
 			r.open()
 			defer func() { _ = r.db.Close() }()
 			got, err := r.run(seed)

@@ -8,16 +8,20 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
-// cache is the local cache: the values (and absences) of recently read
+// Cache is the local cache: the values (and absences) of recently read
 // and written keys, bounded in bytes, least recently used evicted first.
+// The tiered DB keeps one in front of its memory tier, and a compute
+// node keeps one in front of a memory node it reaches over the network
+// (package memnode). A nil *Cache caches nothing: Get always misses.
 //
 // Invariant: every entry is the key's state at height, the state the
 // cache describes. Apply moves height forward and updates the written
-// keys in the same step (under DB's view lock), and put accepts a value
-// only if it was read at the cache's height, so a reader that read
-// before a batch cannot insert what the batch overwrote. Entries hold
-// their own copy of the data; get hands out copies.
-type cache struct {
+// keys in the same step (under the owner's view lock), and Put accepts a
+// value only if it was read at the cache's height, so a reader that read
+// before a batch cannot insert what the batch overwrote. Keys are
+// encoded (statedb.AppendKey). Entries hold their own copy of the data;
+// Get hands out copies.
+type Cache struct {
 	mu struct {
 		sync.Mutex
 		height uint64
@@ -41,28 +45,36 @@ const cachedOverhead = 128
 
 func (c *cached) size() int64 { return int64(len(c.key)+len(c.val.Data)) + cachedOverhead }
 
-func newCache(max int64, height uint64) *cache {
-	c := &cache{max: max}
+// NewCache returns an empty cache of at most max bytes that describes
+// the state at height.
+func NewCache(max int64, height uint64) *Cache {
+	c := &Cache{max: max}
 	c.resetLocked(height)
 	return c
 }
 
-func (c *cache) resetLocked(height uint64) {
+func (c *Cache) resetLocked(height uint64) {
 	c.mu.height = height
 	c.mu.bytes = 0
 	c.mu.lru.Init()
 	c.mu.items = make(map[string]*list.Element)
 }
 
-// reset empties the cache, which then describes the state at height.
-func (c *cache) reset(height uint64) {
+// Reset empties the cache, which then describes the state at height.
+func (c *Cache) Reset(height uint64) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.resetLocked(height)
 }
 
-// get returns the key's value (a copy) and whether it exists, if cached.
-func (c *cache) get(key string) (v statedb.Value, found, ok bool) {
+// Get returns the key's value (a copy) and whether it exists, if cached.
+func (c *Cache) Get(key string) (v statedb.Value, found, ok bool) {
+	if c == nil {
+		return statedb.Value{}, false, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.mu.items[key]
@@ -74,9 +86,12 @@ func (c *cache) get(key string) (v statedb.Value, found, ok bool) {
 	return statedb.Value{Data: bytes.Clone(e.val.Data), Version: e.val.Version}, e.found, true
 }
 
-// put caches a key's state as read at height; it is dropped if the cache
-// has moved past height. put copies v's data.
-func (c *cache) put(height uint64, key string, v statedb.Value, found bool) {
+// Put caches a key's state as read at height; it is dropped if the
+// cache describes another height. Put copies v's data.
+func (c *Cache) Put(height uint64, key string, v statedb.Value, found bool) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if height != c.mu.height {
@@ -85,9 +100,12 @@ func (c *cache) put(height uint64, key string, v statedb.Value, found bool) {
 	c.setLocked(&cached{key: key, val: statedb.Value{Data: bytes.Clone(v.Data), Version: v.Version}, found: found})
 }
 
-// apply writes a batch applied at height through to the cache, which then
-// describes height. Values are copied.
-func (c *cache) apply(writes []statedb.Write, height uint64) {
+// Apply writes a batch applied at height through to the cache, which
+// then describes height. Values are copied.
+func (c *Cache) Apply(writes []statedb.Write, height uint64) {
+	if c == nil {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mu.height = height
@@ -103,7 +121,7 @@ func (c *cache) apply(writes []statedb.Write, height uint64) {
 // setLocked inserts or replaces e, then evicts from the cold end until
 // the cache is within its bound. An entry larger than the bound is not
 // kept.
-func (c *cache) setLocked(e *cached) {
+func (c *Cache) setLocked(e *cached) {
 	if el, ok := c.mu.items[e.key]; ok {
 		c.mu.bytes -= el.Value.(*cached).size()
 		c.mu.lru.Remove(el)
@@ -123,8 +141,11 @@ func (c *cache) setLocked(e *cached) {
 	}
 }
 
-// size returns the bytes the cache holds.
-func (c *cache) size() int64 {
+// Size returns the bytes the cache holds.
+func (c *Cache) Size() int64 {
+	if c == nil {
+		return 0
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.mu.bytes

@@ -13,7 +13,7 @@ func (d *DB) loseMemoryTier() {
 	sp := d.flusher.durable()
 	d.viewMu.Lock()
 	d.mem = newLocalTier(sp)
-	d.cache.reset(sp)
+	d.cache.Reset(sp)
 	d.viewMu.Unlock()
 	d.flusher = newFlusher(d, d.policy(), sp, time.Now())
 }

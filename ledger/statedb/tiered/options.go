@@ -23,6 +23,10 @@ type Options struct {
 	// CacheBytes bounds the local cache of recently read and written
 	// values. Default 64 MiB; 1 KiB to 1 TiB.
 	CacheBytes int64
+	// NoCache leaves the local cache out: a memory node serving the
+	// memory and storage tiers runs without one, since its callers keep
+	// their own. CacheBytes is then unused.
+	NoCache bool
 	// MemoryBytes bounds the memory tier. Default 256 MiB; 4 KiB to
 	// 1 TiB. Apply waits (never evicts) when a batch does not fit: the
 	// flusher makes room by writing versions through and evicting durable

@@ -27,12 +27,14 @@ type view struct {
 func (v view) close() { _ = v.snap.Close() }
 
 // lookup reads the keys s holds (validated, encoded) into fill, from the
-// cache, then the memory tier, then storage, all at one height.
-func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, found bool)) error {
+// cache, then the memory tier, then storage, all at one height, which it
+// returns.
+func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, found bool)) (uint64, error) {
 	missed := make([]int, 0, n)
 	d.viewMu.RLock()
+	height := d.mem.View().Height() // the cache's too, under viewMu
 	for _, i := range s.Order() {
-		if v, found, ok := d.cache.get(string(s.Key(i))); ok {
+		if v, found, ok := d.cache.Get(string(s.Key(i))); ok {
 			fill(i, v, found)
 			d.cacheHits.Add(1)
 			continue
@@ -41,7 +43,7 @@ func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, 
 	}
 	if len(missed) == 0 {
 		d.viewMu.RUnlock()
-		return nil
+		return height, nil
 	}
 	vw := view{mem: d.mem.View(), snap: d.storage.snapshot()}
 	d.viewMu.RUnlock()
@@ -59,13 +61,13 @@ func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, 
 			d.storageReads.Add(1)
 			var err error
 			if v, found, err = get(vw.snap, k); err != nil {
-				return err
+				return 0, err
 			}
 		}
-		d.cache.put(vw.mem.Height(), string(k), v, found)
+		d.cache.Put(vw.mem.Height(), string(k), v, found)
 		fill(i, v, found)
 	}
-	return nil
+	return height, nil
 }
 
 // Get implements statedb.DB.
@@ -79,13 +81,19 @@ func (d *DB) Get(ns, key string) (statedb.Value, bool, error) {
 
 // GetMany implements statedb.DB. All lookups read one height.
 func (d *DB) GetMany(keys []statedb.Key, out []statedb.Result) error {
+	_, err := d.GetManyAt(keys, out)
+	return err
+}
+
+// GetManyAt is GetMany that also returns the height it read.
+func (d *DB) GetManyAt(keys []statedb.Key, out []statedb.Result) (uint64, error) {
 	if err := d.gate.Enter(); err != nil {
-		return err
+		return 0, err
 	}
 	defer d.gate.Exit()
 	var s statedb.KeySet
 	if err := s.Load(keys, out); err != nil {
-		return err
+		return 0, err
 	}
 	return d.lookup(&s, len(out), func(i int, v statedb.Value, found bool) {
 		out[i] = statedb.Result{Value: v, Found: found}
@@ -103,15 +111,22 @@ func (d *DB) GetVersions(keys []statedb.Key, out []statedb.VersionResult) error 
 	if err := s.LoadN(keys, len(out)); err != nil {
 		return err
 	}
-	return d.lookup(&s, len(out), func(i int, v statedb.Value, found bool) {
+	_, err := d.lookup(&s, len(out), func(i int, v statedb.Value, found bool) {
 		out[i] = statedb.VersionResult{Version: v.Version, Found: found}
 	})
+	return err
 }
 
 // Scan implements statedb.DB. It reads one height, merging the memory
 // tier's versions (tombstones included) over storage; it does not use or
 // fill the cache. A callback may read and Apply, but must not Close.
 func (d *DB) Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error {
+	return d.ScanAt(ns, start, end, func(uint64) {}, fn)
+}
+
+// ScanAt is Scan that first tells at the height it reads: before the
+// first key, even when the range is empty.
+func (d *DB) ScanAt(ns, start, end string, at func(height uint64), fn func(key string, v statedb.Value) bool) error {
 	if err := d.gate.Enter(); err != nil {
 		return err
 	}
@@ -119,12 +134,13 @@ func (d *DB) Scan(ns, start, end string, fn func(key string, v statedb.Value) bo
 	if err := statedb.CheckNamespace(ns); err != nil {
 		return err
 	}
+	vw := d.view()
+	defer vw.close()
+	at(vw.mem.Height())
 	if statedb.EmptyRange(start, end) {
 		return nil
 	}
 	lo, hi := statedb.AppendScanBounds(nil, ns, start, end)
-	vw := d.view()
-	defer vw.close()
 	prefix := len(ns) + 1
 	return d.merge(vw, lo, hi, func(k []byte, v statedb.Value) (bool, error) {
 		return fn(string(k[prefix:]), v), nil
@@ -133,12 +149,19 @@ func (d *DB) Scan(ns, start, end string, fn func(key string, v statedb.Value) bo
 
 // Dump implements statedb.Dumper, from one height.
 func (d *DB) Dump(fn func(ns, key string, v statedb.Value) error) (uint64, error) {
+	return d.DumpAt(func(uint64) {}, fn)
+}
+
+// DumpAt is Dump that first tells the height it reads, before the first
+// key.
+func (d *DB) DumpAt(at func(height uint64), fn func(ns, key string, v statedb.Value) error) (uint64, error) {
 	if err := d.gate.Enter(); err != nil {
 		return 0, err
 	}
 	defer d.gate.Exit()
 	vw := d.view()
 	defer vw.close()
+	at(vw.mem.Height())
 	err := d.merge(vw, statedb.DumpLower, statedb.DumpUpper, func(k []byte, v statedb.Value) (bool, error) {
 		ns, key, err := statedb.SplitKey(k)
 		if err != nil {

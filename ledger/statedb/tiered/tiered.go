@@ -15,7 +15,7 @@ type DB struct {
 	opts    Options
 	gate    statedb.Gate
 	storage *storage
-	cache   *cache
+	cache   *Cache // nil with Options.NoCache
 	// mem is the memory tier; replaced only by the simulated loss of
 	// tests, while no call runs.
 	mem     memoryTier
@@ -58,7 +58,10 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &DB{opts: opts, storage: st, cache: newCache(opts.CacheBytes, sp), mem: newLocalTier(sp)}
+	d := &DB{opts: opts, storage: st, mem: newLocalTier(sp)}
+	if !opts.NoCache {
+		d.cache = NewCache(opts.CacheBytes, sp)
+	}
 	d.flusher = newFlusher(d, d.policy(), sp, time.Now())
 	return d, nil
 }
@@ -93,7 +96,7 @@ func (d *DB) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	}
 	d.viewMu.Lock()
 	d.mem.Apply(writes, height)
-	d.cache.apply(writes, height)
+	d.cache.Apply(writes, height)
 	d.viewMu.Unlock()
 	if sync {
 		return d.flusher.syncedAt(height)
@@ -139,6 +142,25 @@ func (d *DB) Close() error {
 	return ferr
 }
 
+// CloseLosingMemory closes the DB without flushing the memory tier,
+// leaving what a killed process leaves: storage at its savepoint, the
+// blocks above it lost. A memory node's tests use it to lose the tier in
+// process.
+func (d *DB) CloseLosingMemory() error {
+	if err := d.gate.Shut(); err != nil {
+		return err
+	}
+	ferr := d.flusher.halt(false)
+	if err := d.storage.close(); err != nil && ferr == nil {
+		ferr = err
+	}
+	return ferr
+}
+
+// Durable returns the storage tier's savepoint: the height a loss of the
+// memory tier falls back to.
+func (d *DB) Durable() uint64 { return d.flusher.durable() }
+
 // Metrics is a snapshot of a DB's counters.
 type Metrics struct {
 	CacheHits    uint64 // reads the local cache answered
@@ -172,7 +194,7 @@ func (d *DB) Metrics() Metrics {
 	f.mu.Unlock()
 	view := d.mem.View()
 	m.Height, m.MemoryBytes, m.MemoryBound = view.Height(), view.Bytes(), d.opts.MemoryBytes
-	m.CacheBytes = d.cache.size()
+	m.CacheBytes = d.cache.Size()
 	m.CacheHits, m.MemoryHits, m.StorageReads = d.cacheHits.Load(), d.memoryHits.Load(), d.storageReads.Load()
 	return m
 }

@@ -30,6 +30,18 @@ var (
 
 func TestConformance(t *testing.T) { conformance.Run(t, factory) }
 
+// TestConformanceNoCache runs the tiers a memory node serves: no local
+// cache.
+func TestConformanceNoCache(t *testing.T) {
+	conformance.Run(t, conformance.Factory{
+		Name: "tiered-nocache",
+		Open: func(dir string) (statedb.DB, error) {
+			return Open(dir, Options{NoCache: true, MemoryBytes: minMemoryBytes, FlushBlocks: 2})
+		},
+		Persistent: true,
+	})
+}
+
 func TestConformanceSmallTiers(t *testing.T) { conformance.Run(t, small) }
 
 func BenchmarkTiered(b *testing.B) { conformance.RunBenchmarks(b, factory) }

@@ -1,0 +1,422 @@
+package memnode
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/internal/latency"
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/tiered"
+)
+
+// ClientOptions configures a Client. Address and TLS are required.
+type ClientOptions struct {
+	// Address is the memory node's host:port.
+	Address string
+	// TLS is the client side of mutual TLS (node.TLSConfigs).
+	TLS *tls.Config
+	// CacheBytes bounds the local cache. Default 64 MiB; -1: no cache.
+	CacheBytes int64
+	// CallTimeout bounds one call (an Apply that waits for room in the
+	// memory tier included). Default 30s.
+	CallTimeout time.Duration
+	// MaxMessageBytes bounds a message either way. Default 256 MiB.
+	MaxMessageBytes int
+}
+
+// Client defaults.
+const (
+	DefaultCacheBytes      = 64 << 20
+	DefaultCallTimeout     = 30 * time.Second
+	DefaultMaxMessageBytes = 256 << 20
+)
+
+func (o *ClientOptions) ensureDefaults() {
+	statedb.SetDefault(&o.CacheBytes, DefaultCacheBytes)
+	statedb.SetDefault(&o.CallTimeout, DefaultCallTimeout)
+	statedb.SetDefault(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+}
+
+// Client is the statedb.DB of a compute node whose state lives on a
+// memory node: a local cache (tiered.Cache) in front of gRPC calls.
+//
+// The fence, the invariant that keeps a restarted memory node from
+// serving old state as current: applied is the height this client last
+// had acknowledged (or found at Open). Every read answer carries the
+// height the node read at; an answer below applied means the node lost
+// the blocks above its storage savepoint, and the read fails with
+// statedb.ErrStateLost instead of returning it. Apply sends applied as
+// its base (from), so a node that lost state refuses the batch the same
+// way. Savepoint, once a loss was seen, asks the node again and starts
+// the client over at the node's height: the caller then re-applies the
+// blocks above it (committer recovery). Until then the cache, which
+// describes applied, keeps answering with the state the caller applied.
+type Client struct {
+	opts  ClientOptions
+	conn  *grpc.ClientConn
+	rpc   api.MemoryNodeClient
+	gate  statedb.Gate
+	cache *tiered.Cache // nil when CacheBytes is -1
+
+	// mu orders Apply's publish (applied and the cache move together)
+	// against the reads' cache lookups.
+	mu      sync.RWMutex
+	applied atomic.Uint64
+	lost    atomic.Bool
+	applyMu sync.Mutex // serialises Apply and Savepoint's start over
+
+	cacheHits, remoteReads, unavailable, losses atomic.Uint64
+	callLat                                     latency.Histogram
+}
+
+var (
+	_ statedb.DB            = (*Client)(nil)
+	_ statedb.VersionGetter = (*Client)(nil)
+	_ statedb.Dumper        = (*Client)(nil)
+)
+
+// ClientMetrics is a snapshot of a Client's counters.
+type ClientMetrics struct {
+	CacheHits   uint64 `metric:"counter"` // reads the local cache answered
+	RemoteReads uint64 `metric:"counter"` // keys read from the memory node
+	Unavailable uint64 `metric:"counter"` // calls that found the node unreachable
+	Losses      uint64 `metric:"counter"` // times the node was found below the applied height
+	CacheBytes  int64  `metric:"gauge"`
+	Height      uint64 `metric:"gauge"` // the applied height
+	CallLatency latency.Snapshot
+}
+
+// Dial connects to the memory node and reads its height, which becomes
+// the client's savepoint. An unreachable node fails it with
+// statedb.ErrUnavailable.
+func Dial(opts ClientOptions) (*Client, error) {
+	opts.ensureDefaults()
+	if opts.Address == "" || opts.TLS == nil {
+		return nil, fmt.Errorf("memnode: client needs an address and a TLS configuration (mutual TLS), got address %q", opts.Address)
+	}
+	conn, err := grpc.NewClient(opts.Address,
+		grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS)),
+		// Reconnect within a second of a restarted node listening again
+		// (gRPC's default backoff grows to two minutes).
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 2 * time.Second,
+			Backoff: backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}}),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)))
+	if err != nil {
+		return nil, fmt.Errorf("memnode: client for %s: %w", opts.Address, err)
+	}
+	c := &Client{opts: opts, conn: conn, rpc: api.NewMemoryNodeClient(conn)}
+	sp, err := c.remoteSavepoint()
+	if err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	c.applied.Store(sp)
+	if opts.CacheBytes > 0 {
+		c.cache = tiered.NewCache(opts.CacheBytes, sp)
+	}
+	return c, nil
+}
+
+// callErr names the node and the call, and marks the retryable failures.
+func (c *Client) callErr(op string, err error) error {
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted:
+		c.unavailable.Add(1)
+		return fmt.Errorf("%w: memnode %s: %s: %s", statedb.ErrUnavailable, c.opts.Address, op, st.Message())
+	}
+	return fmt.Errorf("memnode %s: %s: %s: %s", c.opts.Address, op, st.Code(), st.Message())
+}
+
+// lostErr records that the node answered from height h, below floor,
+// a height it had acknowledged.
+func (c *Client) lostErr(op string, h, floor uint64) error {
+	c.lost.Store(true)
+	c.losses.Add(1)
+	return fmt.Errorf("%w: memnode %s: %s: the node is at height %d, this peer applied %d",
+		statedb.ErrStateLost, c.opts.Address, op, h, floor)
+}
+
+func (c *Client) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), c.opts.CallTimeout)
+}
+
+func (c *Client) remoteSavepoint() (uint64, error) {
+	ctx, cancel := c.ctx()
+	defer cancel()
+	defer c.callLat.Since(time.Now())
+	resp, err := c.rpc.Savepoint(ctx, &api.MemSavepointRequest{})
+	if err != nil {
+		return 0, c.callErr("Savepoint", err)
+	}
+	return resp.GetHeight(), nil
+}
+
+// Get implements statedb.DB.
+func (c *Client) Get(ns, key string) (statedb.Value, bool, error) {
+	var out [1]statedb.Result
+	if err := c.GetMany([]statedb.Key{{Namespace: ns, Key: key}}, out[:]); err != nil {
+		return statedb.Value{}, false, err
+	}
+	return out[0].Value, out[0].Found, nil
+}
+
+// GetMany implements statedb.DB: the cache's answers, and one call for
+// the rest.
+func (c *Client) GetMany(keys []statedb.Key, out []statedb.Result) error {
+	var s statedb.KeySet
+	if err := s.Load(keys, out); err != nil {
+		return err
+	}
+	return c.read(keys, &s, false, func(i int, r statedb.Result) { out[i] = r })
+}
+
+// GetVersions implements statedb.VersionGetter; values are not sent.
+func (c *Client) GetVersions(keys []statedb.Key, out []statedb.VersionResult) error {
+	var s statedb.KeySet
+	if err := s.LoadN(keys, len(out)); err != nil {
+		return err
+	}
+	return c.read(keys, &s, true, func(i int, r statedb.Result) {
+		out[i] = statedb.VersionResult{Version: r.Value.Version, Found: r.Found}
+	})
+}
+
+func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, fill func(int, statedb.Result)) error {
+	if err := c.gate.Enter(); err != nil {
+		return err
+	}
+	defer c.gate.Exit()
+	var missed []int
+	c.mu.RLock()
+	for _, i := range s.Order() {
+		if v, found, ok := c.cache.Get(string(s.Key(i))); ok {
+			fill(i, statedb.Result{Value: v, Found: found})
+			c.cacheHits.Add(1)
+			continue
+		}
+		missed = append(missed, i)
+	}
+	c.mu.RUnlock()
+	if len(missed) == 0 {
+		return nil
+	}
+	req := &api.MemGetRequest{Keys: make([]*api.MemKey, len(missed)), VersionsOnly: versionsOnly}
+	for j, i := range missed {
+		req.Keys[j] = &api.MemKey{Namespace: []byte(keys[i].Namespace), Key: []byte(keys[i].Key)}
+	}
+	// The fence is read before the call: a height acknowledged by then
+	// is one the node held before it read.
+	floor := c.applied.Load()
+	ctx, cancel := c.ctx()
+	defer cancel()
+	start := time.Now()
+	resp, err := c.rpc.GetMany(ctx, req)
+	c.callLat.Since(start)
+	if err != nil {
+		return c.callErr("GetMany", err)
+	}
+	if len(resp.GetValues()) != len(missed) {
+		return fmt.Errorf("memnode %s: GetMany answered %d values for %d keys", c.opts.Address, len(resp.GetValues()), len(missed))
+	}
+	if h := resp.GetHeight(); h < floor {
+		return c.lostErr("GetMany", h, floor)
+	}
+	c.remoteReads.Add(uint64(len(missed)))
+	for j, i := range missed {
+		r := decodeValue(resp.Values[j])
+		if !versionsOnly {
+			c.cache.Put(resp.GetHeight(), string(s.Key(i)), r.Value, r.Found)
+		}
+		fill(i, r)
+	}
+	return nil
+}
+
+// Scan implements statedb.DB: one streamed call, read at one height on
+// the node, a page at a time, the next asked for only when fn has taken
+// the last; it does not use the cache.
+func (c *Client) Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error {
+	if err := c.gate.Enter(); err != nil {
+		return err
+	}
+	defer c.gate.Exit()
+	if err := statedb.CheckNamespace(ns); err != nil {
+		return err
+	}
+	if statedb.EmptyRange(start, end) {
+		return nil
+	}
+	_, err := c.stream("Scan", &api.MemScanRequest{Namespace: []byte(ns), Start: []byte(start), End: []byte(end)},
+		func(k []byte, v statedb.Value) (bool, error) { return fn(string(k), v), nil })
+	return err
+}
+
+// Dump implements statedb.Dumper: every key of every namespace, at one
+// height, which it returns.
+func (c *Client) Dump(fn func(ns, key string, v statedb.Value) error) (uint64, error) {
+	if err := c.gate.Enter(); err != nil {
+		return 0, err
+	}
+	defer c.gate.Exit()
+	return c.stream("Dump", &api.MemScanRequest{All: true}, func(k []byte, v statedb.Value) (bool, error) {
+		ns, key, err := statedb.SplitKey(k)
+		if err != nil {
+			return false, fmt.Errorf("memnode %s: Dump: %w", c.opts.Address, err)
+		}
+		return true, fn(ns, key, v)
+	})
+}
+
+// stream runs a Scan call, checks its height against the fence and hands
+// every key to fn until fn returns false or an error. It returns the
+// height read.
+func (c *Client) stream(op string, req *api.MemScanRequest, fn func(k []byte, v statedb.Value) (bool, error)) (uint64, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel() // ends the stream when fn stops early
+	floor := c.applied.Load()
+	stream, err := c.rpc.Scan(ctx)
+	if err == nil {
+		err = stream.Send(req)
+	}
+	if err != nil {
+		return 0, c.callErr(op, err)
+	}
+	var height uint64
+	for first := true; ; first = false {
+		if !first {
+			if err := stream.Send(&api.MemScanRequest{}); err != nil && !errors.Is(err, io.EOF) {
+				return 0, c.callErr(op, err)
+			} // on io.EOF the server has ended the stream: Recv says why
+		}
+		// Each page is awaited under the call timeout: a long scan is
+		// fine, a silent node is not.
+		page, err := recvWithin(stream, c.opts.CallTimeout, cancel)
+		if errors.Is(err, io.EOF) {
+			return height, nil
+		}
+		if err != nil {
+			return 0, c.callErr(op, err)
+		}
+		if first {
+			if height = page.GetHeight(); height < floor {
+				return 0, c.lostErr(op, height, floor)
+			}
+		}
+		if len(page.GetKeys()) != len(page.GetValues()) {
+			return 0, fmt.Errorf("memnode %s: %s page of %d keys and %d values", c.opts.Address, op, len(page.GetKeys()), len(page.GetValues()))
+		}
+		for i, k := range page.GetKeys() {
+			if ok, err := fn(k, decodeValue(page.Values[i]).Value); !ok || err != nil {
+				return height, err
+			}
+		}
+	}
+}
+
+// recvWithin receives the next page, cancelling the stream if none comes
+// within d.
+func recvWithin(stream api.MemoryNode_ScanClient, d time.Duration, cancel context.CancelFunc) (*api.MemScanPage, error) {
+	t := time.AfterFunc(d, cancel)
+	defer t.Stop()
+	return stream.Recv()
+}
+
+// Apply implements statedb.DB. It sends the batch with the applied
+// height as its base; a node that lost state refuses it and Apply
+// returns statedb.ErrStateLost.
+func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
+	if err := c.gate.Enter(); err != nil {
+		return err
+	}
+	defer c.gate.Exit()
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	from := c.applied.Load()
+	if err := statedb.CheckHeight(height, from); err != nil {
+		return err
+	}
+	if err := b.CheckNamespaces(); err != nil {
+		return err
+	}
+	if c.lost.Load() {
+		return fmt.Errorf("%w: memnode %s: Apply of height %d before the state was re-applied (call Savepoint)", statedb.ErrStateLost, c.opts.Address, height)
+	}
+	ctx, cancel := c.ctx()
+	defer cancel()
+	start := time.Now()
+	resp, err := c.rpc.Apply(ctx, encodeApply(b, from, height, sync))
+	c.callLat.Since(start)
+	if err != nil {
+		return c.callErr(fmt.Sprintf("Apply of height %d", height), err)
+	}
+	if !resp.GetApplied() {
+		return c.lostErr(fmt.Sprintf("Apply from %d to %d", from, height), resp.GetHeight(), from)
+	}
+	var writes []statedb.Write
+	if b != nil {
+		writes = b.Writes
+	}
+	c.mu.Lock()
+	c.applied.Store(height)
+	c.cache.Apply(writes, height)
+	c.mu.Unlock()
+	return nil
+}
+
+// Savepoint implements statedb.DB: the applied height; once the node was
+// found to have lost state, the node's height, at which the client then
+// starts over (cache emptied).
+func (c *Client) Savepoint() (uint64, error) {
+	if c.gate.Closed() {
+		return 0, statedb.ErrClosed
+	}
+	if !c.lost.Load() {
+		return c.applied.Load(), nil
+	}
+	c.applyMu.Lock()
+	defer c.applyMu.Unlock()
+	if !c.lost.Load() {
+		return c.applied.Load(), nil
+	}
+	sp, err := c.remoteSavepoint()
+	if err != nil {
+		return 0, err
+	}
+	c.mu.Lock()
+	c.applied.Store(sp)
+	c.cache.Reset(sp)
+	c.mu.Unlock()
+	c.lost.Store(false)
+	return sp, nil
+}
+
+// Close implements statedb.DB; the memory node keeps running.
+func (c *Client) Close() error {
+	if err := c.gate.Shut(); err != nil {
+		return err
+	}
+	if err := c.conn.Close(); err != nil {
+		return fmt.Errorf("memnode: closing the connection to %s: %w", c.opts.Address, err)
+	}
+	return nil
+}
+
+// Metrics returns the client's counters.
+func (c *Client) Metrics() ClientMetrics {
+	return ClientMetrics{CacheHits: c.cacheHits.Load(), RemoteReads: c.remoteReads.Load(), Unavailable: c.unavailable.Load(),
+		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot()}
+}

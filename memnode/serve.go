@@ -1,0 +1,102 @@
+package memnode
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/ledger/statedb/tiered"
+)
+
+// ServerOptions configures a Server.
+type ServerOptions struct {
+	// Tiers tunes the memory tier (MemoryBytes is the node's byte limit)
+	// and the Pebble storage tier; the local cache is always left out.
+	Tiers tiered.Options
+	// TLS is the server side of mutual TLS (node.TLSConfigs). Required.
+	TLS *tls.Config
+	// MaxMessageBytes bounds a message either way. Default 256 MiB.
+	MaxMessageBytes int
+	// MaxStreams bounds the concurrent calls of one connection. Default 256.
+	MaxStreams uint32
+}
+
+// Server is a running memory node: the tiers in dir, served on a
+// listener.
+type Server struct {
+	svc  *service
+	grpc *grpc.Server
+	addr string
+	done chan error
+	once sync.Once // halt's
+	err  error     // halt's
+}
+
+// Serve opens (or creates) the tiers in dir and serves them on lis until
+// Close. The published height starts at the storage tier's savepoint.
+func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
+	if opts.TLS == nil {
+		return nil, errors.New("memnode: the server needs a TLS configuration (mutual TLS)")
+	}
+	if opts.MaxMessageBytes == 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if opts.MaxStreams == 0 {
+		opts.MaxStreams = 256
+	}
+	opts.Tiers.NoCache = true
+	db, err := tiered.Open(dir, opts.Tiers)
+	if err != nil {
+		return nil, fmt.Errorf("memnode: %w", err)
+	}
+	s := &Server{svc: &service{db: db}, addr: lis.Addr().String(), done: make(chan error, 1)}
+	s.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(opts.TLS)),
+		grpc.MaxRecvMsgSize(opts.MaxMessageBytes), grpc.MaxSendMsgSize(opts.MaxMessageBytes),
+		grpc.MaxConcurrentStreams(opts.MaxStreams))
+	api.RegisterMemoryNodeServer(s.grpc, s.svc)
+	go func() { s.done <- s.grpc.Serve(lis) }()
+	return s, nil
+}
+
+// Addr returns the address the node serves on.
+func (s *Server) Addr() string { return s.addr }
+
+// Metrics returns the node's counters.
+func (s *Server) Metrics() Metrics { return s.svc.metrics() }
+
+// Kill stops serving at once and drops the memory tier unflushed: what
+// SIGKILL leaves, for tests in one process. A Serve on the same directory
+// then starts at the storage savepoint.
+func (s *Server) Kill() error { return s.halt(true) }
+
+// Close stops serving (running calls end first), then flushes the memory
+// tier to storage with sync and closes it, so that a clean restart loses
+// nothing. After Kill or Close, both do nothing.
+func (s *Server) Close() error { return s.halt(false) }
+
+func (s *Server) halt(kill bool) error {
+	s.once.Do(func() {
+		closeDB := s.svc.db.Close
+		if kill {
+			s.grpc.Stop()
+			closeDB = s.svc.db.CloseLosingMemory
+		} else {
+			s.grpc.GracefulStop()
+		}
+		err := <-s.done
+		if errors.Is(err, grpc.ErrServerStopped) {
+			err = nil
+		}
+		if cerr := closeDB(); cerr != nil {
+			err = fmt.Errorf("memnode: %w", cerr)
+		}
+		s.err = err
+	})
+	return s.err
+}

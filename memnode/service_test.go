@@ -1,0 +1,107 @@
+package memnode
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/tiered"
+)
+
+// TestApplyRule checks Apply's rule (service): a batch from the
+// published height is applied, a re-sent one is acknowledged without a
+// write, and one from another height is refused with the height.
+func TestApplyRule(t *testing.T) {
+	db, err := tiered.Open(t.TempDir(), tiered.Options{NoCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := &service{db: db}
+	put := func(from, height uint64, val string) *api.MemApplyResponse {
+		t.Helper()
+		var b statedb.Batch
+		b.Put("ns", "k", []byte(val), statedb.Version{Block: height - 1})
+		resp, err := s.Apply(context.Background(), encodeApply(&b, from, height, false))
+		if err != nil {
+			t.Fatalf("Apply from %d to %d: %v", from, height, err)
+		}
+		return resp
+	}
+	for _, tc := range []struct {
+		from, height uint64
+		val          string
+		applied      bool
+		after        uint64 // the published height after
+		want         string // k's value after
+	}{
+		{0, 2, "a", true, 2, "a"},
+		{2, 3, "b", true, 3, "b"},
+		{2, 3, "b-again", true, 3, "b"},  // re-sent: acknowledged, not written
+		{0, 2, "a-again", true, 3, "b"},  // older still
+		{4, 5, "gap", false, 3, "b"},     // from above the height: refused
+		{1, 4, "overlap", false, 3, "b"}, // reaches past the height from below it
+		{3, 4, "c", true, 4, "c"},
+	} {
+		resp := put(tc.from, tc.height, tc.val)
+		if resp.GetApplied() != tc.applied || resp.GetHeight() != tc.after {
+			t.Errorf("Apply from %d to %d: applied %v at height %d; want %v at %d", tc.from, tc.height, resp.GetApplied(), resp.GetHeight(), tc.applied, tc.after)
+		}
+		v, _, err := db.Get("ns", "k")
+		if err != nil || string(v.Data) != tc.want {
+			t.Errorf("after Apply from %d to %d: k = %q, %v; want %q", tc.from, tc.height, v.Data, err, tc.want)
+		}
+	}
+	if _, err := s.Apply(context.Background(), &api.MemApplyRequest{From: 4, Height: 4}); err == nil {
+		t.Error("Apply from 4 to 4 succeeded; want a bad request")
+	}
+}
+
+// FuzzDecodeApply feeds arbitrary bytes to the Apply request's decoder
+// (as the server receives them): it must not panic, must refuse with
+// ErrBadRequest, and what it accepts must encode back to the same request.
+func FuzzDecodeApply(f *testing.F) {
+	var b statedb.Batch
+	b.Put("ns", "k\x00\xff", []byte("v"), statedb.Version{Block: 7, Tx: 2})
+	b.Delete("other", "", statedb.Version{Block: 7, Tx: 3})
+	seed, _ := proto.Marshal(encodeApply(&b, 3, 4, true))
+	f.Add(seed)
+	f.Add([]byte{})
+	bad, _ := proto.Marshal(&api.MemApplyRequest{From: 1, Height: 2, Writes: []*api.MemWrite{{Namespace: []byte("bad ns!")}}})
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		req := &api.MemApplyRequest{}
+		if proto.Unmarshal(raw, req) != nil {
+			return
+		}
+		batch, err := decodeApply(req)
+		if err != nil {
+			if !errors.Is(err, ErrBadRequest) {
+				t.Fatalf("decodeApply error %v does not wrap ErrBadRequest", err)
+			}
+			return
+		}
+		again := encodeApply(batch, req.GetFrom(), req.GetHeight(), req.GetSync())
+		back, err := decodeApply(again)
+		if err != nil || !reflect.DeepEqual(normal(back), normal(batch)) {
+			t.Fatalf("decode(encode(decode(x))) = %v, %v; want %v", back, err, batch)
+		}
+	})
+}
+
+// normal makes empty and nil values alike, as the wire does.
+func normal(b *statedb.Batch) []statedb.Write {
+	out := make([]statedb.Write, len(b.Writes))
+	for i, w := range b.Writes {
+		if len(w.Value) == 0 {
+			w.Value = nil
+		}
+		out[i] = w
+	}
+	return out
+}

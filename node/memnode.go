@@ -1,0 +1,93 @@
+package node
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/strand-ledger/strand/memnode"
+)
+
+// Memnode is a running memory node process: the served tiers and the
+// metrics endpoint.
+type Memnode struct {
+	srv     *memnode.Server
+	metrics *metricsServer
+	log     *slog.Logger
+}
+
+// StartMemnode loads the TLS material, opens the tiers in cfg.DataDir
+// (starting at the storage tier's savepoint) and serves them.
+func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
+	opts := &slog.HandlerOptions{Level: logLevels[cfg.Log.Level]}
+	var h slog.Handler = slog.NewTextHandler(os.Stderr, opts)
+	if cfg.Log.Format == "json" {
+		h = slog.NewJSONHandler(os.Stderr, opts)
+	}
+	log := slog.New(h).With("node", "memnode", "listen", cfg.Listen)
+	serverTLS, err := memnodeTLS(cfg.TLS, cfg.CAs, true)
+	if err != nil {
+		return nil, err
+	}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("node: memnode listen %s: %w", cfg.Listen, err)
+	}
+	srv, err := memnode.Serve(cfg.DataDir, lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20})
+	if err != nil {
+		_ = lis.Close()
+		return nil, err
+	}
+	m := &Memnode{srv: srv, log: log}
+	if m.metrics, err = startMetrics(cfg.Metrics, false, log, NewStructCollector("memnode", func() any { return srv.Metrics() })); err != nil {
+		return nil, errors.Join(err, srv.Close())
+	}
+	t := srv.Metrics().Tiers
+	log.Info("memory node serving", "height", t.Height, "storageSavepoint", t.Durable, "memoryMB", cfg.MemoryMB, "metrics", m.metrics.Addr())
+	return m, nil
+}
+
+// Addr returns the address the memory node serves on.
+func (m *Memnode) Addr() string { return m.srv.Addr() }
+
+// Close stops serving and flushes the memory tier to storage.
+func (m *Memnode) Close() error {
+	err := m.srv.Close()
+	if merr := m.metrics.Close(); err == nil {
+		err = merr
+	}
+	m.log.Info("memory node stopped", "err", err)
+	return err
+}
+
+// memnodeTLS builds one side of the mutual TLS between a peer and its
+// memory node from a key pair and CA files.
+func memnodeTLS(kp KeyPair, caFiles []string, server bool) (*tls.Config, error) {
+	cert, err := os.ReadFile(kp.Cert)
+	if err != nil {
+		return nil, fmt.Errorf("node: memnode TLS certificate: %w", err)
+	}
+	key, err := os.ReadFile(kp.Key)
+	if err != nil {
+		return nil, fmt.Errorf("node: memnode TLS key: %w", err)
+	}
+	var cas [][]byte
+	for _, f := range caFiles {
+		ca, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("node: memnode TLS CA: %w", err)
+		}
+		cas = append(cas, ca)
+	}
+	s, c, err := TLSConfigs(cert, key, cas)
+	if err != nil {
+		return nil, err
+	}
+	if server {
+		return s, nil
+	}
+	return c, nil
+}
