@@ -182,6 +182,14 @@ func (s *service) Apply(_ context.Context, req *api.MemApplyRequest) (*api.MemAp
 		s.applies.Add(1)
 		h = req.GetHeight()
 	case req.GetHeight() <= h && req.GetFrom() < h:
+		// Its first Apply may have been without sync, or its answer lost
+		// before the sync ended: a synced re-send is acknowledged only
+		// once storage holds it.
+		if req.GetSync() {
+			if err := s.db.Sync(req.GetHeight()); err != nil {
+				return nil, statusOf(fmt.Sprintf("Apply (re-sent) to %d", req.GetHeight()), err)
+			}
+		}
 		s.resent.Add(1)
 	default:
 		s.refused.Add(1)

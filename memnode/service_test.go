@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -17,17 +18,18 @@ import (
 // published height is applied, a re-sent one is acknowledged without a
 // write, and one from another height is refused with the height.
 func TestApplyRule(t *testing.T) {
-	db, err := tiered.Open(t.TempDir(), tiered.Options{NoCache: true})
+	// Nothing flushes on its own during the test.
+	db, err := tiered.Open(t.TempDir(), tiered.Options{NoCache: true, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	s := &service{db: db}
-	put := func(from, height uint64, val string) *api.MemApplyResponse {
+	put := func(from, height uint64, val string, sync bool) *api.MemApplyResponse {
 		t.Helper()
 		var b statedb.Batch
 		b.Put("ns", "k", []byte(val), statedb.Version{Block: height - 1})
-		resp, err := s.Apply(context.Background(), encodeApply(&b, from, height, false))
+		resp, err := s.Apply(context.Background(), encodeApply(&b, from, height, sync))
 		if err != nil {
 			t.Fatalf("Apply from %d to %d: %v", from, height, err)
 		}
@@ -48,7 +50,7 @@ func TestApplyRule(t *testing.T) {
 		{1, 4, "overlap", false, 3, "b"}, // reaches past the height from below it
 		{3, 4, "c", true, 4, "c"},
 	} {
-		resp := put(tc.from, tc.height, tc.val)
+		resp := put(tc.from, tc.height, tc.val, false)
 		if resp.GetApplied() != tc.applied || resp.GetHeight() != tc.after {
 			t.Errorf("Apply from %d to %d: applied %v at height %d; want %v at %d", tc.from, tc.height, resp.GetApplied(), resp.GetHeight(), tc.applied, tc.after)
 		}
@@ -56,6 +58,14 @@ func TestApplyRule(t *testing.T) {
 		if err != nil || string(v.Data) != tc.want {
 			t.Errorf("after Apply from %d to %d: k = %q, %v; want %q", tc.from, tc.height, v.Data, err, tc.want)
 		}
+	}
+	// A synced re-send of a batch applied without sync is acknowledged
+	// only once storage holds it.
+	if d := db.Durable(); d >= 4 {
+		t.Fatalf("storage savepoint %d before any sync; want below 4", d)
+	}
+	if resp := put(3, 4, "c-again", true); !resp.GetApplied() || resp.GetDurable() < 4 {
+		t.Errorf("synced re-send of 3→4: applied %v, durable %d; want applied and durable ≥ 4", resp.GetApplied(), resp.GetDurable())
 	}
 	if _, err := s.Apply(context.Background(), &api.MemApplyRequest{From: 4, Height: 4}); err == nil {
 		t.Error("Apply from 4 to 4 succeeded; want a bad request")

@@ -157,6 +157,20 @@ func (d *DB) CloseLosingMemory() error {
 	return ferr
 }
 
+// Sync returns once the storage tier holds height durably (written with
+// sync). height must be one the DB has published. A memory node uses it
+// to acknowledge a re-sent synced batch only once it is durable.
+func (d *DB) Sync(height uint64) error {
+	if err := d.gate.Enter(); err != nil {
+		return err
+	}
+	defer d.gate.Exit()
+	if h := d.mem.View().Height(); height > h {
+		return fmt.Errorf("tiered: sync to height %d, above the published height %d", height, h)
+	}
+	return d.flusher.syncedAt(height)
+}
+
 // Durable returns the storage tier's savepoint: the height a loss of the
 // memory tier falls back to.
 func (d *DB) Durable() uint64 { return d.flusher.durable() }
