@@ -38,11 +38,27 @@ const stateRetryMax = time.Second
 func (c *Committer) retryState(op string, fn func() error, restore func() error) error {
 	wait := 5 * time.Millisecond
 	logged := false
-	for {
+	pause := func(err error) error {
+		select {
+		case <-time.After(wait):
+		case <-c.stopping:
+			return fmt.Errorf("closing while waiting for the state database: %w", err)
+		}
+		wait = min(2*wait, stateRetryMax)
+		return nil
+	}
+	for losses := 0; ; {
 		err := fn()
 		if errors.Is(err, statedb.ErrStateLost) {
 			c.metrics.stateLosses.Add(1)
 			c.log.Warn("state database lost state; re-applying blocks from the block store", "op", op, "err", err)
+			// A database that reports a loss again right after a
+			// restore is not hammered: later rounds back off.
+			if losses++; losses > 1 {
+				if perr := pause(err); perr != nil {
+					return perr
+				}
+			}
 			err = restore()
 			if err == nil {
 				continue
@@ -59,12 +75,9 @@ func (c *Committer) retryState(op string, fn func() error, restore func() error)
 			logged = true
 			c.log.Warn("state database unavailable; waiting (blocks are not taken meanwhile)", "op", op, "err", err)
 		}
-		select {
-		case <-time.After(wait):
-		case <-c.stopping:
-			return fmt.Errorf("closing while waiting for the state database: %w", err)
+		if perr := pause(err); perr != nil {
+			return perr
 		}
-		wait = min(2*wait, stateRetryMax)
 	}
 }
 
