@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/tap"
 
+	"github.com/strand-ledger/strand/internal/buildinfo"
 	"github.com/strand-ledger/strand/internal/gctune"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger"
@@ -38,6 +39,7 @@ type base struct {
 // open loads and checks the node's channel and opens its block store.
 func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
 	b.Name, b.log = cfg.Name, cfg.Logger()
+	b.log.Info("starting", append([]any{"role", cfg.Role, "config", cfg.file}, buildinfo.Read().LogAttrs()...)...)
 	gctune.Apply(cfg.GCPercent(), cfg.MemoryLimitMB())
 	ch, err := LoadChannel(cfg.Channel)
 	if err != nil {

@@ -87,7 +87,8 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	); err != nil {
 		return nil, err
 	}
-	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, o.log,
+	ready := func(context.Context) error { return o.Orderer.Ready() }
+	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, ready, o.log,
 		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
 		NewStructCollector("blockstore", func() any { return o.Store.Stats() }),
 	); err != nil {

@@ -50,6 +50,7 @@ type Peer struct {
 
 	channel string
 	repairs Repairs // written before serving starts, read by metrics
+	ready   *peerReadiness
 	conns   []*mux.Conn
 	cancel  context.CancelFunc
 }
@@ -153,7 +154,8 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}}); err != nil {
 		return nil, err
 	}
-	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, p.log,
+	p.ready = &peerReadiness{channel: ch.Channel, next: p.Committer.Next, orderers: book.Orderers}
+	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, p.ready.ready, p.log,
 		NewCommitterCollector(p.Committer),
 		NewStructCollector("endorser", func() any { return e.Metrics() }),
 		NewStructCollector("gateway", func() any { return gw.Metrics() }),
@@ -168,6 +170,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	go func() {
 		defer p.wg.Done()
 		if err := Follow(ctx, book.Orderers, ch.Channel, p.Committer, DefaultStallAfter, p.log, book.observe); err != nil && !errors.Is(err, context.Canceled) {
+			p.ready.stopped.Store(&err)
 			p.log.Error("following the ordering service stopped", "err", err)
 		}
 	}()

@@ -30,6 +30,6 @@ func rootCmd() *cobra.Command {
 	}
 	root.AddCommand(benchCmd())
 	root.AddCommand(cryptoCmd(), nodeStartCmd("peer"), nodeStartCmd("orderer"), netCmd(), invokeCmd(), queryCmd(), eventsCmd())
-	root.AddCommand(demoCmd(), snapshotCmd(), channelCmd(), ledgerCmd(), isolateCmd())
+	root.AddCommand(demoCmd(), snapshotCmd(), channelCmd(), ledgerCmd(), isolateCmd(), versionCmd())
 	return root
 }

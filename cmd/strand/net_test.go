@@ -66,6 +66,17 @@ func TestNetLifecycle(t *testing.T) {
 	up := mustCLI(t, "net", "up", "--dir", dir)
 	t.Logf("net up:\n%s", up)
 	pids := readPIDs(t, lay)
+	// Every node's first log line names its build.
+	for _, n := range lay.Nodes {
+		raw, err := os.ReadFile(lay.LogFile(n.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitN(string(raw), "\n", 3)
+		if len(lines) < 2 || !strings.Contains(lines[1], "msg=starting node="+n.Name) || !strings.Contains(lines[1], " commit=") || !strings.Contains(lines[1], " go=go") {
+			t.Errorf("%s: log starts %q, want its start line naming the build", n.Name, lines)
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
