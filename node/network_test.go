@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -230,6 +231,17 @@ func TestNetwork(t *testing.T) {
 		if code, body := httpGet(t, c.addr, c.path); code != c.code || !strings.Contains(body, c.want) {
 			t.Errorf("GET %s: %d %q, want %d and %q", c.path, code, body, c.code, c.want)
 		}
+	}
+	// A second start of a running node is refused naming its data
+	// directory and the process holding it; a missing certificate is
+	// named as such, even then.
+	if _, err := node.StartPeer(n.configs[1]); !errors.Is(err, node.ErrDataDirInUse) || !strings.Contains(err.Error(), n.configs[1].DataDir) {
+		t.Errorf("second start of %s: %v, want ErrDataDirInUse naming %s", n.configs[1].Name, err, n.configs[1].DataDir)
+	}
+	noCert := *n.configs[1]
+	noCert.TLS.Cert += ".missing"
+	if _, err := node.StartPeer(&noCert); err == nil || errors.Is(err, node.ErrDataDirInUse) || !strings.Contains(err.Error(), "tls.cert") {
+		t.Errorf("start with a missing TLS certificate: %v, want an error naming tls.cert", err)
 	}
 	// Profiles are served where asked for, and only there.
 	if code := httpStatus(t, n.peers[0].MetricsAddr(), "/debug/pprof/heap"); code != http.StatusOK {

@@ -38,7 +38,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 			o.Close()
 		}
 	}()
-	ch, err := o.open(cfg)
+	ch, creds, err := o.open(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -46,14 +46,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	signer, err := cfg.Signer()
-	if err != nil {
-		return nil, err
-	}
-	serverTLS, clientTLS, err := LoadTLS(cfg, ch)
-	if err != nil {
-		return nil, err
-	}
+	signer, serverTLS, clientTLS := creds.signer, creds.serverTLS, creds.clientTLS
 	raft, err := raftConfig(cfg, ch, clientTLS)
 	if err != nil {
 		return nil, err

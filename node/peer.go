@@ -64,7 +64,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			p.Close()
 		}
 	}()
-	ch, err := p.open(cfg)
+	ch, creds, err := p.open(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +77,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	serverTLS, clientTLS, err := LoadTLS(cfg, ch)
-	if err != nil {
-		return nil, err
-	}
+	serverTLS, clientTLS := creds.serverTLS, creds.clientTLS
 	toOrderer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RoleOrderer)))
 	toPeer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RolePeer)))
 	// Every peer prefers a different orderer (its position among the
@@ -109,10 +106,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if p.Committer, err = committer.New(comCh, p.Store, p.State, opts, p.log); err != nil {
 		return nil, err
 	}
-	signer, err := cfg.Signer()
-	if err != nil {
-		return nil, err
-	}
+	signer := creds.signer
 	contracts, err := builtinContracts(ch)
 	if err != nil {
 		return nil, err
