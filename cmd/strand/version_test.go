@@ -22,3 +22,20 @@ func TestVersion(t *testing.T) {
 		t.Error("strand version extra: no error")
 	}
 }
+
+// TestFlagErrors: a negative number taken for a flag says to put --
+// before it; another unknown flag says where the flags are listed.
+func TestFlagErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"invoke", "create_account", "a", "A", "-5", "0"}, "-5 was read as a flag: put -- before arguments that start with a dash (`strand invoke [flags] -- ARGS...`"},
+		{[]string{"query", "query", "-12.5"}, "-12.5 was read as a flag"},
+		{[]string{"net", "up", "--orderes", "3"}, "unknown flag: --orderes (`strand net up --help` lists the flags)"},
+	} {
+		if _, err := cli(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("strand %s: %v, want an error containing %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+}
