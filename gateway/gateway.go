@@ -42,7 +42,7 @@ type Ledger interface {
 type Config struct {
 	Channel  string
 	LocalOrg string
-	// Peer names this gateway's peer in the committed heights it reports
+	// Peer names this gateway's peer in its refusals and in the committed heights it reports
 	// to the orderers with each submit (a stream-mode orderer paces its
 	// blocks by them); empty means LocalOrg.
 	Peer string

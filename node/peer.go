@@ -130,7 +130,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			if err != nil {
 				return nil, err
 			}
-			remote[org] = append(remote[org], gateway.BatchProposals(api.NewEndorserClient(conn)))
+			remote[org] = append(remote[org], gateway.BatchProposals(gateway.NamedEndorser(pe.Name, api.NewEndorserClient(conn))))
 		}
 	}
 	gw, err := gateway.New(gateway.Config{
