@@ -79,3 +79,23 @@ func (l *dirLock) release() error {
 	}
 	return l.f.Close()
 }
+
+// DataDirHolder reports whether a process holds the lock on the data
+// directory dir, and the PID it recorded (0 if none). It takes and drops
+// a shared lock to find out, so a node starting at that very moment
+// could find the directory busy; callers are status displays, not
+// supervisors.
+func DataDirHolder(dir string) (pid int, held bool) {
+	f, err := os.Open(filepath.Join(dir, pidFile))
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		return 0, false // the kernel unlocks at Close
+	}
+	raw := make([]byte, 32)
+	n, _ := f.ReadAt(raw, 0)
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(raw[:n])))
+	return pid, true
+}

@@ -23,6 +23,20 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+func TestQuorumNote(t *testing.T) {
+	for n, want := range map[int]string{1: "", 3: "", 5: "",
+		2: "note: --orderers 2: a Raft leader needs 2 of the 2, so 1 failing stop ordering, no more tolerant than 1; use an odd number",
+		4: "a Raft leader needs 3 of the 4, so 2 failing stop ordering, no more tolerant than 3"} {
+		if got := quorumNote(n); want == "" && got != "" || want != "" && !strings.Contains(got, want) {
+			t.Errorf("quorumNote(%d) = %q, want %q", n, got, want)
+		}
+	}
+	out := mustCLI(t, "crypto", "gen", "--dir", t.TempDir()+"/net", "--orderers", "2")
+	if !strings.Contains(out, "note: --orderers 2") {
+		t.Errorf("crypto gen --orderers 2 says nothing of the quorum:\n%s", out)
+	}
+}
+
 // TestFlagErrors: a negative number taken for a flag says to put --
 // before it; another unknown flag says where the flags are listed.
 func TestFlagErrors(t *testing.T) {
