@@ -240,7 +240,7 @@ func TestNetwork(t *testing.T) {
 	}
 	noCert := *n.configs[1]
 	noCert.TLS.Cert += ".missing"
-	if _, err := node.StartPeer(&noCert); err == nil || errors.Is(err, node.ErrDataDirInUse) || !strings.Contains(err.Error(), "tls.cert") {
+	if _, err := node.StartPeer(&noCert); err == nil || errors.Is(err, node.ErrDataDirInUse) || !strings.Contains(err.Error(), "tls.cert, the node's TLS certificate: open "+noCert.TLS.Cert) {
 		t.Errorf("start with a missing TLS certificate: %v, want an error naming tls.cert", err)
 	}
 	// Profiles are served where asked for, and only there.
