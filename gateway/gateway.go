@@ -12,6 +12,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/endorser"
+	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/policy"
@@ -343,9 +344,10 @@ func (g *Gateway) submit(ctx context.Context, req *api.SubmitRequest, id string)
 		cancel()
 		switch {
 		case err != nil:
-			failures = append(failures, fmt.Sprintf("%s: %v", ordererName(i, o), err))
+			failures = append(failures, fmt.Sprintf("%s: %s", ordererName(i, o), rpcerr.Short(err)))
 		case r.Status == http.StatusServiceUnavailable:
-			failures = append(failures, fmt.Sprintf("%s: 503 %s", ordererName(i, o), r.Message))
+			// The tx is named once, below.
+			failures = append(failures, fmt.Sprintf("%s: 503 %s", ordererName(i, o), strings.ReplaceAll(r.Message, "tx "+id+": ", "")))
 		default:
 			if r.Status != http.StatusOK {
 				g.metrics.submitRefused.Add(1)
