@@ -12,8 +12,8 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/endorser"
-	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/policy"
 )
