@@ -2,11 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/strand-ledger/strand/internal/buildinfo"
+	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
 )
 
 func TestVersion(t *testing.T) {
@@ -51,5 +56,27 @@ func TestFlagErrors(t *testing.T) {
 		if _, err := cli(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("strand %s: %v, want an error containing %q", strings.Join(c.args, " "), err, c.want)
 		}
+	}
+}
+
+// TestLedgerCheckRunningNode: ledger check refuses a node that runs,
+// naming the process, instead of reading a store that is being written.
+func TestLedgerCheckRunningNode(t *testing.T) {
+	lay, err := localnet.Generate(filepath.Join(t.TempDir(), "net"), localnet.Spec{Orderers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := node.LoadNode(lay.Nodes[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := node.StartOrderer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	want := fmt.Sprintf("orderer0 is running (process %d holds %s)", os.Getpid(), cfg.DataDir)
+	if _, err := cli(t, "ledger", "check", "--config", lay.Nodes[0].Config); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("ledger check of a running orderer: %v, want %q", err, want)
 	}
 }
