@@ -8,7 +8,8 @@
 //
 // Rounds (Round, Run) drive a whole network: an embedded one started
 // afresh for each round (StartEmbedded: real gRPC over mutual TLS on
-// 127.0.0.1 in this process) or one `strand net up` runs (OpenNet). A
+// 127.0.0.1 in this process), one of node processes (StartProcesses,
+// network: processes) or one `strand net up` runs (OpenNet). A
 // round builds its workload (bench/workload), runs the workload's setup,
 // then starts transactions as its rate controller (bench/rate) decides,
 // from Clients clients that each hold their own identity, and records
@@ -16,6 +17,11 @@
 // second). After the load it checks the network: every peer at the same
 // height with the same state, and for Smallbank the money invariant.
 // bench/report renders Results; docs/bench.md describes them.
+//
+// On node processes a round can also run co-located CPU hogs (hog.go),
+// the QiOi controller (package isolation) and CPU quotas per node role
+// (interference.go for the fields, interfere.go for the order of events);
+// the qioi preset (qioipreset.go, docs/isolation.md) is built from them.
 //
 // Invariants of Run:
 //   - The control loop is the only goroutine that counts starts and
@@ -29,4 +35,8 @@
 //     that sum.
 //   - A failed check still returns the Result, with an error wrapping
 //     ErrCheckFailed, so reports show the failing round.
+//   - Every cgroup, hog and node process a round starts ends with it: on
+//     return, on a failed start, and when the harness is killed (nodes by
+//     PR_SET_PDEATHSIG, hogs at their stdin's end, cgroups at the next
+//     round's start).
 package bench

@@ -33,6 +33,7 @@ type Network struct {
 	Peers   []*node.Peer
 	keep    bool
 	owned   bool // Dir was made here
+	procs   bool // StartProcesses started its nodes: Close stops them
 }
 
 // Embedded reports whether the network runs in this process.
@@ -99,6 +100,9 @@ func (n *Network) Close() {
 	}
 	if n.Orderer != nil {
 		n.Orderer.Close()
+	}
+	if n.procs && n.Layout != nil {
+		localnet.Down(n.Layout, localnet.DownOptions{})
 	}
 	if n.owned && !n.keep && n.Dir != "" {
 		os.RemoveAll(n.Dir)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"time"
 
@@ -38,6 +39,19 @@ type ReplaySpec struct {
 	StateDB     string
 	NoSync      bool
 	Dir         string
+	// BlockSize is the workload blocks' transactions, for pacing.
+	BlockSize int `json:",omitempty"`
+	// RateTPS, if positive, paces delivery: block i is handed over at
+	// i·BlockSize/RateTPS seconds. 0 delivers as fast as the peer takes.
+	RateTPS float64 `json:",omitempty"`
+	// Workers, if positive, is the peer's cores: its verify and apply
+	// workers and GOMAXPROCS.
+	Workers int `json:",omitempty"`
+	// Reparse makes the peer decode every transaction again at each
+	// stage (committer.Options.Reparse).
+	Reparse bool `json:",omitempty"`
+	// Energy, if set, measures the replay's energy.
+	Energy *EnergySpec `json:",omitempty"`
 }
 
 // ReplayResult is what the replay process measured of itself.
@@ -52,6 +66,7 @@ type ReplayResult struct {
 	StateKeys  int                    `json:"state_keys"`
 	StateHash  string                 `json:"state_hash"`
 	Total      int64                  `json:"total"`
+	Energy     *ReplayEnergy          `json:"energy,omitempty"`
 }
 
 // ReplayMain runs a replay described by the JSON spec in specFile, writes
@@ -115,7 +130,16 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 		return nil, err
 	}
 	defer db.Close()
-	c, err := committer.New(ch, store, db, committer.Options{Mode: mode}, nil)
+	if spec.Workers > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(spec.Workers))
+	}
+	opts := committer.Options{Mode: mode, VerifyWorkers: spec.Workers, ApplyWorkers: spec.Workers, Reparse: spec.Reparse}
+	var rec *energyRecorder
+	if spec.Energy != nil {
+		rec = newEnergyRecorder(spec.Energy, spec.Blocks)
+		opts.OnBusy = rec.onBusy
+	}
+	c, err := committer.New(ch, store, db, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,12 +160,27 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 	}
 	before := c.Metrics()
 	sub := c.Subscribe(spec.Blocks + 1)
+	if rec != nil {
+		cfg := spec.Energy.Meter
+		if cfg.Model.Cores == 0 && spec.Workers > 0 {
+			cfg.Model.Cores = spec.Workers // the cores given to the peer, as the study counts them
+		}
+		if err := rec.start(cfg); err != nil {
+			return nil, err
+		}
+	}
 	cpu0, err := proccpu.Self()
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
 	for i := 0; i < spec.Blocks; i++ {
+		if spec.RateTPS > 0 {
+			time.Sleep(time.Until(start.Add(time.Duration(float64(i*spec.BlockSize) / spec.RateTPS * float64(time.Second)))))
+			if rec != nil {
+				rec.edge()
+			}
+		}
 		if err := deliverNext(c, blocks); err != nil {
 			return nil, err
 		}
@@ -158,6 +197,11 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 		return nil, err
 	}
 	res.CPU = cpu1 - cpu0
+	if rec != nil {
+		if res.Energy, err = rec.finish(); err != nil {
+			return nil, err
+		}
+	}
 	res.Fsyncs = c.Metrics().Groups - before.Groups
 	if err := c.Close(); err != nil {
 		return nil, err

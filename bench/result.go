@@ -37,6 +37,11 @@ type Result struct {
 	CPUPercent map[string]float64 `json:"cpu_percent"` // by process, % of one core
 	RSSMB      map[string]float64 `json:"rss_mb"`      // by process, highest sampled
 	Usage      Usage              `json:"usage"`
+	Energy     *RunEnergy         `json:"energy,omitempty"`
+
+	// Isolation: hogs, controller and quotas (interference.go); nil
+	// when the round had none.
+	Isolation *IsolationResult `json:"isolation,omitempty"`
 
 	Knee     *rate.StepResult  `json:"knee,omitempty"`
 	Steps    []rate.StepResult `json:"steps,omitempty"`

@@ -38,6 +38,9 @@ type Round struct {
 	// orderer sign only checkpoint blocks (orderer.Checkpoints).
 	CheckpointBlocks   int           `yaml:"checkpoint_blocks,omitempty" json:"checkpoint_blocks,omitempty"`
 	CheckpointInterval time.Duration `yaml:"checkpoint_interval,omitempty" json:"checkpoint_interval,omitempty"`
+
+	// Process network, interference, isolation and budgets (interference.go).
+	Interference `yaml:",inline"`
 }
 
 // EnsureDefaults fills unset fields: smallbank, 16 clients keeping one
@@ -120,7 +123,13 @@ func (r *Round) Validate(embedded bool) error {
 		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 {
 			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db or checkpoint_*, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
 		}
+		if r.Interference.set() {
+			return fmt.Errorf("bench: round %q sets network, hogs, isolation, cpu_quota or cgroup_parent, which only apply to a network the round starts: want them unset with --net", r.Label)
+		}
 		return nil
+	}
+	if err := r.Interference.validate(r.Duration); err != nil {
+		return fmt.Errorf("bench: round %q: %w", r.Label, err)
 	}
 	switch {
 	case r.Orgs < 1 || r.Orgs > 16:
@@ -137,6 +146,8 @@ func (r *Round) Validate(embedded bool) error {
 		return bad("checkpoint_interval", r.CheckpointInterval, "0 or 1ms to 1h")
 	case r.StateDB != "" && !slices.Contains(backend.Names(), r.StateDB):
 		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "one of "+strings.Join(backend.Names(), ", "))
+	case r.StateDB != "" && r.Network == "processes":
+		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "unset with network: processes (its nodes use their generated configuration, pebble)")
 	}
 	return nil
 }
@@ -157,8 +168,9 @@ func (r *Round) netOptions(keep bool) NetOptions {
 // earlier round's (rate.Config.Of) from that round's result in done, the
 // results of the run so far; other rounds are returned as they are.
 func Resolve(r Round, done []*Result) (Round, error) {
-	if r.Rate.Of == "" {
-		return r, nil
+	r, err := resolveThreshold(r, done)
+	if err != nil || r.Rate.Of == "" {
+		return r, err
 	}
 	for i := len(done) - 1; i >= 0; i-- {
 		res := done[i]

@@ -47,12 +47,16 @@ func LoadRounds(path string) ([]Round, error) {
 	return f.Rounds, nil
 }
 
-// checkOf checks that every rate.of names the label of an earlier round.
+// checkOf checks that every rate.of and isolation.threshold_of names the
+// label of an earlier round.
 func checkOf(rounds []Round) error {
 	labels := map[string]bool{}
 	for i, r := range rounds {
 		if of := r.Rate.Of; of != "" && !labels[of] {
 			return fmt.Errorf("round %d (%q): rate.of = %q: want the label of an earlier round", i+1, r.Label, of)
+		}
+		if r.Isolation != nil && r.Isolation.ThresholdOf != "" && !labels[r.Isolation.ThresholdOf] {
+			return fmt.Errorf("round %d (%q): isolation.threshold_of = %q: want the label of an earlier round", i+1, r.Label, r.Isolation.ThresholdOf)
 		}
 		labels[r.Label] = true
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/strand-ledger/strand/bench/stats"
 	"github.com/strand-ledger/strand/bench/workload"
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/energy"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/gopool"
 	"github.com/strand-ledger/strand/localnet"
@@ -33,6 +34,13 @@ type Target struct {
 	Progress func(Progress)
 	// Log, if set, receives one-line notes (network up, setup done).
 	Log func(format string, args ...any)
+	// Energy chooses the energy meter (runenergy.go); the zero value is
+	// RAPL where the machine has it, else the model.
+	Energy energy.Config
+	// Command is the strand binary (and any arguments before the
+	// subcommand), which rounds with network: processes start their
+	// nodes and hogs with.
+	Command []string
 }
 
 // Progress is the state of a running round.
@@ -76,7 +84,14 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		return nil, err
 	}
 	var n *Network
-	if embedded {
+	if embedded && r.Network == "processes" {
+		settleMemory()
+		start := time.Now()
+		if n, err = StartProcesses(r.netOptions(t.Keep), t.Command); err != nil {
+			return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+		}
+		t.logf("network up in %v: %d node processes, %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes), r.BatchMode)
+	} else if embedded {
 		settleMemory()
 		start := time.Now()
 		if n, err = StartEmbedded(r.netOptions(t.Keep)); err != nil {
@@ -103,8 +118,22 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		t.logf("setup of %s done", r.Workload)
 	}
 
+	meter, err := openRoundMeter(t.Energy)
+	if err != nil {
+		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+	}
 	l := newLoad(r, w, conns, n)
+	if r.Interference.cgroups() {
+		if l.in, err = startInterference(r, n, t.Command, t.logf); err != nil {
+			return nil, err
+		}
+		defer l.in.close()
+	}
+	meter.begin()
 	res := l.run(ctx, ctl, t)
+	if res.Energy, err = meter.end(res); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("no energy figures: %v", err))
+	}
 	res.Params = w.Params()
 	if embedded && t.Keep {
 		t.logf("network directory kept: %s", n.Dir)
@@ -182,7 +211,9 @@ type load struct {
 	txs gopool.Pool
 	// phaseWarn says why a --net round has no peer phases ("" if it has).
 	phaseWarn string
-	mu        struct {
+	// in is the round's hogs, cgroups and controller (nil: none).
+	in *interfering
+	mu struct {
 		sync.Mutex
 		blocks map[uint64]struct{} // blocks holding the round's committed transactions
 	}
@@ -203,6 +234,10 @@ func (l *load) run(ctx context.Context, ctl rate.Controller, t Target) *Result {
 	wt := watch(watched)
 	l.t0 = time.Now() // before peerPhases' goroutine reads it
 	stopEvents := l.peerPhases()
+	var inErr error
+	if l.in != nil {
+		inErr = l.in.begin()
+	}
 	tokens := make(chan time.Time, l.r.MaxOutstanding)
 	for i, c := range l.conns {
 		l.wg.Add(1)
@@ -260,6 +295,10 @@ loop:
 		}
 	}
 	close(tokens)
+	var iso *IsolationResult
+	if l.in != nil && inErr == nil {
+		iso, inErr = l.in.end()
+	}
 	finished := make(chan struct{})
 	go func() { l.wg.Wait(); close(finished) }()
 	var warnings []string
@@ -272,6 +311,10 @@ loop:
 	stopEvents()
 	usage := wt.finish()
 	res := l.result(ctl, elapsed, usage)
+	res.Isolation = iso
+	if inErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("hogs or controller: %v", inErr))
+	}
 	if heldBack > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the rate asked for more than max_outstanding (%d) transactions in flight %d times: the network did not absorb the offered load", l.r.MaxOutstanding, heldBack))
 	}

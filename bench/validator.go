@@ -34,6 +34,17 @@ type ValidatorConfig struct {
 	// FILE" is appended. Without it the peer runs in this process, and its
 	// CPU and memory figures include the generator's leftovers.
 	ReplayCommand []string
+	// Workers, if positive, is the cores the peer gets (its verify and
+	// apply workers and GOMAXPROCS; the crypto bound uses as many).
+	Workers int
+	// Reparse makes the peer decode each transaction again at every
+	// stage, as a peer without a block cache does.
+	Reparse bool
+	// Energy, if set, measures the peer's energy.
+	Energy *EnergySpec
+	// Rates are replays after the first, which is always at full speed:
+	// each at a fixed rate or a fraction of the first's throughput.
+	Rates []ReplayRate
 }
 
 // ValidatorResult is what one run measured. JSON names are stable.
@@ -67,6 +78,12 @@ type ValidatorResult struct {
 	Latency   map[string]Percentiles `json:"latency_ms"`
 	ElapsedS  float64                `json:"elapsed_s"`
 	Invariant string                 `json:"invariant"`
+	// Workers is the cores given to the peer; 0: all (Cores).
+	Workers int  `json:"workers,omitempty"`
+	Reparse bool `json:"reparse,omitempty"`
+	// Rate is how the chain was replayed: "max", or the offered rate.
+	Rate   string           `json:"rate"`
+	Energy *ValidatorEnergy `json:"energy,omitempty"`
 }
 
 // Percentiles of a latency distribution, in milliseconds.
@@ -78,8 +95,20 @@ type Percentiles struct {
 
 // RunValidator generates the chain, measures the crypto bound, then
 // replays the chain into a fresh peer and checks the peer's final state
-// against the generator's model.
+// against the generator's model. With cfg.Rates it returns the first
+// replay's result; RunValidatorRates returns them all.
 func RunValidator(cfg ValidatorConfig) (*ValidatorResult, error) {
+	rs, err := RunValidatorRates(cfg)
+	if len(rs) == 0 {
+		return nil, err
+	}
+	return rs[0], err
+}
+
+// RunValidatorRates is RunValidator for one chain replayed several
+// times, each into a fresh peer: first at full speed, then at each of
+// cfg.Rates. The chain and the crypto bound are made once.
+func RunValidatorRates(cfg ValidatorConfig) ([]*ValidatorResult, error) {
 	if cfg.StateDB == "" {
 		cfg.StateDB = "pebble"
 	}
@@ -94,8 +123,12 @@ func RunValidator(cfg ValidatorConfig) (*ValidatorResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	cores := runtime.GOMAXPROCS(0)
+	if cfg.Workers > 0 {
+		cores = cfg.Workers
+	}
 	progress("crypto bound", 0, 1)
-	bound, err := MeasureCryptoBound(chain, runtime.GOMAXPROCS(0), cfg.CryptoTime)
+	bound, err := MeasureCryptoBound(chain, cores, cfg.CryptoTime)
 	if err != nil {
 		return nil, err
 	}
@@ -111,28 +144,50 @@ func RunValidator(cfg ValidatorConfig) (*ValidatorResult, error) {
 		Channel: chain.Channel, Contract: chain.Contract, Policy: chain.Policy, OrdererOrg: chain.OrdererOrg,
 		Orgs: chain.Orgs, ChainFile: filepath.Join(dir, "chain.bin"), SetupBlocks: chain.SetupBlocks,
 		Blocks: chain.Spec.Blocks, Mode: cfg.Mode.String(), StateDB: cfg.StateDB, NoSync: cfg.NoSync,
-		Dir: filepath.Join(dir, "peer"),
+		BlockSize: chain.Spec.BlockSize, Workers: cfg.Workers, Reparse: cfg.Reparse, Energy: cfg.Energy,
 	}
 	if err := writeChain(spec.ChainFile, chain.Blocks); err != nil {
 		return nil, err
 	}
 	chain.Blocks = nil
 	wantKeys, wantHash := ExpectedDigest(chain.ExpectedState())
-	var rr *ReplayResult
-	if cfg.ReplayCommand != nil {
-		rr, err = replayProcess(cfg.ReplayCommand, spec, dir, progress)
-	} else {
-		rr, err = Replay(spec, progress)
+	var out []*ValidatorResult
+	var maxTPS float64
+	for i, rate := range append([]ReplayRate{{}}, cfg.Rates...) {
+		spec.Dir = filepath.Join(dir, fmt.Sprintf("peer-%d", i))
+		spec.RateTPS = rate.TPS
+		if rate.OfMax > 0 {
+			spec.RateTPS = rate.OfMax * maxTPS
+		}
+		var rr *ReplayResult
+		if cfg.ReplayCommand != nil {
+			rr, err = replayProcess(cfg.ReplayCommand, spec, dir, progress)
+		} else {
+			rr, err = Replay(spec, progress)
+		}
+		if err != nil {
+			return out, err
+		}
+		res := validatorResult(cfg, chain, bound, rr)
+		res.Rate = rate.String(spec.RateTPS)
+		out = append(out, res)
+		if i == 0 {
+			maxTPS = res.TPS
+		}
+		if err := checkReplay(chain, rr, res, wantKeys, wantHash); err != nil {
+			return out, err
+		}
 	}
-	if err != nil {
-		return nil, err
-	}
+	return out, nil
+}
+
+func validatorResult(cfg ValidatorConfig, chain *Chain, bound CryptoBound, rr *ReplayResult) *ValidatorResult {
 	res := &ValidatorResult{
 		Mode: cfg.Mode.String(), StateDB: cfg.StateDB, BlockSize: chain.Spec.BlockSize, Blocks: chain.Spec.Blocks,
 		Txs: rr.Txs, Valid: rr.Valid, Durable: !cfg.NoSync, Cores: runtime.GOMAXPROCS(0),
 		SeparateProcess: cfg.ReplayCommand != nil, CryptoBoundTPS: bound.TxPerSec, SigsPerTx: chain.SigsPerTx,
 		VerifyCPUSecondsPerTx: bound.CPUPerTx.Seconds(), RSSPeakMiB: rr.RSSPeakMiB, ElapsedS: rr.Elapsed.Seconds(),
-		Fsyncs: rr.Fsyncs, Latency: rr.Latency, StateKeys: rr.StateKeys,
+		Fsyncs: rr.Fsyncs, Latency: rr.Latency, StateKeys: rr.StateKeys, Workers: cfg.Workers, Reparse: cfg.Reparse,
 	}
 	res.TPS = float64(res.Txs) / rr.Elapsed.Seconds()
 	res.Ratio = res.TPS / res.CryptoBoundTPS
@@ -140,17 +195,25 @@ func RunValidator(cfg ValidatorConfig) (*ValidatorResult, error) {
 	res.CPURatio = res.CPUSecondsPerTx / res.VerifyCPUSecondsPerTx
 	res.BlocksPerFsync = float64(res.Blocks) / float64(max(res.Fsyncs, 1))
 	res.Invariant = fmt.Sprintf("total %d == expected %d", rr.Total, chain.FinalTotal)
+	if rr.Energy != nil {
+		res.Energy = newValidatorEnergy(*rr.Energy, res.Txs, rr.CPU)
+	}
+	return res
+}
+
+// checkReplay checks a replay's outcome against the generator's model.
+func checkReplay(chain *Chain, rr *ReplayResult, res *ValidatorResult, wantKeys int, wantHash string) error {
 	switch {
 	case rr.Txs != chain.WorkloadTxs || rr.Valid != rr.Txs:
-		return res, fmt.Errorf("bench: %d of %d workload transactions committed VALID; the generated chain is all valid", rr.Valid, chain.WorkloadTxs)
+		return fmt.Errorf("bench: %d of %d workload transactions committed VALID; the generated chain is all valid", rr.Valid, chain.WorkloadTxs)
 	case rr.StateKeys != wantKeys || rr.StateHash != wantHash:
-		return res, fmt.Errorf("bench: peer state (%d keys, hash %.16s) differs from the model (%d keys, hash %.16s)",
+		return fmt.Errorf("bench: peer state (%d keys, hash %.16s) differs from the model (%d keys, hash %.16s)",
 			rr.StateKeys, rr.StateHash, wantKeys, wantHash)
 	case rr.Total != chain.FinalTotal:
-		return res, fmt.Errorf("bench: Smallbank invariant broken: %s", res.Invariant)
+		return fmt.Errorf("bench: Smallbank invariant broken: %s", res.Invariant)
 	}
 	res.Invariant = "holds: " + res.Invariant
-	return res, nil
+	return nil
 }
 
 // replayProcess runs the replay in a child process (argv plus "--spec

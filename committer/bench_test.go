@@ -81,3 +81,27 @@ func BenchmarkStage2(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReparse is the work Options.Reparse adds to each of stages 2
+// and 3 of a peer without a block cache: decoding a block of 100 signed
+// transactions (two reads, two writes each) and every transaction in it
+// again. Against the three P-256 verifications each transaction needs
+// (identity.BenchmarkVerifyP256), it is what parse-once saves per stage.
+func BenchmarkReparse(b *testing.B) {
+	n := newTestNet(b)
+	txs := make([][]byte, 100)
+	for j := range txs {
+		k := fmt.Sprint("k", j)
+		txs[j] = n.tx(rwset(testContract, reads(rd(k, nil), rd(k+"x", nil)), wr(k, "v"), wr(k+"x", "w")))
+	}
+	raw := n.block(txs...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		again, err := reparse(raw)
+		if err != nil || len(again) != 100 || again[99] == nil {
+			b.Fatalf("reparse: %d txs, %v", len(again), err)
+		}
+	}
+	b.ReportMetric(b.Elapsed().Seconds()*1e6/float64(100*b.N), "µs/tx")
+}

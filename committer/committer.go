@@ -84,8 +84,13 @@ type blockWork struct {
 	results    []txResult
 	blockErr   error
 	left       atomic.Int32 // stage-1 jobs not yet done
-	done       chan struct{}
-	verified   time.Time
+	// started is claimed by the first stage-1 job to run, which then
+	// stamps verifyStart; the job that brings left to 0 reads it (the
+	// atomics order the stamp before the read).
+	started     atomic.Bool
+	verifyStart time.Time
+	done        chan struct{}
+	verified    time.Time
 }
 
 // persistWork is a validated block on its way into stage 3.

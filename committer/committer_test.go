@@ -19,10 +19,15 @@ import (
 // validation outcome and checks each code, the stored codes, the tx index
 // and the resulting state, in both modes.
 func TestValidationCodes(t *testing.T) {
-	for _, mode := range []Mode{Sequential, Parallel} {
-		t.Run(mode.String(), func(t *testing.T) {
+	// Reparse (a peer without a block cache) must decide the same codes.
+	for _, opts := range []Options{{Mode: Sequential}, {Mode: Parallel}, {Mode: Sequential, Reparse: true}, {Mode: Parallel, Reparse: true}} {
+		name := opts.Mode.String()
+		if opts.Reparse {
+			name += "-reparse"
+		}
+		t.Run(name, func(t *testing.T) {
 			n := newTestNet(t)
-			p := openPeer(t, n, t.TempDir(), Options{Mode: mode})
+			p := openPeer(t, n, t.TempDir(), opts)
 			sub := p.Subscribe(16)
 
 			setup := n.tx(rwset(testContract, nil, wr("a", "1"), wr("b", "1")))

@@ -39,6 +39,11 @@ type Metrics struct {
 	// Stage1..Stage3).
 	VerifyLatency, ValidateLatency, CommitLatency latency.Snapshot
 
+	// Busy is the time each stage (indexed by Stage) spent working, its
+	// overlapping intervals counted once: wall time, not CPU time, and
+	// without the queueing in Stage1..Stage3.
+	Busy [numStages]time.Duration
+
 	QueuedVerify   int // stage-1 jobs waiting
 	QueuedValidate int // blocks waiting for stage 2
 	QueuedPersist  int // blocks waiting for stage 3
@@ -59,6 +64,7 @@ func (m Metrics) String() string {
 		m.Height, m.Signed, m.Blocks, m.Txs, m.Groups, float64(m.Blocks)/float64(max(m.Groups, 1)), m.Refused, m.Recovered)
 	fmt.Fprintf(&b, "avg per block: verify %v, validate %v, commit %v; per group: store %v, apply %v\n",
 		avg(m.Stage1, m.Blocks), avg(m.Stage2, m.Blocks), avg(m.Stage3, m.Blocks), avg(m.Store, m.Groups), avg(m.Apply, m.Groups))
+	fmt.Fprintf(&b, "busy: verify %v, validate %v, persist %v\n", m.Busy[StageVerify], m.Busy[StageValidate], m.Busy[StagePersist])
 	fmt.Fprintf(&b, "queued: verify %d, validate %d, persist %d; overlay %d keys\n",
 		m.QueuedVerify, m.QueuedValidate, m.QueuedPersist, m.OverlayKeys)
 	codes := make([]string, 0, len(m.ByCode))
@@ -89,6 +95,8 @@ type metrics struct {
 	apply  time.Duration
 
 	verifyLat, validateLat, commitLat latency.Histogram
+
+	busy [numStages]busyClock
 }
 
 func (m *metrics) group(g []*persistWork, start, stored, done time.Time) {
@@ -131,6 +139,9 @@ func (c *Committer) Metrics() Metrics {
 	out.Refused, out.Recovered, out.Signed = m.refused.Load(), m.recovered.Load(), m.signed.Load()
 	out.QueuedVerify, out.QueuedValidate, out.QueuedPersist = len(c.jobs), len(c.ordered), len(c.persist)
 	out.OverlayKeys = c.view.size()
+	for s := range out.Busy {
+		out.Busy[s] = m.busy[s].read()
+	}
 	return out
 }
 

@@ -103,6 +103,14 @@ type Options struct {
 	// values that endorsers and stage 2 read before the state database
 	// (see view). Default DefaultStateCacheBytes; -1 turns it off.
 	StateCacheBytes int64
+	// OnBusy, if set, is told of each stage's busy intervals (see
+	// BusyFunc). Metrics counts busy time whether or not it is set.
+	OnBusy BusyFunc
+	// Reparse decodes every block and transaction again in stages 2 and
+	// 3, as a peer without a block cache (Fabric's vanilla peer) does.
+	// For the energy bench only, to measure what parse-once saves; a
+	// node never sets it.
+	Reparse bool
 }
 
 // DefaultStateCacheBytes is Options.StateCacheBytes's default.

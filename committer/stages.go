@@ -14,6 +14,9 @@ func (c *Committer) verifyLoop() {
 	defer c.workers.Done()
 	for j := range c.jobs {
 		b := j.b
+		if !b.started.Load() && b.started.CompareAndSwap(false, true) {
+			b.verifyStart = time.Now()
+		}
 		if j.tx < 0 {
 			b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
 			if b.blockErr == nil && b.blk.GetMetadata().GetSignature() != nil {
@@ -27,6 +30,7 @@ func (c *Committer) verifyLoop() {
 		}
 		if b.left.Add(-1) == 0 {
 			b.verified = time.Now()
+			c.busy(StageVerify, b.verifyStart, b.verified)
 			close(b.done) // publishes results and blockErr to stage 2
 		}
 	}
@@ -47,12 +51,14 @@ func (c *Committer) validateLoop() {
 			c.finished(b.raw)
 			continue
 		}
+		start := time.Now()
 		p, err := c.validate(b)
 		if err != nil {
 			c.fail(err)
 			c.finished(b.raw)
 			continue
 		}
+		c.busy(StageValidate, start, p.validated)
 		c.persist <- p
 	}
 }
@@ -87,8 +93,18 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 	txs := make([]txWork, len(b.results))
 	ids := make([]string, len(b.results))
 	inBlock := make(map[string]struct{}, len(b.results))
+	var again []*api.Tx
+	if c.opts.Reparse {
+		var err error
+		if again, err = reparse(b.raw); err != nil {
+			return nil, err
+		}
+	}
 	for i, r := range b.results {
 		txs[i] = txWork{code: r.code, ver: statedb.Version{Block: num, Tx: uint32(i)}}
+		if again != nil && again[i] != nil && r.tx.Response != nil {
+			r.tx = again[i]
+		}
 		if r.tx.Response != nil {
 			txs[i].rw = r.tx.Response.Rwset
 		}
@@ -199,6 +215,11 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	var batch statedb.Batch
 	ends := make([]int, len(group))
 	for i, p := range group {
+		if c.opts.Reparse {
+			if err := reparseIDs(p); err != nil {
+				return err
+			}
+		}
 		entries[i] = ledger.Entry{
 			Number: p.blk.Header.Number, HeaderHash: p.headerHash, PrevHash: p.blk.Header.PreviousHash,
 			Raw: api.WithValidationCodes(p.raw, p.codes), TxIDs: p.txIDs, Codes: p.codes,
@@ -237,6 +258,7 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 			Received: p.received, Verified: p.verified, Validated: p.validated, Committed: now,
 		})
 	}
+	c.busy(StagePersist, start, time.Now())
 	return nil
 }
 

@@ -3,9 +3,10 @@
 //
 // # Meters
 //
-// A Meter returns cumulative Readings. Sample is the one loop that reads
-// it, at the times a ticker delivers (the study logged every 10 ms), into
-// a Log. The meters read their files only when asked; Union, Overlay
+// A Meter returns cumulative Readings; a Log keeps one meter's readings
+// in time order (the study logged every 10 ms; bench's recorder reads at
+// each busy edge and every 100 ms between). The meters read their files
+// only when asked; Union, Overlay
 // and ModelJoules are pure, and time is always an argument. Two meters
 // exist:
 //
@@ -49,6 +50,14 @@
 // study's efficiency, tx/s/J, over both: throughput per watt of mean
 // power, which is transactions per joule and so independent of the
 // run's length.
+//
+// # Calibration
+//
+// Calibrate is the study's measurement (§III-B2) over a RAPL meter: 0 to
+// N cores kept busy in turn, the socket's mean power read for each; Fit
+// is its regression, P = Ca·Pa + Ci·Pi by least squares, refusing a fit
+// that gives impossible power. SaveModel and LoadModel keep the result as
+// a model file (active_watts, idle_watts, cores) that the benchmarks load.
 //
 // # Invariants
 //

@@ -191,3 +191,13 @@ func Open(c Config, pids []int, now time.Time) (Meter, error) {
 	}
 	return OpenModel(c.Model, pids, nil, now)
 }
+
+// Label names a figure's source for tables and files: "rapl", or
+// "model" with its parameters, so that no figure is shown without what
+// it rests on.
+func Label(s Source, p *ModelParams) string {
+	if s == SourceModel && p != nil {
+		return fmt.Sprintf("model (%s)", p)
+	}
+	return string(s)
+}

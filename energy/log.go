@@ -1,10 +1,6 @@
 package energy
 
-import (
-	"context"
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // Log is a run's energy log: one meter's readings in time order. Add
 // refuses a reading that would break Overlay's rules, so a log that was
@@ -45,37 +41,4 @@ func next(first, prev, r Reading, i int) error {
 		return fmt.Errorf("%w: energy log reading %d is %v J, below reading %d's %v J (a meter never runs back)", ErrTimeline, i, r.Joules, i-1, prev.Joules)
 	}
 	return nil
-}
-
-// Sample is the I/O loop beside the decisions above: it reads m at start
-// and then at each time ticks delivers (a time.Ticker's channel; the
-// study logged every 10 ms), until ctx ends or ticks closes, and returns
-// the log. A failed read, or a tick not after the last, ends sampling
-// with the error and the log so far. The caller adds a final reading at
-// the run's end if it wants one.
-func Sample(ctx context.Context, m Meter, start time.Time, ticks <-chan time.Time) (*Log, error) {
-	l := &Log{}
-	read := func(at time.Time) error {
-		r, err := m.Read(at)
-		if err != nil {
-			return err
-		}
-		return l.Add(r)
-	}
-	if err := read(start); err != nil {
-		return l, err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return l, nil
-		case at, ok := <-ticks:
-			if !ok {
-				return l, nil
-			}
-			if err := read(at); err != nil {
-				return l, err
-			}
-		}
-	}
 }

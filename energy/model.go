@@ -30,13 +30,15 @@ const (
 // ModelParams are the model's parameters. They travel with every figure
 // the model makes.
 type ModelParams struct {
-	ActiveWatts float64 // one core's power while a measured process runs on it
-	IdleWatts   float64 // one core's power while idle
+	// ActiveWatts is one core's power while a measured process runs on it.
+	ActiveWatts float64 `yaml:"active_watts" json:"active_watts"`
+	// IdleWatts is one core's power while idle.
+	IdleWatts float64 `yaml:"idle_watts" json:"idle_watts"`
 	// Cores is how many cores the measured processes may use; their
 	// idle time is charged at IdleWatts. The study counts only the
 	// peer's provisioned cores (it subtracts the unused cores' idle
 	// power), so set this to the peer's CPU quota where it has one.
-	Cores int
+	Cores int `yaml:"cores,omitempty" json:"cores"`
 }
 
 // EnsureDefaults fills zero fields: the study's figures, and this
@@ -58,21 +60,21 @@ func (p *ModelParams) EnsureDefaults() {
 // would make energy fall as work rises); cores below one.
 func (p ModelParams) Validate() error {
 	for _, f := range []struct {
-		name string
-		w    float64
-	}{{"active", p.ActiveWatts}, {"idle", p.IdleWatts}} {
+		field, name string
+		w           float64
+	}{{"active_watts", "active", p.ActiveWatts}, {"idle_watts", "idle", p.IdleWatts}} {
 		if math.IsNaN(f.w) || math.IsInf(f.w, 0) || f.w < 0 {
-			return fmt.Errorf("%w: %s power per core is %v W, want a finite number ≥ 0", ErrModel, f.name, f.w)
+			return fmt.Errorf("%w: %s: %s power per core is %v W, want a finite number ≥ 0", ErrModel, f.field, f.name, f.w)
 		}
 	}
 	if p.ActiveWatts == 0 {
-		return fmt.Errorf("%w: active power per core is 0 W, want > 0", ErrModel)
+		return fmt.Errorf("%w: active_watts: active power per core is 0 W, want > 0", ErrModel)
 	}
 	if p.IdleWatts > p.ActiveWatts {
-		return fmt.Errorf("%w: idle power per core %v W is above active %v W, want idle ≤ active", ErrModel, p.IdleWatts, p.ActiveWatts)
+		return fmt.Errorf("%w: idle_watts: idle power per core %v W is above active %v W, want idle ≤ active", ErrModel, p.IdleWatts, p.ActiveWatts)
 	}
 	if p.Cores < 1 {
-		return fmt.Errorf("%w: %d cores, want ≥ 1", ErrModel, p.Cores)
+		return fmt.Errorf("%w: cores: %d cores, want ≥ 1", ErrModel, p.Cores)
 	}
 	return nil
 }

@@ -112,13 +112,13 @@ func TestModelValidate(t *testing.T) {
 		p     ModelParams
 		names string
 	}{
-		{ModelParams{ActiveWatts: -1, IdleWatts: 1, Cores: 1}, "active power per core is -1 W"},
-		{ModelParams{ActiveWatts: 5, IdleWatts: -0.5, Cores: 1}, "idle power per core is -0.5 W"},
-		{ModelParams{ActiveWatts: 5, IdleWatts: 6, Cores: 1}, "idle power per core 6 W is above active 5 W"},
+		{ModelParams{ActiveWatts: -1, IdleWatts: 1, Cores: 1}, "active_watts: active power per core is -1 W"},
+		{ModelParams{ActiveWatts: 5, IdleWatts: -0.5, Cores: 1}, "idle_watts: idle power per core is -0.5 W"},
+		{ModelParams{ActiveWatts: 5, IdleWatts: 6, Cores: 1}, "idle_watts: idle power per core 6 W is above active 5 W"},
 		{ModelParams{ActiveWatts: math.NaN(), IdleWatts: 1, Cores: 1}, "NaN"},
 		{ModelParams{ActiveWatts: math.Inf(1), IdleWatts: 1, Cores: 1}, "+Inf"},
-		{ModelParams{ActiveWatts: 0, IdleWatts: 0, Cores: 1}, "active power per core is 0 W"},
-		{ModelParams{ActiveWatts: 5, IdleWatts: 1, Cores: -2}, "-2 cores"},
+		{ModelParams{ActiveWatts: 0, IdleWatts: 0, Cores: 1}, "active_watts: active power per core is 0 W"},
+		{ModelParams{ActiveWatts: 5, IdleWatts: 1, Cores: -2}, "cores: -2 cores"},
 	} {
 		err := c.p.Validate()
 		if !errors.Is(err, ErrModel) || !strings.Contains(err.Error(), c.names) {

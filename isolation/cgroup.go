@@ -47,7 +47,8 @@ type Actuator struct {
 	dir       string // Parent/Prefix-PID
 	v2        bool
 	groups    map[string]string
-	names     []string // components, in ActuatorOptions order
+	names     []string          // components, in ActuatorOptions order
+	shares    map[string]Shares // each component's share as last written
 	leftovers []string
 	closed    bool
 }
@@ -118,7 +119,7 @@ func open(parent string, opts ActuatorOptions) (*Actuator, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Actuator{parent: parent, v2: v2, groups: make(map[string]string)}
+	a := &Actuator{parent: parent, v2: v2, groups: make(map[string]string), shares: make(map[string]Shares)}
 	if a.leftovers, err = a.removeLeftovers(opts.Prefix); err != nil {
 		return nil, err
 	}
@@ -185,6 +186,33 @@ func (a *Actuator) makeGroups(components []string) error {
 		}
 		a.groups[c] = g
 		a.names = append(a.names, c)
+		a.shares[c] = DefaultShares
+	}
+	return a.writeSubtree()
+}
+
+// writeSubtree sets the subtree's own weight to the sum of its
+// components' shares. The kernel divides CPU between siblings by their
+// weights level by level, so a neighbour beside the subtree (a sibling
+// under Parent) competes with the subtree's weight, not with its
+// components': with the subtree at the default 1024, raising a component
+// would only take CPU from the other components. With the sum, the
+// components stand against a neighbour as they would side by side under
+// Parent (as containers do, each with its share), both at the defaults and
+// when the controller raises one. The sum is clamped to the hierarchy's
+// largest weight.
+func (a *Actuator) writeSubtree() error {
+	var sum Shares
+	for _, s := range a.shares {
+		sum += s
+	}
+	sum = min(sum, MaxShares)
+	file, val := filepath.Join(a.dir, "cpu.shares"), strconv.Itoa(int(sum))
+	if a.v2 {
+		file, val = filepath.Join(a.dir, "cpu.weight"), strconv.Itoa(sum.Weight())
+	}
+	if err := writeFile(file, val); err != nil {
+		return fmt.Errorf("isolation: writing %s to %s: %w%s", val, file, err, hint(err))
 	}
 	return nil
 }
@@ -254,7 +282,8 @@ func (a *Actuator) Procs(component string) ([]int, error) {
 }
 
 // Set sets component's CPU weight to s, which must be in
-// [MinShares, MaxShares].
+// [MinShares, MaxShares], and the subtree's to the sum of its
+// components' (see writeSubtree).
 func (a *Actuator) Set(component string, s Shares) error {
 	if s < MinShares || s > MaxShares {
 		return fmt.Errorf("isolation: shares %d for %s, want in [%d, %d]", s, component, MinShares, MaxShares)
@@ -270,7 +299,8 @@ func (a *Actuator) Set(component string, s Shares) error {
 	if err := writeFile(file, val); err != nil {
 		return fmt.Errorf("isolation: writing %s to %s: %w%s", val, file, err, hint(err))
 	}
-	return nil
+	a.shares[component] = s
+	return a.writeSubtree()
 }
 
 // Get reads component's CPU weight back, in shares (under v2, the shares

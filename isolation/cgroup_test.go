@@ -35,6 +35,9 @@ func testParent(t *testing.T, kill *[]*exec.Cmd) string {
 	if !exists(filepath.Join(v1Root, "cpu.shares")) {
 		t.Skipf("cgroup tests need the cgroup v1 cpu controller at %s", v1Root)
 	}
+	if _, err := RemoveDead(v1Root, "strand-test"); err != nil {
+		t.Fatalf("removing the cgroups of killed test runs: %v", err)
+	}
 	p := filepath.Join(v1Root, fmt.Sprintf("strand-test-%d-%d", os.Getpid(), testParents.Add(1)))
 	if err := os.Mkdir(p, 0o755); err != nil {
 		t.Skipf("cgroup v1 cpu hierarchy not writable: %v", err)

@@ -22,6 +22,27 @@ import (
 // removeLeftovers removes the subtrees of dead earlier runs under Parent
 // and returns their paths.
 func (a *Actuator) removeLeftovers(prefix string) ([]string, error) {
+	return a.removeDead(prefix, false)
+}
+
+// RemoveDead removes the cgroups under parent named prefix-PID or
+// prefix-PID-SUFFIX whose PID is not a live process, and every cgroup
+// below them, moving their processes to parent first; it returns their
+// paths. Tests that make cgroups of their own call it before making
+// theirs, so that a test binary killed before its cleanup leaves them
+// only until the next run.
+func RemoveDead(parent, prefix string) ([]string, error) {
+	v2, err := detect(parent)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoCgroup, err)
+	}
+	a := &Actuator{parent: parent, v2: v2}
+	return a.removeDead(prefix, true)
+}
+
+// removeDead removes the subtrees under Parent named prefix-PID (and,
+// with suffix, prefix-PID-SUFFIX) whose PID is dead.
+func (a *Actuator) removeDead(prefix string, suffix bool) ([]string, error) {
 	entries, err := os.ReadDir(a.parent)
 	if err != nil {
 		return nil, fmt.Errorf("%s: listing earlier runs' cgroups: %w%s", a.parent, err, hint(err))
@@ -29,6 +50,9 @@ func (a *Actuator) removeLeftovers(prefix string) ([]string, error) {
 	var removed []string
 	for _, e := range entries {
 		rest, ok := strings.CutPrefix(e.Name(), prefix+"-")
+		if suffix {
+			rest, _, _ = strings.Cut(rest, "-")
+		}
 		pid, err := strconv.Atoi(rest)
 		if !ok || err != nil || !e.IsDir() || pid <= 0 || pid == os.Getpid() || alive(pid) {
 			continue

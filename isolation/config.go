@@ -12,7 +12,10 @@ const (
 	DefaultK                   = 4
 	DefaultCalibration         = 30 * time.Second
 	DefaultCalibrationFraction = 0.9
-	DefaultDecayHalfLife       = 30 * time.Second
+	// DefaultDecayHalfLife returns a share from DefaultCap to the default
+	// within 30 s of the interference ending: the excess, 9·1024, snaps to
+	// the default below 1% of 1024, log2(900) ≈ 9.8 half-lives later.
+	DefaultDecayHalfLife = 3 * time.Second
 	// DefaultCap is ten times the default share: a boosted node gets at most
 	// about ten times the CPU of a default neighbour under contention.
 	DefaultCap Shares = 10 * DefaultShares
@@ -20,6 +23,17 @@ const (
 	// like, so that both hierarchies can realise every share the
 	// controller asks for.
 	CapLimit Shares = 102400
+	// DefaultDelayTarget is `strand isolate`'s delay target. On the
+	// 2-core machine of docs/isolation.md the nodes waited 0.05 to 0.14 ms
+	// per slice alone at up to half their maximum rate and 0.14 to 0.3 ms
+	// alone at saturation; beside 8 hogs, 0.15 to 0.46 ms. A target in
+	// the overlap boosts a saturated network with no neighbour too, which
+	// costs nothing (the boost takes CPU only from siblings that want it)
+	// but keeps its shares up.
+	DefaultDelayTarget = 200 * time.Microsecond
+	// MaxDelayTarget bounds DelayTarget: a thread that waits a second
+	// for each slice is starved, whatever the target.
+	MaxDelayTarget = time.Second
 	// MaxK bounds a component's gain; beyond it one unit of deficit
 	// already pins the share at any allowed Cap.
 	MaxK         = 100
@@ -54,6 +68,13 @@ type Config struct {
 	// interference, of relative size (p99 − target)/target. 0 means no
 	// latency objective.
 	LatencyTarget time.Duration
+	// DelayTarget is the mean run-queue wait per time slice of the nodes
+	// (Sample.Delay) above which they suffer interference: a delay D
+	// above it is interference of size 1 − DelayTarget/D, and a
+	// throughput deficit or latency excess counts only while D is above
+	// it. 0 means no delay objective (QiOi's throughput rule alone).
+	// DefaultDelayTarget is what `strand isolate` uses.
+	DelayTarget time.Duration
 	// Calibration is how long the controller watches throughput before
 	// it learns Threshold when Threshold is 0. Default DefaultCalibration.
 	Calibration time.Duration
@@ -103,6 +124,8 @@ func (c Config) Validate() error {
 	switch {
 	case math.IsNaN(c.Threshold) || math.IsInf(c.Threshold, 0) || c.Threshold < 0:
 		return bad("Config.Threshold is %v tps, want a finite number ≥ 0 (0 learns it during calibration)", c.Threshold)
+	case c.DelayTarget < 0 || c.DelayTarget > MaxDelayTarget:
+		return bad("Config.DelayTarget is %s, want 0 (none) or in (0, %s]", c.DelayTarget, MaxDelayTarget)
 	case c.LatencyTarget < 0:
 		return bad("Config.LatencyTarget is %s, want ≥ 0 (0 means no latency objective)", c.LatencyTarget)
 	case c.Calibration <= 0:

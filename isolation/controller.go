@@ -8,10 +8,17 @@ import (
 
 // The controller's rule, per component with gain k, at each sample:
 //
-//   - Interference of relative size e is the larger of the throughput
-//     deficit (T − A)/T when the throughput A is below the threshold T, and
-//     the latency excess (p99 − L)/L when the p99 is above the target L.
-//     An idle sample has e = 0: no load is not interference.
+//   - Interference of relative size e is the largest of the throughput
+//     deficit (T − A)/T when the throughput A is below the threshold T, the
+//     latency excess (p99 − L)/L when the p99 is above the target L, and,
+//     with a delay target W, the delay excess 1 − W/D when the nodes'
+//     mean run-queue wait per time slice D is above W. An idle sample has
+//     e = 0: no load is not interference.
+//   - With a delay target, the throughput deficit and the latency excess
+//     count only while D > W: a throughput that falls while the nodes do
+//     not wait for a CPU is a client slowing down (or a slow disk), which
+//     more CPU weight cannot help. Without one, they count alone, as in
+//     QiOi, and a falling offered load reads as interference.
 //   - e > 0: the share becomes DefaultShares·(1 + k·e), QiOi's
 //     S_default + S_default·k·|T−A|/T, clamped to [DefaultShares, Cap]. Like
 //     QiOi it follows e down as well as up while interference lasts.
@@ -36,6 +43,17 @@ type Sample struct {
 	// Idle says that no transaction was submitted during the period: the
 	// sample is not interference, and calibration ignores it.
 	Idle bool
+	// Unscraped says that no peer answered for the period: Throughput
+	// and P99 are unknown, and only Delay, which the loop reads from the
+	// kernel, counts. Under heavy interference the peers' /metrics
+	// endpoints are starved like the rest of the nodes; without it the
+	// controller would be blind exactly when it is needed most.
+	Unscraped bool
+	// Delay is how long the nodes' threads waited on a run queue, on
+	// average, before each time slice they ran in the period
+	// (/proc/PID/task/*/schedstat, see Delay); 0 means not measured,
+	// which with a delay target is no contention.
+	Delay time.Duration
 }
 
 // Change is a decision: set Component's share from From to To, because of
@@ -98,6 +116,8 @@ func (c *Controller) Observe(s Sample, now time.Time) ([]Change, error) {
 	switch {
 	case math.IsNaN(s.Throughput) || math.IsInf(s.Throughput, 0) || s.Throughput < 0:
 		return nil, fmt.Errorf("%w: Sample.Throughput is %v tps, want a finite number ≥ 0", ErrBadSample, s.Throughput)
+	case s.Delay < 0:
+		return nil, fmt.Errorf("%w: Sample.Delay is %s, want ≥ 0 (0 means not measured)", ErrBadSample, s.Delay)
 	case s.P99 < 0:
 		return nil, fmt.Errorf("%w: Sample.P99 is %s, want ≥ 0 (0 means not measured)", ErrBadSample, s.P99)
 	case c.started && now.Before(c.last):
@@ -132,7 +152,7 @@ func (c *Controller) calibrate(s Sample, now time.Time) {
 	if c.threshold > 0 {
 		return
 	}
-	if !s.Idle && s.Throughput > 0 {
+	if !s.Idle && !s.Unscraped && s.Throughput > 0 {
 		c.calSum += s.Throughput
 		c.calN++
 	}
@@ -149,9 +169,21 @@ func (c *Controller) interference(s Sample) (float64, string) {
 	}
 	var e float64
 	var why string
+	if w := c.cfg.DelayTarget; w > 0 {
+		if s.Delay <= w {
+			return 0, "" // the nodes get the CPU they ask for: whatever slows them, it is not a neighbour
+		}
+		e = 1 - float64(w)/float64(s.Delay)
+		why = fmt.Sprintf("delay %s > target %s (excess %.3f)", s.Delay, w, e)
+	}
+	if s.Unscraped {
+		return e, why
+	}
 	if t := c.threshold; t > 0 && s.Throughput < t {
-		e = (t - s.Throughput) / t
-		why = fmt.Sprintf("throughput %.1f tps < threshold %.1f tps (deficit %.3f)", s.Throughput, t, e)
+		if x := (t - s.Throughput) / t; x > e {
+			e = x
+			why = fmt.Sprintf("throughput %.1f tps < threshold %.1f tps (deficit %.3f)", s.Throughput, t, x)
+		}
 	}
 	if l := c.cfg.LatencyTarget; l > 0 && s.P99 > l {
 		if x := float64(s.P99-l) / float64(l); x > e {

@@ -22,11 +22,11 @@ import (
 //	<output>
 //
 // Keys: threshold=TPS latency=DURATION calibration=DURATION fraction=F
-// halflife=DURATION cap=SHARES hold (HoldShares) and
+// halflife=DURATION cap=SHARES delay=DURATION hold (HoldShares) and
 // comps=NAME:K,NAME:K... (Components). An invalid configuration prints
 // "error: ..." and runs no command. Commands:
 //
-//	observe @T tps=X [p99=D] [idle]   Observe a sample ending at time T
+//	observe @T tps=X [p99=D] [delay=S] [idle] [unscraped]   Observe a sample ending at time T
 //	stop                              Stop
 //	threshold                         print Threshold
 //	shares                            print Shares
@@ -106,6 +106,8 @@ func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 			var n int
 			d.ScanArgs(t, a.Key, &n)
 			cfg.Cap = Shares(n)
+		case "delay":
+			d.ScanArgs(t, a.Key, &cfg.DelayTarget)
 		case "hold":
 			cfg.HoldShares = true
 		case "comps":
@@ -125,7 +127,7 @@ func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 	return cfg
 }
 
-// scriptSample parses "@T tps=X [p99=D] [idle]".
+// scriptSample parses "@T [tps=X] [p99=D] [delay=S] [idle] [unscraped]".
 func scriptSample(t *testing.T, f []string) (Sample, time.Time) {
 	t.Helper()
 	if !strings.HasPrefix(f[0], "@") {
@@ -145,8 +147,12 @@ func scriptSample(t *testing.T, f []string) (Sample, time.Time) {
 			s.P99, err = time.ParseDuration(v)
 		case "idle":
 			s.Idle = true
+		case "delay":
+			s.Delay, err = time.ParseDuration(v)
+		case "unscraped":
+			s.Unscraped = true
 		default:
-			err = fmt.Errorf("unknown field, want tps=, p99= or idle")
+			err = fmt.Errorf("unknown field, want tps=, p99=, delay=, idle or unscraped")
 		}
 		if err != nil {
 			t.Fatalf("sample field %q: %v", kv, err)
@@ -203,6 +209,7 @@ func TestControllerInvariants(t *testing.T) {
 		cfg := Config{
 			Threshold:     float64(rng.IntN(3)) * 500, // 0: learned
 			LatencyTarget: time.Duration(rng.IntN(3)) * 50 * time.Millisecond,
+			DelayTarget:   time.Duration(rng.IntN(3)) * time.Millisecond,
 			Calibration:   time.Duration(1+rng.IntN(20)) * time.Second,
 			DecayHalfLife: time.Duration(1+rng.IntN(60)) * time.Second,
 			HoldShares:    rng.IntN(4) == 0,
@@ -237,7 +244,8 @@ func TestControllerInvariants(t *testing.T) {
 		}
 		for step := 0; step < 100; step++ {
 			now = now.Add(time.Duration(rng.IntN(5000)) * time.Millisecond)
-			s := Sample{Throughput: rng.Float64() * 1000, P99: time.Duration(rng.IntN(300)) * time.Millisecond, Idle: rng.IntN(10) == 0}
+			s := Sample{Throughput: rng.Float64() * 1000, P99: time.Duration(rng.IntN(300)) * time.Millisecond, Idle: rng.IntN(10) == 0,
+				Delay: time.Duration(rng.IntN(5000)) * time.Microsecond, Unscraped: rng.IntN(8) == 0}
 			changes, err := c.Observe(s, now)
 			if err != nil {
 				t.Fatalf("run %d step %d: Observe(%+v): %v", run, step, s, err)

@@ -7,17 +7,22 @@
 //
 // # Parts
 //
-// Controller is the decision core. It is pure: measurements (committed
-// throughput, p99 commit latency, idleness) and the time each period ended
-// come in through Observe; share changes, each with its reason, come out.
-// It reads no clock, starts no goroutine and touches no file, and
-// testdata/controller.txt shows every case. Its rule, per component with
-// gain k, where T is the throughput threshold, A the throughput, L the p99
-// target:
+// Controller is the decision core. It is pure: measurements (the nodes'
+// scheduling delay, committed throughput, p99 commit latency, idleness)
+// and the time each period ended come in through Observe; share changes,
+// each with its reason, come out. It reads no clock, starts no goroutine
+// and touches no file, and testdata/controller.txt shows every case. Its
+// rule, per component with gain k, where D is the nodes' mean run-queue
+// wait per time slice and W its target, T the throughput threshold, A the
+// throughput, L the p99 target:
 //
-//	e = max((T−A)/T if A < T, (p99−L)/L if p99 > L)   (0 when idle)
+//	e = max(1−W/D if D > W, (T−A)/T if A < T, (p99−L)/L if p99 > L)
+//	    (0 when idle; with W set, 0 unless D > W)
 //	e > 0:  S = 1024 + 1024·k·e, clamped to [1024, Cap]       (QiOi)
 //	e = 0:  S − 1024 halves every DecayHalfLife, down to 1024  (QiOi holds S)
+//
+// The delay gate is what tells interference (the nodes wait for a CPU)
+// from a client slowing down (throughput falls, the nodes idle).
 //
 // With no configured T, the controller learns it as CalibrationFraction of
 // the mean busy throughput over the first Calibration.
@@ -27,13 +32,21 @@
 // cgroup v2 and must delegate cpu to its children), makes one cgroup per
 // component, moves processes into them and writes their weight: the share
 // itself as v1 cpu.shares (2..262144, default 1024), or Shares.Weight as v2
-// cpu.weight (1..10000, default 100), which schedules the same.
+// cpu.weight (1..10000, default 100), which schedules the same. The
+// subtree itself weighs the sum of its components' shares, so that the
+// components stand against a neighbour beside the subtree as containers
+// side by side would, and raising one takes CPU from the neighbour rather
+// than from the other components. SetQuota caps a component at a number
+// of cores (CFS bandwidth control); the bench uses it for node budgets.
 //
 // Loop is the one goroutine that owns both (loop.go): it moves the node
 // processes into their components' cgroups, reads every peer's own
-// /metrics once per period, turns two consecutive readings into a Sample
-// (Measure, measure.go: the mean committed-transactions rate and the p99
-// of the gateway commit-latency histogram's increase), feeds Observe,
+// /metrics and every node's /proc/PID/task/*/schedstat once per period,
+// turns two consecutive readings into a Sample (Measure, measure.go: the
+// mean committed-transactions rate and the p99 of the gateway
+// commit-latency histogram's increase; Delay, schedstat.go: the mean
+// run-queue wait per time slice; the delay alone when no peer answered),
+// feeds Observe,
 // applies and logs the changes, and drops a node whose process left its
 // cgroup. Its LoopMetrics snapshot is what `strand isolate --metrics`
 // exports as strand_isolation_*.

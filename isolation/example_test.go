@@ -35,8 +35,8 @@ func ExampleController() {
 	// Output:
 	// orderer 1024→1843: throughput 400.0 tps < threshold 500.0 tps (deficit 0.200), k 4
 	// peer 1024→1843: throughput 400.0 tps < threshold 500.0 tps (deficit 0.200), k 4
-	// orderer 1843→1674: no interference: decaying toward 1024 after 10s (half-life 30s)
-	// peer 1843→1674: no interference: decaying toward 1024 after 10s (half-life 30s)
-	// orderer 1674→1024: controller stopping: back to default 1024
-	// peer 1674→1024: controller stopping: back to default 1024
+	// orderer 1843→1105: no interference: decaying toward 1024 after 10s (half-life 3s)
+	// peer 1843→1105: no interference: decaying toward 1024 after 10s (half-life 3s)
+	// orderer 1105→1024: controller stopping: back to default 1024
+	// peer 1105→1024: controller stopping: back to default 1024
 }

@@ -24,8 +24,11 @@ import (
 //     once, each bounded by the period; a target that does not answer is
 //     left out of this period's sample and the next (a rate needs two
 //     readings);
-//  3. measures the period since the previous tick (Measure) and, when
-//     there is a sample, feeds it to Controller.Observe with time t;
+//  3. measures the period since the previous tick (Measure, and Delay
+//     over every controlled target's scheduler counters) and, when there
+//     is a sample, feeds it to Controller.Observe with time t; when no
+//     peer answered but the delay was measured, the sample is Unscraped:
+//     the delay alone;
 //  4. applies the changes in order and logs each with its reason.
 //
 // When ctx ends it applies Controller.Stop's changes (every share back to
@@ -88,6 +91,9 @@ type LoopMetrics struct {
 	// latency (0 when not measured).
 	Throughput float64       `metric:"gauge"`
 	P99        time.Duration `metric:"gauge"`
+	// Delay is the last sample's mean run-queue wait per time slice of
+	// the controlled nodes (0 when not measured).
+	Delay time.Duration `metric:"gauge"`
 	// Threshold is the throughput objective, 0 while it is learned.
 	Threshold float64 `metric:"gauge"`
 	// Shares is each component's share as last applied.
@@ -106,9 +112,9 @@ func (m LoopMetrics) String() string {
 		sh = append(sh, fmt.Sprintf("%s %d", n, m.Shares[n]))
 	}
 	return fmt.Sprintf("periods %d samples %d (idle %d) decisions %d scrape-errors %d exited %d controlled %d "+
-		"throughput %.1f tps p99 %s threshold %.1f tps shares [%s]",
+		"throughput %.1f tps p99 %s delay %s threshold %.1f tps shares [%s]",
 		m.Periods, m.Samples, m.IdleSamples, m.Decisions, m.ScrapeErrors, m.Exited, m.Controlled,
-		m.Throughput, m.P99, m.Threshold, strings.Join(sh, ", "))
+		m.Throughput, m.P99, m.Delay, m.Threshold, strings.Join(sh, ", "))
 }
 
 // Loop runs the controller against a network's node processes.
@@ -118,7 +124,8 @@ type Loop struct {
 	act     *Actuator
 	targets []Target // those still controlled
 	prev    map[string]Reading
-	failing map[string]bool // targets whose last scrape failed: warned once per run of failures
+	sched   map[int]Schedstat // the previous tick's counters per controlled PID
+	failing map[string]bool   // targets whose last scrape failed: warned once per run of failures
 
 	mu struct {
 		sync.Mutex
@@ -256,6 +263,14 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 	cur := l.scrapeAll(ctx, now)
 	sample, ok := Measure(l.prev, cur)
 	l.prev = cur
+	sched := l.readSched()
+	delay, measured := Delay(l.sched, sched)
+	l.sched = sched
+	if !ok && measured {
+		// No peer answered, but the kernel says how the nodes wait.
+		sample, ok = Sample{Unscraped: true}, true
+	}
+	sample.Delay = delay
 	l.count(func(m *LoopMetrics) { m.Periods++ })
 	if !ok {
 		return nil
@@ -270,7 +285,7 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 		if sample.Idle {
 			m.IdleSamples++
 		}
-		m.Throughput, m.P99, m.Threshold = sample.Throughput, sample.P99, th
+		m.Throughput, m.P99, m.Delay, m.Threshold = sample.Throughput, sample.P99, sample.Delay, th
 	})
 	return l.apply(changes)
 }
@@ -311,6 +326,19 @@ func (l *Loop) dropExited() error {
 	l.targets = kept
 	l.count(func(m *LoopMetrics) { m.Controlled = len(kept) })
 	return nil
+}
+
+// readSched reads the scheduler counters of every controlled target; a
+// target whose counters cannot be read (it just exited) is left out of
+// this period's delay and dropped at the next tick.
+func (l *Loop) readSched() map[int]Schedstat {
+	out := make(map[int]Schedstat, len(l.targets))
+	for _, t := range l.targets {
+		if s, err := ReadSchedstat(t.PID); err == nil {
+			out[t.PID] = s
+		}
+	}
+	return out
 }
 
 // scrapeAll reads every controlled target that has a metrics address,

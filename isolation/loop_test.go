@@ -7,10 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -206,5 +208,57 @@ func TestNewLoopRefuses(t *testing.T) {
 		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewLoop: %v; want ErrBadConfig saying %q", err, tc.want)
 		}
+	}
+}
+
+// TestLoopUnscraped: when no peer answers its /metrics, the loop still
+// reads the kernel's counters of the nodes, and a delay above the target
+// raises their share. Here two busy processes per core wait on the run
+// queues (the delay target, 1 µs, is below any real wait) and every scrape
+// fails.
+func TestLoopUnscraped(t *testing.T) {
+	var kill []*exec.Cmd
+	parent := testParent(t, &kill)
+	var targets []Target
+	for i := range 2 * runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		kill = append(kill, c)
+		targets = append(targets, Target{Name: fmt.Sprintf("busy%d", i), Component: "peer", PID: c.Process.Pid, Metrics: "down:1"})
+	}
+	a, err := Open(ActuatorOptions{Parent: parent, Components: []string{"peer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	ticks := make(chan time.Time)
+	net := &fakeNet{}
+	l, err := NewLoop(LoopConfig{
+		Controller: Config{DelayTarget: time.Microsecond, Threshold: 100, Components: []Component{{"peer", 4}}},
+		Targets:    targets, Ticks: ticks, Scrape: net.scrape, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// Tick until a period has seen enough time slices to measure the
+	// delay; each tick waits for the busy processes to run a while.
+	for l.Metrics().Decisions == 0 {
+		now = now.Add(time.Second)
+		ticks <- now
+		time.Sleep(100 * time.Millisecond)
+	}
+	m := l.Metrics()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if m.ScrapeErrors == 0 || m.Shares["peer"] <= int(DefaultShares) || m.Delay <= 0 {
+		t.Fatalf("every scrape failing, busy processes waiting: %v; want scrape errors, a measured delay and the share raised", m)
 	}
 }

@@ -45,6 +45,12 @@ type UpOptions struct {
 	// Wait bounds how long each node may take to accept connections.
 	// Default 20s.
 	Wait time.Duration
+	// DieWithCaller has the kernel kill each node started when the
+	// caller dies (PR_SET_PDEATHSIG), for networks that must not outlive
+	// their caller (a bench round). The signal follows the OS thread that
+	// started the node: call Up from a goroutine that is not locked to a
+	// thread that may exit.
+	DieWithCaller bool
 }
 
 // Up starts every node of the network that is not running, each as a
@@ -70,7 +76,7 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 			if procs[i].Alive {
 				continue
 			}
-			done, err := l.start(&procs[i], opts.Command)
+			done, err := l.start(&procs[i], opts.Command, opts.DieWithCaller)
 			if err != nil {
 				return procs, err
 			}
@@ -89,7 +95,7 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 // start starts n's process and records its PID. The returned channel is
 // closed when the process exits (it is reaped, so no zombie is left when
 // the caller lives on).
-func (l *Layout) start(p *Proc, command []string) (<-chan struct{}, error) {
+func (l *Layout) start(p *Proc, command []string, dieWithCaller bool) (<-chan struct{}, error) {
 	if err := os.MkdirAll(filepath.Dir(p.Log), 0o755); err != nil {
 		return nil, fmt.Errorf("localnet: %w", err)
 	}
@@ -104,6 +110,9 @@ func (l *Layout) start(p *Proc, command []string) (<-chan struct{}, error) {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = l.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if dieWithCaller {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("localnet: starting %s %s (%s): %w", p.Role, p.Name, command[0], err)
 	}

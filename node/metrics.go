@@ -33,6 +33,7 @@ type committerCollector struct {
 	stage   *prometheus.Desc
 	queued  *prometheus.Desc
 	overlay *prometheus.Desc
+	busy    *prometheus.Desc
 }
 
 // NewCommitterCollector returns a Prometheus collector for c.
@@ -51,11 +52,12 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 		stage:   d("stage_seconds", "Per-block time in each pipeline stage: verify (received → signatures checked), validate (→ MVCC and state update, including the wait for earlier blocks), commit (→ durable and announced, including the wait for its group).", "stage"),
 		queued:  d("queued", "Work waiting in front of each stage.", "stage"),
 		overlay: d("overlay_keys", "Validated but not yet persisted keys held in memory."),
+		busy:    d("busy_seconds_total", "Wall time each stage spent working (verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
 	}
 }
 
 func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay} {
+	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.busy} {
 		ch <- d
 	}
 }
@@ -77,6 +79,9 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(cc.queued, prometheus.GaugeValue, float64(n), stage)
 	}
 	ch <- prometheus.MustNewConstMetric(cc.overlay, prometheus.GaugeValue, float64(m.OverlayKeys))
+	for s, d := range m.Busy {
+		ch <- prometheus.MustNewConstMetric(cc.busy, prometheus.CounterValue, d.Seconds(), committer.Stage(s).String())
+	}
 }
 
 // buildInfoGauge is strand_build_info: 1, labelled with the build.

@@ -111,6 +111,7 @@ func roundHTML(b *strings.Builder, i int, r *bench.Result) {
 	}
 	b.WriteString(lineChart(fmt.Sprintf("cpu-%d", i), "CPU by process", "second of the round", "% of one core", cpu))
 	b.WriteString(barChart(fmt.Sprintf("rss-%d", i), "peak resident memory by process", "MiB", procs, []line{{"RSS", nil, rss}}))
+	energyHTML(b, r)
 	// Codes, checks and configuration.
 	b.WriteString("<table><tr><th>validation code</th><th>transactions</th></tr>")
 	for _, c := range r.Codes() {

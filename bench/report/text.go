@@ -78,6 +78,10 @@ var columns = []struct {
 	{"errors", func(r *bench.Result) string { return strconv.FormatInt(r.Errors, 10) }},
 	{"CPU %", func(r *bench.Result) string { return f0(sum(r.CPUPercent)) }},
 	{"RSS MiB", func(r *bench.Result) string { return f0(sum(r.RSSMB)) }},
+	{"W", energyW},
+	{"mJ/tx", energyMJPerTx},
+	{"tx/s/J", energyTxPerSecPerJ},
+	{"energy source", energySource},
 	{"checks", func(r *bench.Result) string {
 		if r.Passed() {
 			return "ok"
@@ -147,10 +151,12 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 			}
 			fmt.Fprintf(w, "  %s: CPU %.0f%%, RSS %.0f MiB, %s\n", p.Name, p.CPUPercent, p.RSSMB, io)
 		}
+		writeEnergy(w, r)
 		fmt.Fprintf(w, "  network (namespace): received %.1f MiB, sent %.1f MiB\n", r.Usage.NetRxMB, r.Usage.NetTxMB)
 		if m := r.Usage.Machine; m.Available {
 			fmt.Fprintf(w, "  machine (%d cores): %s\n", r.Usage.Cores, m)
 		}
+		writeIsolation(w, r)
 		for _, c := range r.Checks {
 			fmt.Fprintf(w, "  check ok: %s\n", c)
 		}
@@ -161,6 +167,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 			fmt.Fprintf(w, "  warning: %s\n", wn)
 		}
 	}
+	writeIsolationTable(w, rs)
 }
 
 // clip shortens s to at most n bytes.
@@ -248,6 +255,9 @@ func Compare(w io.Writer, a, b []*bench.Result) {
 			{"p99 ms", func(r *bench.Result) float64 { return latency(r).P99 }},
 			{"CPU %", func(r *bench.Result) float64 { return sum(r.CPUPercent) }},
 			{"RSS MiB", func(r *bench.Result) float64 { return sum(r.RSSMB) }},
+			{"energy W", func(r *bench.Result) float64 { return energyTotal(r).Watts }},
+			{"energy mJ/tx", func(r *bench.Result) float64 { return 1e3 * energyTotal(r).JPerTx }},
+			{"tx/s/J", func(r *bench.Result) float64 { return energyTotal(r).TxPerSecPerJ }},
 		} {
 			va, vb := m.get(ra), m.get(rb)
 			ratio := "-"
@@ -260,6 +270,7 @@ func Compare(w io.Writer, a, b []*bench.Result) {
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%s\t\n", label, m.name, va, vb, ratio)
 		}
+		compareEnergy(tw, ra.Label, ra, rb)
 	}
 	tw.Flush()
 }

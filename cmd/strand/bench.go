@@ -34,7 +34,7 @@ Its flags are those of 'strand bench run'.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd.Context(), cmd, cmd.OutOrStdout(), f) },
 	}
 	bindBenchRun(cmd.Flags(), &f)
-	cmd.AddCommand(benchRunCmd(), benchCompareCmd(), validatorCmd(), validatorReplayCmd())
+	cmd.AddCommand(benchRunCmd(), benchCompareCmd(), validatorCmd(), validatorReplayCmd(), hogCmd())
 	return cmd
 }
 
@@ -55,6 +55,20 @@ func validatorReplayCmd() *cobra.Command {
 	return cmd
 }
 
+// hogCmd is a round's co-located CPU hog (bench/hog.go), run as a child
+// process of the harness.
+func hogCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "hog",
+		Short:  "Spin on one CPU counting ops; print the count for each line on stdin; exit at its end (used by bench rounds with hogs)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return bench.HogMain(cmd.InOrStdin(), cmd.OutOrStdout())
+		},
+	}
+}
+
 type validatorFlags struct {
 	blocks, accounts int
 	blockSizes       string
@@ -68,6 +82,14 @@ type validatorFlags struct {
 	dir              string
 	cpuProfile       string
 	memProfile       string
+	// Energy (benchenergy.go).
+	energy  energyFlags
+	preset  string
+	workers string
+	reparse string
+	rates   string
+	txs     int
+	changed func(flag string) bool // the flags given on the command line
 }
 
 func validatorCmd() *cobra.Command {
@@ -84,7 +106,10 @@ transactions per second against that bound. Every signature is checked and,
 unless --nosync, every block is fsynced before it counts as committed. The
 final state is compared with the generator's model and the Smallbank
 invariant is checked.`,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runValidator(cmd.OutOrStdout(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.changed = func(name string) bool { return cmd.Flags().Changed(name) }
+			return runValidator(cmd.OutOrStdout(), f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.blocks, "blocks", 0, "workload blocks per run (default: 10000 transactions' worth)")
@@ -100,10 +125,20 @@ invariant is checked.`,
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a Go allocation profile of the whole run to this file")
 	fl.StringVar(&f.dir, "dir", "", "ledger directory (default: a temporary directory, removed afterwards)")
+	bindValidatorEnergy(fl, &f)
 	return cmd
 }
 
 func runValidator(out io.Writer, f validatorFlags) error {
+	if f.preset != "" {
+		if err := applyPreset(f.preset, &f); err != nil {
+			return err
+		}
+	}
+	ev, err := f.variants()
+	if err != nil {
+		return err
+	}
 	sizes, err := parseInts("--block-size", f.blockSizes)
 	if err != nil {
 		return err
@@ -136,20 +171,23 @@ func runValidator(out io.Writer, f validatorFlags) error {
 	for _, size := range sizes {
 		blocks := f.blocks
 		if blocks == 0 {
-			blocks = max(10000/size, 1)
+			blocks = max(f.txs/size, 1)
 		}
 		for _, mode := range modes {
-			cfg := bench.ValidatorConfig{
-				Chain: bench.ChainSpec{Accounts: f.accounts, Blocks: blocks, BlockSize: size, Seed: f.seed, Alg: alg},
-				Mode:  mode, StateDB: f.stateDB, NoSync: f.noSync, CryptoTime: f.cryptoTime, Dir: f.dir,
-				Progress:      newProgress(fmt.Sprintf("block size %d, %s", size, mode)),
-				ReplayCommand: []string{exe, "bench", "validator-replay"},
+			for _, v := range ev.runs {
+				cfg := bench.ValidatorConfig{
+					Chain: bench.ChainSpec{Accounts: f.accounts, Blocks: blocks, BlockSize: size, Seed: f.seed, Alg: alg},
+					Mode:  mode, StateDB: f.stateDB, NoSync: f.noSync, CryptoTime: f.cryptoTime, Dir: f.dir,
+					Progress:      newProgress(fmt.Sprintf("block size %d, %s%s", size, mode, v.label())),
+					ReplayCommand: []string{exe, "bench", "validator-replay"},
+					Workers:       v.workers, Reparse: v.reparse, Energy: ev.energy, Rates: ev.rates,
+				}
+				rs, err := bench.RunValidatorRates(cfg)
+				if err != nil {
+					return err
+				}
+				results = append(results, rs...)
 			}
-			res, err := bench.RunValidator(cfg)
-			if err != nil {
-				return err
-			}
-			results = append(results, res)
 		}
 	}
 	if f.memProfile != "" {
@@ -158,6 +196,7 @@ func runValidator(out io.Writer, f validatorFlags) error {
 		}
 	}
 	printValidator(out, results)
+	printValidatorEnergy(out, results)
 	if f.jsonFile != "" {
 		raw, err := json.MarshalIndent(results, "", "  ")
 		if err != nil {

@@ -28,6 +28,7 @@ type benchRunFlags struct {
 	round               bench.Round
 	json, csv, html     string
 	cpuProfile          string
+	energy              energyFlags
 }
 
 // roundFlags are the flags that describe one round.
@@ -64,6 +65,7 @@ func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	fl.StringVar(&f.csv, "csv", "", "write the results as CSV to this file")
 	fl.StringVar(&f.html, "html", "strand-bench.html", "write the HTML report to this file (\"\": none)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the rounds to this file (embedded networks: the nodes and the load)")
+	bindEnergy(fl, &f.energy)
 }
 
 func presetNames() []string { return slices.Sorted(maps.Keys(bench.Presets)) }
@@ -144,7 +146,16 @@ func runBench(ctx context.Context, cmd *cobra.Command, out io.Writer, f benchRun
 		return err
 	}
 	defer stopProfile()
-	t := bench.Target{Net: f.net, Keep: f.keep,
+	ecfg, err := f.energy.config()
+	if err != nil {
+		return err
+	}
+	chooseSource(&ecfg, os.Stderr)
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this executable to start process networks and hogs: %w", err)
+	}
+	t := bench.Target{Net: f.net, Keep: f.keep, Energy: ecfg, Command: []string{exe},
 		Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }}
 	var results []*bench.Result
 	var failed error

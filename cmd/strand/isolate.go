@@ -28,6 +28,7 @@ type isolateFlags struct {
 	threshold   float64
 	calibration time.Duration
 	latency     time.Duration
+	delay       time.Duration
 	period      time.Duration
 	parent      string
 	metrics     string
@@ -43,8 +44,10 @@ func isolateCmd() *cobra.Command {
 every running orderer into the cgroup "orderer" and every running peer into
 "peer" (under --cgroup-parent, in a subtree strand-PID of this process),
 then once per --period reads each peer's /metrics (committed transactions
-and the gateway's commit latency), and raises both cgroups' CPU shares
-while throughput is below --threshold or the p99 above --latency. It logs
+and the gateway's commit latency) and each node's scheduler counters, and
+raises both cgroups' CPU shares while the nodes wait on a run queue longer
+than --delay-target on average before each time slice, and, while they do, throughput is
+below --threshold or the p99 above --latency. It logs
 every change with its reason. On SIGINT or SIGTERM it returns the shares
 to the default, moves the nodes back and removes its cgroups; the nodes
 keep running. If it is killed instead, the next run removes the leftover
@@ -73,6 +76,7 @@ func (f *isolateFlags) bind(cmd *cobra.Command, prefix string) {
 	fl.Float64Var(&f.threshold, prefix+"threshold", 0, "throughput objective in committed transactions per second (0 learns it during calibration)")
 	fl.DurationVar(&f.calibration, prefix+"calibration", isolation.DefaultCalibration, "how long to watch the load before learning the threshold, when the threshold is 0")
 	fl.DurationVar(&f.latency, prefix+"latency", 0, "p99 commit latency objective (0: none)")
+	fl.DurationVar(&f.delay, prefix+"delay-target", isolation.DefaultDelayTarget, "the nodes' mean run-queue wait per time slice above which they suffer interference; below it a throughput or latency miss is not acted on (0: none, QiOi's throughput rule alone)")
 	fl.DurationVar(&f.period, prefix+"period", isolation.DefaultPeriod, "measurement period")
 	fl.StringVar(&f.parent, prefix+"cgroup-parent", "", "cgroup directory to make this run's cgroups in (default: the first usable of "+fmt.Sprint(isolation.DefaultParents)+")")
 	fl.StringVar(&f.metrics, prefix+"metrics", "", "host:port to serve the controller's Prometheus /metrics on (empty: none)")
@@ -85,9 +89,9 @@ func (f *isolateFlags) config() (isolation.Config, error) {
 		return isolation.Config{}, fmt.Errorf("--%speriod is %s, want > 0", f.prefix, f.period)
 	}
 	comps := []isolation.Component{{Name: "orderer", K: f.k}, {Name: "peer", K: f.k}}
-	cfg := isolation.Config{Components: comps, Threshold: f.threshold, LatencyTarget: f.latency, Calibration: f.calibration}
+	cfg := isolation.Config{Components: comps, Threshold: f.threshold, LatencyTarget: f.latency, DelayTarget: f.delay, Calibration: f.calibration}
 	if _, err := isolation.New(cfg); err != nil {
-		return cfg, fmt.Errorf("%[1]w (flags --%[2]sk, --%[2]sthreshold, --%[2]slatency, --%[2]scalibration)", err, f.prefix)
+		return cfg, fmt.Errorf("%[1]w (flags --%[2]sk, --%[2]sthreshold, --%[2]slatency, --%[2]sdelay-target, --%[2]scalibration)", err, f.prefix)
 	}
 	return cfg, nil
 }

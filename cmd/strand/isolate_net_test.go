@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strand-ledger/strand/isolation"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
 )
@@ -55,7 +56,7 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	}
 	metrics := freeAddr(t)
 	prefix := map[bool]string{false: "--", true: "--isolation-"}[viaNetUp]
-	for _, kv := range [][2]string{{"cgroup-parent", parent}, {"threshold", "1000000"}, {"period", "200ms"}, {"metrics", metrics}} {
+	for _, kv := range [][2]string{{"cgroup-parent", parent}, {"threshold", "1000000"}, {"delay-target", "0"}, {"period", "200ms"}, {"metrics", metrics}} {
 		args = append(args, prefix+kv[0], kv[1])
 	}
 
@@ -74,7 +75,8 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	}
 
 	// Load until the controller reacts: every busy period is far below
-	// the threshold, so the first one boosts the peers.
+	// the threshold, so the first one boosts the peers (no delay target:
+	// nothing competes with the nodes here).
 	c := netConnect(t, lay, "Org1", "")
 	loadCtx, endLoad := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -163,6 +165,7 @@ func TestIsolateBadInput(t *testing.T) {
 		{[]string{"isolate", "--net", empty, "--period", "0s"}, "--period is 0s, want > 0"},
 		{[]string{"isolate", "--net", empty, "--k", "200"}, "Config.Components[0].K (orderer) is 200, want in [0, 100] (flags --k"},
 		{[]string{"isolate", "--net", empty, "--threshold", "-1"}, "Config.Threshold is -1 tps, want a finite number ≥ 0"},
+		{[]string{"isolate", "--net", empty, "--delay-target", "-1ms"}, "Config.DelayTarget is -1ms, want 0 (none) or in (0, 1s] (flags"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-period", "-1s"}, "--isolation-period is -1s, want > 0"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-k", "-1"}, "K (orderer) is -1, want in [0, 100] (flags --isolation-k"},
 	} {
@@ -224,6 +227,10 @@ func isolateTestParent(t *testing.T) string {
 	}
 	if _, err := os.Stat(filepath.Join(cgroupV1CPU, "cpu.shares")); err != nil {
 		t.Skipf("strand isolate's test needs the cgroup v1 cpu controller at %s: %v", cgroupV1CPU, err)
+	}
+	// A test binary killed before its cleanup left its directory behind.
+	if _, err := isolation.RemoveDead(cgroupV1CPU, "strand-isotest"); err != nil {
+		t.Fatalf("removing the cgroups of killed test runs: %v", err)
 	}
 	p := filepath.Join(cgroupV1CPU, fmt.Sprintf("strand-isotest-%d", os.Getpid()))
 	if err := os.Mkdir(p, 0o755); err != nil {

@@ -1,0 +1,211 @@
+package bench
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/energy"
+)
+
+// EnergySpec asks a replay to measure its energy.
+type EnergySpec struct {
+	Meter energy.Config `json:"meter"`
+	// Every is the energy log's period between busy edges; default
+	// DefaultEnergyEvery.
+	Every time.Duration `json:"every"`
+}
+
+// DefaultEnergyEvery is EnergySpec.Every's default. The study logged
+// every 10 ms because its log had only periodic readings; this one also
+// reads at every busy edge, where the power steps, so a step of the log
+// is wholly busy or wholly idle except where an edge went unread, and
+// the period is a backstop. Each periodic reading wakes the process
+// (BenchmarkEnergySampler: about 100 µs of CPU from idle on the
+// development machine), which at 10 ms costs a peer at a quarter of its
+// rate over 2% of its CPU; at 100 ms, a tenth of that.
+const DefaultEnergyEvery = 100 * time.Millisecond
+
+// ReplayEnergy is what a replay's energy recorder measured: the whole
+// replay beside the peer's busy periods (the union of its verify,
+// validate and persist intervals), and what the meter itself cost.
+type ReplayEnergy struct {
+	Source       energy.Source       `json:"source"`
+	Model        *energy.ModelParams `json:"model,omitempty"`
+	WholeS       float64             `json:"whole_s"`
+	WholeJ       float64             `json:"whole_j"`
+	BusyS        float64             `json:"busy_s"`
+	BusyJ        float64             `json:"busy_j"`
+	BusyOutsideS float64             `json:"busy_outside_s"`
+	Readings     int                 `json:"readings"`
+	// Ticks is how many readings were periodic, each a wake-up of the
+	// process; the rest were taken at busy edges by goroutines already
+	// running.
+	Ticks int `json:"ticks"`
+	// MeterCPUS is the CPU the readings took (periodic and edge), each
+	// measured on its own thread; the runtime's timer wake-ups are not in
+	// it (BenchmarkEnergySampler measures a whole tick).
+	MeterCPUS float64 `json:"meter_cpu_s"`
+}
+
+// energyRecorder is the replay's energy log. Readings come from two
+// places: a sampling goroutine every Every (the study's method), and the
+// edges of busy periods, where the power steps: just before each paced
+// block is delivered, and at the end of each persist, which ends a
+// block's work when the peer is not saturated. The edge readings keep
+// Overlay from smearing a block's burst into the idle gap beside it,
+// which at a 10 ms period would otherwise charge part of the burst to
+// idle and flatter the busy figure at low rates.
+type energyRecorder struct {
+	every  time.Duration
+	active atomic.Bool // between start and finish; onBusy ignores the rest
+	stop   chan struct{}
+	done   chan struct{}
+	mu     struct {
+		sync.Mutex
+		meter energy.Meter
+		log   energy.Log
+		last  time.Time
+		busy  []energy.Interval
+		cpu   time.Duration // the readings' CPU time
+		ticks int
+		err   error
+	}
+}
+
+func newEnergyRecorder(spec *EnergySpec, blocks int) *energyRecorder {
+	r := &energyRecorder{every: spec.Every, stop: make(chan struct{}), done: make(chan struct{})}
+	if r.every <= 0 {
+		r.every = DefaultEnergyEvery
+	}
+	r.mu.busy = make([]energy.Interval, 0, 3*blocks+8)
+	return r
+}
+
+// onBusy is the committer's Options.OnBusy.
+func (r *energyRecorder) onBusy(s committer.Stage, start, end time.Time) {
+	if !r.active.Load() {
+		return
+	}
+	r.mu.Lock()
+	r.mu.busy = append(r.mu.busy, energy.Interval{Stage: s.String(), Start: start, End: end})
+	r.mu.Unlock()
+	if s == committer.StagePersist {
+		r.edge()
+	}
+}
+
+// start opens the meter on this process and starts sampling.
+func (r *energyRecorder) start(cfg energy.Config) error {
+	now := time.Now()
+	m, err := energy.Open(cfg, []int{0}, now)
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	r.mu.meter = m
+	r.readLocked(now)
+	err = r.mu.err
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	r.active.Store(true)
+	go r.sample()
+	return nil
+}
+
+// sample reads the meter every period until stop.
+func (r *energyRecorder) sample() {
+	defer close(r.done)
+	t := time.NewTicker(r.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			r.mu.ticks++
+			r.readLocked(time.Now())
+			r.mu.Unlock()
+		}
+	}
+}
+
+// edge takes a reading at a busy edge.
+func (r *energyRecorder) edge() {
+	r.mu.Lock()
+	r.readLocked(time.Now())
+	r.mu.Unlock()
+}
+
+// readLocked appends a reading at now; the first error sticks. The
+// reading's cost is the calling thread's CPU time across it, with the
+// goroutine locked to its thread for the while (without the lock a
+// preemption could move it and the difference would be between two
+// threads' clocks). The Go runtime's wake-up of the sampling goroutine
+// is not in it; BenchmarkEnergySampler measures the whole cost of a
+// tick.
+func (r *energyRecorder) readLocked(now time.Time) {
+	if r.mu.err != nil || !now.After(r.mu.last) {
+		return
+	}
+	runtime.LockOSThread() // both clock readings on one thread
+	c0 := threadCPU()
+	rd, err := r.mu.meter.Read(now)
+	if err == nil {
+		err = r.mu.log.Add(rd)
+	}
+	if c1 := threadCPU(); c1 >= c0 {
+		r.mu.cpu += c1 - c0
+	}
+	runtime.UnlockOSThread()
+	if err != nil {
+		r.mu.err = fmt.Errorf("bench: energy meter: %w", err)
+		return
+	}
+	r.mu.last = now
+}
+
+// finish takes the last reading, stops sampling and lays the busy
+// intervals over the log.
+func (r *energyRecorder) finish() (*ReplayEnergy, error) {
+	r.edge()
+	r.active.Store(false)
+	close(r.stop)
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.err != nil {
+		return nil, r.mu.err
+	}
+	m, err := r.mu.log.Overlay(r.mu.busy, 0)
+	if err != nil {
+		return nil, fmt.Errorf("bench: energy: %w", err)
+	}
+	return &ReplayEnergy{
+		Source: m.Source, Model: m.Model,
+		WholeS: m.Whole.Duration.Seconds(), WholeJ: m.Whole.Joules,
+		BusyS: m.Busy.Duration.Seconds(), BusyJ: m.Busy.Joules, BusyOutsideS: m.BusyOutside.Seconds(),
+		Readings: len(r.mu.log.Readings()), Ticks: r.mu.ticks,
+		MeterCPUS: r.mu.cpu.Seconds(),
+	}, nil
+}
+
+// threadCPU is the calling thread's CPU time up to now, 0 where it
+// cannot be read. CLOCK_THREAD_CPUTIME_ID counts the running slice too;
+// getrusage(RUSAGE_THREAD) does not (it moves only at ticks and context
+// switches), so it cannot time a few microseconds.
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}

@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/strand-ledger/strand/energy"
+)
+
+// ReplayRate is how fast a replay delivers blocks: TPS transactions per
+// second, or OfMax times the full-speed replay's throughput; the zero
+// value is full speed.
+type ReplayRate struct {
+	TPS   float64
+	OfMax float64
+}
+
+// ParseReplayRate parses "max", "N%" (of the full-speed replay's
+// throughput) or a rate in tx/s.
+func ParseReplayRate(s string) (ReplayRate, error) {
+	s = strings.TrimSpace(s)
+	if s == "max" {
+		return ReplayRate{}, nil
+	}
+	if p, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(p, 64)
+		if err != nil || !(f > 0 && f <= 1000) {
+			return ReplayRate{}, fmt.Errorf("replay rate %q: want a percentage of the full-speed throughput above 0%% and at most 1000%%", s)
+		}
+		return ReplayRate{OfMax: f / 100}, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(f > 0 && f <= 1e7) {
+		return ReplayRate{}, fmt.Errorf("replay rate %q: want max, N%% of the full-speed throughput, or tx/s above 0 and at most 10000000", s)
+	}
+	return ReplayRate{TPS: f}, nil
+}
+
+// IsMax reports whether r is full speed.
+func (r ReplayRate) IsMax() bool { return r.TPS == 0 && r.OfMax == 0 }
+
+// String names the rate; tps is what it resolved to.
+func (r ReplayRate) String(tps float64) string {
+	switch {
+	case r.OfMax > 0:
+		return fmt.Sprintf("%g%% of max (%.0f tx/s)", 100*r.OfMax, tps)
+	case r.TPS > 0:
+		return fmt.Sprintf("%.0f tx/s", r.TPS)
+	}
+	return "max"
+}
+
+// ValidatorEnergy is a validator run's energy: the replay's measurement
+// and the study's figures over the whole replay and over its busy
+// periods. Every figure is from Source, labelled by Label.
+type ValidatorEnergy struct {
+	ReplayEnergy
+	Label      string  `json:"label"`
+	WholeW     float64 `json:"whole_w"`
+	BusyW      float64 `json:"busy_w"`
+	JPerTx     float64 `json:"j_per_tx"`
+	BusyJPerTx float64 `json:"busy_j_per_tx"`
+	// TxPerSecPerJ is the study's efficiency, tx/s per watt: transactions
+	// per joule.
+	TxPerSecPerJ     float64 `json:"tx_per_s_per_j"`
+	BusyTxPerSecPerJ float64 `json:"busy_tx_per_s_per_j"`
+	// MeterCPUShare is the meter's CPU over the peer process's CPU
+	// during the replay.
+	MeterCPUShare float64 `json:"meter_cpu_share"`
+}
+
+func newValidatorEnergy(re ReplayEnergy, txs int, cpu time.Duration) *ValidatorEnergy {
+	m := energy.Metrics{
+		Source: re.Source, Model: re.Model, Txs: int64(txs),
+		Whole: energy.Span{Duration: time.Duration(re.WholeS * float64(time.Second)), Joules: re.WholeJ},
+		Busy:  energy.Span{Duration: time.Duration(re.BusyS * float64(time.Second)), Joules: re.BusyJ},
+	}
+	v := &ValidatorEnergy{
+		ReplayEnergy: re, Label: energy.Label(re.Source, re.Model),
+		WholeW: m.Whole.Watts(), BusyW: m.Busy.Watts(),
+		TxPerSecPerJ: m.TxPerSecPerJoule(m.Whole), BusyTxPerSecPerJ: m.TxPerSecPerJoule(m.Busy),
+	}
+	if txs > 0 {
+		v.JPerTx, v.BusyJPerTx = re.WholeJ/float64(txs), re.BusyJ/float64(txs)
+	}
+	if cpu > 0 {
+		v.MeterCPUShare = re.MeterCPUS / cpu.Seconds()
+	}
+	return v
+}

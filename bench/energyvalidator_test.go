@@ -1,0 +1,49 @@
+package bench
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strand-ledger/strand/energy"
+)
+
+func TestParseReplayRate(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want ReplayRate
+	}{
+		{"max", ReplayRate{}}, {"50%", ReplayRate{OfMax: 0.5}}, {" 25% ", ReplayRate{OfMax: 0.25}}, {"1500", ReplayRate{TPS: 1500}},
+	} {
+		if got, err := ParseReplayRate(tc.in); err != nil || got != tc.want {
+			t.Errorf("%q: %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "0%", "-5", "fast", "2000%", "0"} {
+		if _, err := ParseReplayRate(in); err == nil || !strings.Contains(err.Error(), "want") {
+			t.Errorf("%q: %v, want an error saying what is allowed", in, err)
+		}
+	}
+}
+
+// TestValidatorEnergyFigures: the study's figures from a measurement
+// whose answer is known: 1000 tx, 4 s and 20 J whole, 1 s and 8 J busy.
+func TestValidatorEnergyFigures(t *testing.T) {
+	p := energy.ModelParams{ActiveWatts: 8.5, IdleWatts: 1.44, Cores: 2}
+	re := ReplayEnergy{Source: energy.SourceModel, Model: &p, WholeS: 4, WholeJ: 20, BusyS: 1, BusyJ: 8, MeterCPUS: 0.01}
+	v := newValidatorEnergy(re, 1000, 2*time.Second)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"whole W", v.WholeW, 5}, {"busy W", v.BusyW, 8}, {"J/tx", v.JPerTx, 0.02}, {"busy J/tx", v.BusyJPerTx, 0.008},
+		{"tx/s/J", v.TxPerSecPerJ, 50}, {"busy tx/s/J", v.BusyTxPerSecPerJ, 125}, {"meter share", v.MeterCPUShare, 0.005},
+	} {
+		if diff := c.got - c.want; diff > 1e-9 || diff < -1e-9 {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if v.Label != "model (active 8.50 W/core, idle 1.44 W/core, 2 cores)" {
+		t.Errorf("label %q", v.Label)
+	}
+}
