@@ -12,6 +12,7 @@ import (
 	"github.com/strand-ledger/strand/bench/rate"
 	"github.com/strand-ledger/strand/bench/workload"
 	"github.com/strand-ledger/strand/contracts/smallbank"
+	"github.com/strand-ledger/strand/internal/buildinfo"
 	"github.com/strand-ledger/strand/localnet"
 )
 
@@ -20,7 +21,7 @@ func (l *load) result(ctl rate.Controller, elapsed time.Duration, u Usage) *Resu
 	s := l.rec.Snapshot()
 	sec := elapsed.Seconds()
 	res := &Result{
-		Label: l.r.Label, Workload: l.r.Workload, Round: l.r, Rate: ctl.Describe(), Network: "embedded", Measures: measures,
+		Label: l.r.Label, Workload: l.r.Workload, Round: l.r, Rate: ctl.Describe(), Network: "embedded", Measures: measures, Build: buildinfo.Read(),
 		ElapsedS: sec, SendTPS: float64(s.Sent) / sec, ThroughputTPS: float64(s.Committed) / sec,
 		GoodputTPS: float64(s.Valid) / sec, EvaluateTPS: float64(s.Evaluated) / sec,
 		Result: s, Usage: u, CPUPercent: map[string]float64{}, RSSMB: map[string]float64{},

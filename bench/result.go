@@ -5,6 +5,7 @@ import (
 
 	"github.com/strand-ledger/strand/bench/rate"
 	"github.com/strand-ledger/strand/bench/stats"
+	"github.com/strand-ledger/strand/internal/buildinfo"
 )
 
 // ErrCheckFailed marks a round whose correctness checks failed; Run
@@ -21,6 +22,9 @@ type Result struct {
 	Rate     string            `json:"rate"`
 	Network  string            `json:"network"` // "embedded" or the --net directory
 	Measures string            `json:"measures"`
+	// Build is the strand binary that ran the round (with --net, the
+	// nodes' own builds are in their strand_build_info).
+	Build buildinfo.Info `json:"build"`
 
 	ElapsedS      float64 `json:"elapsed_s"`
 	SendTPS       float64 `json:"send_tps"`       // transactions started per second

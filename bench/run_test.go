@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,9 @@ func TestRunWorkloads(t *testing.T) {
 			}
 			if len(res.Checks) == 0 || !res.Passed() {
 				t.Fatalf("checks %v, failures %v", res.Checks, res.Failures)
+			}
+			if res.Build.GoVersion != runtime.Version() || res.Build.Commit == "" {
+				t.Errorf("result's build %+v, want this binary's (Go %s)", res.Build, runtime.Version())
 			}
 			if len(res.CPUPercent) != 1 || len(res.Series) == 0 {
 				t.Fatalf("cpu %v, series %v", res.CPUPercent, res.Series)

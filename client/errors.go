@@ -27,7 +27,7 @@ type EndorseError struct {
 }
 
 func (e *EndorseError) Error() string {
-	return fmt.Sprintf("client: tx %s not endorsed: status %d: %s", e.TxID, e.Status, e.Message)
+	return fmt.Sprintf("client: %s; tx %s not endorsed (status %d)", e.Message, e.TxID, e.Status)
 }
 
 // SubmitError says the transaction was not ordered (the ordering service
@@ -56,7 +56,7 @@ func overloaded(err error) (time.Duration, bool) {
 }
 
 func (e *SubmitError) Error() string {
-	return fmt.Sprintf("client: tx %s: status %d: %s", e.TxID, e.Status, e.Message)
+	return fmt.Sprintf("client: %s; tx %s (status %d)", e.Message, e.TxID, e.Status)
 }
 
 // CommitError says the transaction was committed in Block with a

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -182,8 +183,9 @@ func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) 
 
 // Evaluate runs a signed proposal as a query: the same checks as
 // ProcessProposal (signature, creator, tx id, contract) and the same
-// simulation, but nothing is signed, since nothing will be ordered. On
-// failure StatusOf(err) is the status to report.
+// simulation, but nothing is signed, since nothing will be ordered. A
+// simulation that writes is refused (ErrQueryWrites): its writes would be
+// silently lost. On failure StatusOf(err) is the status to report.
 func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api.ResponsePayload, err error) {
 	e.metrics.proposals.Add(1)
 	defer func() {
@@ -196,7 +198,28 @@ func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api
 	if err != nil {
 		return nil, err
 	}
-	return e.simulate(ctx, p, member, c)
+	payload, err := e.simulate(ctx, p, member, c)
+	if err != nil {
+		return nil, err
+	}
+	if n, first := writes(payload.GetRwset()); n > 0 {
+		return nil, refuse(ErrQueryWrites, nil, fmt.Sprintf("%s.%s writes %d key(s) (%s first): a query is evaluated without ordering, "+
+			"so its writes would be lost; submit it as a transaction instead (strand invoke, or the client's Submit)", p.Contract, p.Function, n, first))
+	}
+	return payload, nil
+}
+
+// writes counts the keys rw writes or deletes and names the first.
+func writes(rw *api.RWSet) (n int, first string) {
+	for _, ns := range rw.GetNamespaces() {
+		for _, w := range ns.GetWrites() {
+			if n == 0 {
+				first = strconv.Quote(w.GetKey())
+			}
+			n++
+		}
+	}
+	return n, first
 }
 
 func (e *Endorser) processProposal(ctx context.Context, sp *api.SignedProposal) (resp *api.ProposalResponse, err error) {

@@ -24,6 +24,7 @@ var (
 	ErrPanicked        = errors.New("endorser: contract panicked")
 	ErrTimedOut        = errors.New("endorser: contract timed out")
 	ErrQuarantined     = errors.New("endorser: contract has too many calls running past their deadline")
+	ErrQueryWrites     = errors.New("endorser: a query that writes")
 	ErrInternal        = errors.New("endorser: internal error")
 
 	// Errors the stub returns to a contract.
@@ -60,7 +61,7 @@ func refuse(sentinel error, cause error, msg string) *refusal {
 
 func statusFor(sentinel error) int32 {
 	switch sentinel {
-	case ErrBadProposal, ErrBadTxID:
+	case ErrBadProposal, ErrBadTxID, ErrQueryWrites:
 		return http.StatusBadRequest
 	case ErrBadCreator, ErrExpired, ErrBadSignature:
 		return http.StatusForbidden

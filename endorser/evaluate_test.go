@@ -3,6 +3,7 @@ package endorser
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -23,7 +24,17 @@ func TestEvaluate(t *testing.T) {
 	if _, err := e.Evaluate(context.Background(), forged); !errors.Is(err, ErrBadSignature) || StatusOf(err) != 403 {
 		t.Fatalf("Evaluate of a proposal signed by someone else: %v (status %d), want ErrBadSignature 403", err, StatusOf(err))
 	}
-	if m := e.Metrics(); m.Proposals != 2 || m.Endorsed != 0 || m.Refused() != 1 {
-		t.Fatalf("metrics after two evaluations: %+v", m)
+	// A query whose simulation writes (or deletes) is refused, naming the
+	// function and a key: its writes would be lost.
+	for _, args := range [][]string{{"get", "a", "put", "k1", "v", "put", "k2", "v"}, {"del", "k3"}} {
+		sp := sign(t, proposal(t, f.client, testChannel, testNS, "do", args...), f.client)
+		_, err := e.Evaluate(context.Background(), sp)
+		if !errors.Is(err, ErrQueryWrites) || StatusOf(err) != 400 || !strings.Contains(err.Error(), testNS+".do writes") ||
+			!strings.Contains(err.Error(), "submit it as a transaction") {
+			t.Fatalf("Evaluate of do %v: %v (status %d), want ErrQueryWrites 400 naming the function and what to do", args, err, StatusOf(err))
+		}
+	}
+	if m := e.Metrics(); m.Proposals != 4 || m.Endorsed != 0 || m.Refused() != 3 || m.QueryWrites != 2 {
+		t.Fatalf("metrics after four evaluations: %+v", m)
 	}
 }

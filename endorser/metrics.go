@@ -25,6 +25,7 @@ type Metrics struct {
 	Panicked        uint64 // 500
 	TimedOut        uint64 // 504: the timeout passed or the caller gave up
 	Quarantined     uint64 // 503: the contract had MaxOverdue calls running past their deadline
+	QueryWrites     uint64 // 400: an Evaluate whose simulation wrote
 	Internal        uint64 // 500: state, tx index, encoding or signing failed
 
 	// Overdue is the number of contract calls still running after their
@@ -35,7 +36,7 @@ type Metrics struct {
 // Refused returns the number of proposals refused for any reason.
 func (m Metrics) Refused() uint64 {
 	return m.BadProposal + m.WrongChannel + m.BadCreator + m.Expired + m.BadTxID + m.BadSignature +
-		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Quarantined + m.Internal
+		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Quarantined + m.QueryWrites + m.Internal
 }
 
 // String formats the snapshot on a few readable lines, leaving out zero
@@ -55,7 +56,7 @@ func (m Metrics) String() string {
 		{"expired certificate", m.Expired}, {"bad tx id", m.BadTxID}, {"bad signature", m.BadSignature},
 		{"duplicate tx id", m.DuplicateTxID}, {"unknown contract", m.UnknownContract},
 		{"contract error", m.ContractFailed}, {"contract panic", m.Panicked}, {"timed out", m.TimedOut},
-		{"quarantined contract", m.Quarantined}, {"internal error", m.Internal},
+		{"quarantined contract", m.Quarantined}, {"query that writes", m.QueryWrites}, {"internal error", m.Internal},
 	} {
 		if r.n > 0 {
 			fmt.Fprintf(&b, "  refused, %s: %d\n", r.name, r.n)
@@ -71,11 +72,11 @@ type counters struct {
 }
 
 // reasons, in the order of reasonSentinels.
-const numReasons = 13
+const numReasons = 14
 
 var reasonSentinels = [numReasons]error{
 	ErrBadProposal, ErrWrongChannel, ErrBadCreator, ErrExpired, ErrBadTxID, ErrBadSignature,
-	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrQuarantined, ErrInternal,
+	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrQuarantined, ErrQueryWrites, ErrInternal,
 }
 
 // refused counts err under its refusal's own sentinel (not one its cause
@@ -99,6 +100,6 @@ func (c *counters) snapshot() Metrics {
 		Proposals: c.proposals.Load(), Endorsed: c.endorsed.Load(),
 		BadProposal: r(0), WrongChannel: r(1), BadCreator: r(2), Expired: r(3), BadTxID: r(4), BadSignature: r(5),
 		DuplicateTxID: r(6), UnknownContract: r(7), ContractFailed: r(8), Panicked: r(9), TimedOut: r(10), Quarantined: r(11),
-		Internal: r(12),
+		QueryWrites: r(12), Internal: r(13),
 	}
 }

@@ -127,9 +127,13 @@ func (e *Endorser) judge(st *stub, o outcome) error {
 	}
 	var ce *contract.Error
 	if errors.As(o.err, &ce) && ce != nil {
-		r := refuse(ErrContractFailed, o.err, fmt.Sprintf("%s failed with status %d: %s", what, ce.Status, ce.Message))
-		r.status = contractStatus(ce)
+		// The contract's reason, named by contract.function only: the
+		// gateway and the client add where and which tx.
+		r := refuse(ErrContractFailed, o.err, fmt.Sprintf("%s.%s: %s", st.ns, st.fn, ce.Message))
+		if r.status = contractStatus(ce); r.status != int32(ce.Status) {
+			r.msg += fmt.Sprintf(" (the contract's status %d is no error status; answered as %d)", ce.Status, r.status)
+		}
 		return r
 	}
-	return refuse(ErrContractFailed, o.err, fmt.Sprintf("%s failed: %v", what, o.err))
+	return refuse(ErrContractFailed, o.err, fmt.Sprintf("%s.%s: %v", st.ns, st.fn, o.err))
 }

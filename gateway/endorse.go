@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/internal/rpcerr"
 )
 
 // answer is one org's reply to an endorsement request.
@@ -227,7 +228,11 @@ func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []str
 func (g *Gateway) askLocal(ctx context.Context, sp *api.SignedProposal) answer {
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	return answer{org: g.cfg.LocalOrg, peer: "the local peer of org " + g.cfg.LocalOrg, resp: g.cfg.Local.ProcessProposal(cctx, sp)}
+	who := "the local peer of org " + g.cfg.LocalOrg
+	if g.cfg.Peer != g.cfg.LocalOrg { // named (EnsureDefaults sets LocalOrg otherwise)
+		who = fmt.Sprintf("peer %s of org %s", g.cfg.Peer, g.cfg.LocalOrg)
+	}
+	return answer{org: g.cfg.LocalOrg, peer: who, resp: g.cfg.Local.ProcessProposal(cctx, sp)}
 }
 
 // askRemote asks org's peers in preference order, from peer first on and
@@ -248,7 +253,7 @@ func (g *Gateway) askRemote(ctx context.Context, sp *api.SignedProposal, org str
 		if err == nil {
 			return answer{org: org, peer: name, idx: i, resp: r}
 		}
-		failures = append(failures, fmt.Sprintf("%s: %v", name, err))
+		failures = append(failures, fmt.Sprintf("%s: %s", name, rpcerr.Short(err)))
 		if ctx.Err() != nil {
 			break
 		}
@@ -273,11 +278,12 @@ func (g *Gateway) firstRefusal(txID string, answers []answer) (_ *api.EndorseRes
 	for i, a := range answers {
 		switch {
 		case a.err != nil:
-			return refusal(http.StatusServiceUnavailable, "gateway: tx %s: %v; try again later", txID, a.err), false
+			return refusal(http.StatusServiceUnavailable, "gateway: %v; try again later", a.err), false
 		case a.resp == nil:
 			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered with no response", txID, a.peer), false
 		case a.resp.Status != http.StatusOK:
-			return refusal(a.resp.Status, "gateway: tx %s refused by %s: %s", txID, a.peer, a.resp.Message), i > 0
+			// The endorser's reason first: the client names the tx.
+			return refusal(a.resp.Status, "%s; refused by %s", a.resp.Message, a.peer), i > 0
 		case a.resp.Endorsement == nil || a.resp.Endorsement.Endorser == nil || len(a.resp.ResponsePayload) == 0:
 			return refusal(http.StatusInternalServerError, "gateway: tx %s: %s answered 200 without an endorsement or response payload", txID, a.peer), false
 		case a.resp.Endorsement.Endorser.Org != a.org:

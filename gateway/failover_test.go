@@ -117,12 +117,12 @@ func TestFailover(t *testing.T) {
 	down := gatewayOver(t, n, []api.EndorserClient{api.NewEndorserClient(dial(t, dead))},
 		[]api.OrdererClient{api.NewOrdererClient(dial(t, dead))})
 	er, _ = down.Endorse(ctx, proposal(t, user, smallbank.Name, "query", "a"))
-	if er.Status != http.StatusServiceUnavailable || !strings.Contains(er.Message, "no peer of org Org2") || !strings.Contains(er.Message, "peer #0 of org Org2") {
+	if er.Status != http.StatusServiceUnavailable || !strings.Contains(er.Message, "no peer of org Org2") || !strings.Contains(er.Message, "peer #0 of org Org2: unreachable (") {
 		t.Errorf("Endorse with Org2 down: %d %s, want 503 naming Org2", er.Status, er.Message)
 	}
 	sr, _ := down.Submit(ctx, &api.SubmitRequest{Transaction: raw})
-	if sr.Status != http.StatusServiceUnavailable || !strings.Contains(sr.Message, tp.Header.TxId) {
-		t.Errorf("Submit with the orderers down: %d %s, want 503 naming the tx", sr.Status, sr.Message)
+	if sr.Status != http.StatusServiceUnavailable || strings.Count(sr.Message, tp.Header.TxId) != 1 || !strings.Contains(sr.Message, ": unreachable (") {
+		t.Errorf("Submit with the orderers down: %d %s, want 503 naming the tx once and the orderer unreachable", sr.Status, sr.Message)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/policy"
 )
@@ -42,7 +43,7 @@ type Ledger interface {
 type Config struct {
 	Channel  string
 	LocalOrg string
-	// Peer names this gateway's peer in the committed heights it reports
+	// Peer names this gateway's peer in its refusals and in the committed heights it reports
 	// to the orderers with each submit (a stream-mode orderer paces its
 	// blocks by them); empty means LocalOrg.
 	Peer string
@@ -343,9 +344,10 @@ func (g *Gateway) submit(ctx context.Context, req *api.SubmitRequest, id string)
 		cancel()
 		switch {
 		case err != nil:
-			failures = append(failures, fmt.Sprintf("%s: %v", ordererName(i, o), err))
+			failures = append(failures, fmt.Sprintf("%s: %s", ordererName(i, o), rpcerr.Short(err)))
 		case r.Status == http.StatusServiceUnavailable:
-			failures = append(failures, fmt.Sprintf("%s: 503 %s", ordererName(i, o), r.Message))
+			// The tx is named once, below.
+			failures = append(failures, fmt.Sprintf("%s: 503 %s", ordererName(i, o), strings.ReplaceAll(r.Message, "tx "+id+": ", "")))
 		default:
 			if r.Status != http.StatusOK {
 				g.metrics.submitRefused.Add(1)

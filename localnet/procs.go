@@ -23,6 +23,7 @@ type Proc struct {
 	Node
 	PID       int    // recorded PID; 0 when none is recorded
 	Alive     bool   // PID runs this node's start command
+	ByHand    bool   // Status: running, but not from net up's PID file: its data directory is locked (started by hand)
 	Reachable bool   // Address accepted a TCP connection
 	Started   bool   // Up started it (it was not running)
 	Log       string // its log file
@@ -230,12 +231,23 @@ func waitGone(p *Proc, deadline time.Time) bool {
 }
 
 // Status reports every node's recorded PID, whether it runs, and whether
-// its address accepts TCP connections.
+// its address accepts TCP connections. A node without a PID file of Up's
+// that holds its data directory's lock runs too, started by hand (ByHand,
+// with the PID it recorded there).
 func Status(l *Layout) []Proc {
 	procs := make([]Proc, len(l.Nodes))
 	for i, n := range l.Nodes {
 		procs[i] = l.proc(n)
 		procs[i].Reachable = reachable(n.Address, 500*time.Millisecond)
+		if !procs[i].Alive {
+			// Started by hand (`strand peer start`): no PID file of
+			// ours, but the node holds its data directory's lock.
+			if cfg, err := node.LoadNode(n.Config); err == nil {
+				if pid, held := node.DataDirHolder(cfg.DataDir); held {
+					procs[i].PID, procs[i].Alive, procs[i].ByHand = pid, true, true
+				}
+			}
+		}
 	}
 	return procs
 }

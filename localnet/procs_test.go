@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strand-ledger/strand/node"
 )
 
 func TestLayoutSaveLoad(t *testing.T) {
@@ -87,5 +89,31 @@ func TestIsNodeProcess(t *testing.T) {
 	}
 	if isNodeProcess(1<<30, n) {
 		t.Error("a PID that does not exist taken for a node")
+	}
+}
+
+// TestStatusFindsNodesStartedByHand: a node started without net up (here
+// in this process) has no PID file, but holds its data directory's lock:
+// Status reports it running, by hand, with its PID.
+func TestStatusFindsNodesStartedByHand(t *testing.T) {
+	lay, err := Generate(t.TempDir(), Spec{Orderers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := node.LoadNode(lay.Nodes[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Status(lay)[0]; got.Alive || got.ByHand {
+		t.Fatalf("%s before it starts: %+v, want stopped", got.Name, got)
+	}
+	o, err := node.StartOrderer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	got := Status(lay)[0]
+	if !got.Alive || !got.ByHand || got.PID != os.Getpid() || !got.Reachable {
+		t.Fatalf("%s started by hand: %+v, want running by hand as pid %d, reachable", got.Name, got, os.Getpid())
 	}
 }

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"sync"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/tap"
 
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/buildinfo"
 	"github.com/strand-ledger/strand/internal/gctune"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger"
@@ -32,27 +33,45 @@ type base struct {
 	lis     *roleListener
 	srvs    []*grpc.Server
 	metrics *metricsServer
+	lock    *dirLock // on the data directory, released last
 	wg      sync.WaitGroup
 }
 
-// open loads and checks the node's channel and opens its block store.
-func (b *base) open(cfg *NodeConfig) (*ChannelConfig, error) {
+// open loads and checks the node's channel and credentials, locks its
+// data directory and opens its block store. The credentials are read
+// first, so that a missing or wrong certificate is reported as such even
+// when the data directory is busy.
+func (b *base) open(cfg *NodeConfig) (*ChannelConfig, *nodeCreds, error) {
 	b.Name, b.log = cfg.Name, cfg.Logger()
+	b.log.Info("starting", append([]any{"role", cfg.Role, "config", cfg.file}, buildinfo.Read().LogAttrs()...)...)
 	gctune.Apply(cfg.GCPercent(), cfg.MemoryLimitMB())
 	ch, err := LoadChannel(cfg.Channel)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := cfg.CheckChannel(ch); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("node: data directory: %w", err)
+	creds := &nodeCreds{}
+	if creds.signer, err = cfg.Signer(); err != nil {
+		return nil, nil, err
+	}
+	if creds.serverTLS, creds.clientTLS, err = LoadTLS(cfg, ch); err != nil {
+		return nil, nil, err
+	}
+	if b.lock, err = lockDataDir(cfg.DataDir, cfg.Name); err != nil {
+		return nil, nil, err
 	}
 	if b.Store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{Logger: b.log}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return ch, nil
+	return ch, creds, nil
+}
+
+// nodeCreds are a node's signing identity and TLS configurations.
+type nodeCreds struct {
+	signer               *identity.Signer
+	serverTLS, clientTLS *tls.Config
 }
 
 // grpcServer is one of a node's gRPC servers (see roleListener): its
@@ -128,5 +147,6 @@ func (b *base) closeRest(errs ...error) error {
 	if b.Store != nil {
 		errs = append(errs, b.Store.Close())
 	}
+	errs = append(errs, b.lock.release())
 	return errors.Join(errs...)
 }

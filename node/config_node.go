@@ -340,11 +340,11 @@ func (n *NodeConfig) CommitterOptions() (committer.Options, error) {
 func (n *NodeConfig) Signer() (*identity.Signer, error) {
 	cert, err := os.ReadFile(n.Identity.Cert)
 	if err != nil {
-		return nil, fmt.Errorf("node: %s: identity.cert: %w", n.file, err)
+		return nil, fmt.Errorf("node: %s: identity.cert, the node's signing certificate: %w", n.file, err)
 	}
 	key, err := os.ReadFile(n.Identity.Key)
 	if err != nil {
-		return nil, fmt.Errorf("node: %s: identity.key: %w", n.file, err)
+		return nil, fmt.Errorf("node: %s: identity.key, the node's signing key: %w", n.file, err)
 	}
 	s, err := identity.LoadSigner(n.Org, cert, key)
 	if err != nil {

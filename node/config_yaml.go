@@ -99,30 +99,35 @@ func readYAML(path string, out any) (*yaml.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: read configuration: %w", err)
 	}
+	// The node tree first: a type error names its field from it.
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fileErrorf(path, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(out); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, fileErrorf(path, "file is empty, want a YAML mapping (see docs/config.md)")
 		}
-		return nil, fileErrorf(path, "%s", explainYAML(err, reflect.TypeOf(out).Elem()))
+		return nil, fileErrorf(path, "%s", explainYAML(err, reflect.TypeOf(out).Elem(), &root))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return nil, fileErrorf(path, "more than one YAML document, want exactly one")
 	}
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fileErrorf(path, "%v", err)
-	}
 	return &root, nil
 }
 
-var unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+var (
+	unknownField = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+	wrongType    = regexp.MustCompile("^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (\\S+)$")
+)
 
 // explainYAML rewrites the decoder's errors: an unknown field is listed with
-// the fields allowed in its place.
-func explainYAML(err error, top reflect.Type) string {
+// the fields allowed in its place; a value of the wrong type is named by
+// its field path in root, with the value and the type wanted.
+func explainYAML(err error, top reflect.Type, root *yaml.Node) string {
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return strings.TrimPrefix(err.Error(), "yaml: ")
@@ -136,12 +141,107 @@ func explainYAML(err error, top reflect.Type) string {
 				m = fmt.Sprintf("line %s: unknown field %q", s[1], s[2])
 			}
 		}
-		if strings.HasSuffix(m, "into time.Duration") {
-			m += ", want a duration with a unit such as 2s, 500ms or 1m"
+		if s := wrongType.FindStringSubmatch(m); s != nil {
+			m = explainType(root, s[1], s[2], s[3], s[4])
 		}
 		msgs = append(msgs, m)
 	}
 	return strings.Join(msgs, "; ")
+}
+
+// explainType says which field on line holds the value of YAML tag tag,
+// shown as shown (yaml.v3 cuts long ones to 7 characters and "..."),
+// that is not of the Go type goType: `line 17: batch.maxTxs = "lots":
+// want a whole number`.
+func explainType(root *yaml.Node, line, tag, shown, goType string) string {
+	n, _ := strconv.Atoi(line)
+	match := func(v *yaml.Node) bool {
+		switch tag {
+		case "!!seq":
+			return v.Kind == yaml.SequenceNode
+		case "!!map":
+			return v.Kind == yaml.MappingNode
+		}
+		if cut, ok := strings.CutSuffix(shown, "..."); ok {
+			return v.Kind == yaml.ScalarNode && strings.HasPrefix(v.Value, cut)
+		}
+		return v.Kind == yaml.ScalarNode && v.Value == shown
+	}
+	path, v := fieldAt(root, n, "", match)
+	msg := "line " + line + ": "
+	if v == nil {
+		return msg + "a value that is not " + wantOf(goType)
+	}
+	value := v.Value
+	switch {
+	case v.Kind == yaml.MappingNode:
+		value = "a mapping"
+	case v.Kind == yaml.SequenceNode:
+		value = "a list"
+	case v.Tag == "!!str":
+		value = strconv.Quote(value)
+	}
+	return msg + path + " = " + value + ": want " + wantOf(goType)
+}
+
+// wantOf describes the values a Go type takes in YAML.
+func wantOf(goType string) string {
+	switch {
+	case goType == "time.Duration":
+		return "a duration with a unit such as 2s, 500ms or 1m"
+	case strings.HasPrefix(goType, "uint"):
+		return "a whole number, 0 or more"
+	case strings.HasPrefix(goType, "int"):
+		return "a whole number"
+	case strings.HasPrefix(goType, "float"):
+		return "a number"
+	case goType == "bool":
+		return "true or false"
+	case goType == "string":
+		return "a string"
+	case strings.HasPrefix(goType, "[]"):
+		return "a list"
+	case strings.HasPrefix(goType, "map["):
+		return "a mapping"
+	}
+	return "a mapping (" + goType + ")"
+}
+
+// fieldAt finds the deepest field whose value starts on line and is what
+// match wants: its path (such as orgs[1].peers[0].address) and its value
+// node; nil when none is.
+func fieldAt(n *yaml.Node, line int, prefix string, match func(*yaml.Node) bool) (string, *yaml.Node) {
+	var keys []string
+	var vals []*yaml.Node
+	switch n.Kind {
+	case yaml.DocumentNode:
+		vals = n.Content
+		keys = make([]string, len(vals))
+		for i := range keys {
+			keys[i] = prefix
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if prefix != "" {
+				p = prefix + "." + p
+			}
+			keys, vals = append(keys, p), append(vals, n.Content[i+1])
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			keys, vals = append(keys, fmt.Sprintf("%s[%d]", prefix, i)), append(vals, c)
+		}
+	}
+	for i, v := range vals { // the deepest match: a flow list holds its items on its line
+		if p, dv := fieldAt(v, line, keys[i], match); dv != nil {
+			return p, dv
+		}
+		if v.Line == line && match(v) && n.Kind != yaml.DocumentNode {
+			return keys[i], v
+		}
+	}
+	return "", nil
 }
 
 // findType finds the struct type named name ("node.OrgConfig") in t or the

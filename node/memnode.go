@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"os"
 
+	"github.com/strand-ledger/strand/internal/buildinfo"
 	"github.com/strand-ledger/strand/memnode"
 )
 
@@ -28,6 +30,7 @@ func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
 		h = slog.NewJSONHandler(os.Stderr, opts)
 	}
 	log := slog.New(h).With("node", "memnode", "listen", cfg.Listen)
+	log.Info("starting", append([]any{"role", "memnode"}, buildinfo.Read().LogAttrs()...)...)
 	serverTLS, err := memnodeTLS(cfg.TLS, cfg.CAs, true)
 	if err != nil {
 		return nil, err
@@ -42,13 +45,17 @@ func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
 		return nil, err
 	}
 	m := &Memnode{srv: srv, log: log}
-	if m.metrics, err = startMetrics(cfg.Metrics, false, log, NewStructCollector("memnode", func() any { return srv.Metrics() })); err != nil {
+	if m.metrics, err = startMetrics(cfg.Metrics, false, "memnode", memnodeReady, log, NewStructCollector("memnode", func() any { return srv.Metrics() })); err != nil {
 		return nil, errors.Join(err, srv.Close())
 	}
 	t := srv.Metrics().Tiers
 	log.Info("memory node serving", "height", t.Height, "storageSavepoint", t.Durable, "memoryMB", cfg.MemoryMB, "metrics", m.metrics.Addr())
 	return m, nil
 }
+
+// memnodeReady is a memory node's /readyz: its metrics endpoint starts
+// only once the tiers are open and served, and stops when they close.
+func memnodeReady(context.Context) error { return nil }
 
 // Addr returns the address the memory node serves on.
 func (m *Memnode) Addr() string { return m.srv.Addr() }

@@ -1,11 +1,13 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/internal/buildinfo"
 	"github.com/strand-ledger/strand/internal/latency"
 )
 
@@ -87,21 +90,34 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// buildInfoGauge is strand_build_info: 1, labelled with the build.
+func buildInfoGauge(in buildinfo.Info) prometheus.Gauge {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "strand_build_info",
+		Help: "Always 1; its labels name the running build (commit_time is the commit's, build_time a release build's, else unknown).",
+		ConstLabels: prometheus.Labels{"version": in.Version, "commit": in.Commit, "modified": strconv.FormatBool(in.Modified),
+			"commit_time": in.CommitTime, "go_version": in.GoVersion, "build_time": in.BuildTime},
+	})
+	g.Set(1)
+	return g
+}
+
 // metricsServer serves /metrics over HTTP.
 type metricsServer struct {
 	srv  *http.Server
 	addr string
 }
 
-// startMetrics serves the Go runtime, process and the given collectors on
-// addr, and Go's profiles too when profile is set; an empty addr serves
-// nothing.
-func startMetrics(addr string, profile bool, log *slog.Logger, cs ...prometheus.Collector) (*metricsServer, error) {
+// startMetrics serves the Go runtime, process, build and the given
+// collectors on addr, /healthz, /readyz (ready's answer) and an index at
+// /, and Go's profiles too when profile is set; an empty addr serves
+// nothing. name is the node's, for the index.
+func startMetrics(addr string, profile bool, name string, ready func(context.Context) error, log *slog.Logger, cs ...prometheus.Collector) (*metricsServer, error) {
 	if addr == "" {
 		return nil, nil
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), buildInfoGauge(buildinfo.Read()))
 	for _, c := range cs {
 		reg.MustRegister(c)
 	}
@@ -111,6 +127,9 @@ func startMetrics(addr string, profile bool, log *slog.Logger, cs ...prometheus.
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", healthzHandler)
+	mux.Handle("/readyz", readyzHandler(ready))
+	mux.Handle("/", indexHandler(name, endpoints(profile)))
 	if profile {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

@@ -3,6 +3,7 @@ package node_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -213,7 +214,35 @@ func TestNetwork(t *testing.T) {
 	}
 	// Every node serves Prometheus metrics.
 	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed", "strand_gateway_", `strand_committer_stage_seconds_bucket{stage="verify",le="0.0001"}`, "strand_gateway_endorse_latency_seconds_bucket", "strand_gateway_commit_latency_seconds_count", "strand_committer_signed_height", `strand_committer_busy_seconds_total{stage="persist"}`)
-	scrape(t, n.orderer.MetricsAddr(), "strand_orderer_blocks", "strand_blockstore_height")
+	scrape(t, n.orderer.MetricsAddr(), "strand_orderer_blocks", "strand_blockstore_height", `strand_build_info{build_time="unknown",commit=`)
+	// And the endpoints of a supervisor: alive, ready, and an index.
+	for _, c := range []struct {
+		addr, path string
+		code       int
+		want       string
+	}{
+		{n.peers[0].MetricsAddr(), "/healthz", http.StatusOK, "ok"},
+		{n.peers[0].MetricsAddr(), "/readyz", http.StatusOK, "ready"},
+		{n.orderer.MetricsAddr(), "/readyz", http.StatusOK, "ready"},
+		{n.orderer.MetricsAddr(), "/", http.StatusOK, "strand node orderer0 serves:\n  /metrics"},
+		{n.peers[0].MetricsAddr(), "/nope", http.StatusNotFound, "404: /nope is not served here.\nstrand node peer0.Org1 serves:"},
+		{n.peers[0].MetricsAddr(), "/", http.StatusOK, "/debug/pprof/"},
+	} {
+		if code, body := httpGet(t, c.addr, c.path); code != c.code || !strings.Contains(body, c.want) {
+			t.Errorf("GET %s: %d %q, want %d and %q", c.path, code, body, c.code, c.want)
+		}
+	}
+	// A second start of a running node is refused naming its data
+	// directory and the process holding it; a missing certificate is
+	// named as such, even then.
+	if _, err := node.StartPeer(n.configs[1]); !errors.Is(err, node.ErrDataDirInUse) || !strings.Contains(err.Error(), n.configs[1].DataDir) {
+		t.Errorf("second start of %s: %v, want ErrDataDirInUse naming %s", n.configs[1].Name, err, n.configs[1].DataDir)
+	}
+	noCert := *n.configs[1]
+	noCert.TLS.Cert += ".missing"
+	if _, err := node.StartPeer(&noCert); err == nil || errors.Is(err, node.ErrDataDirInUse) || !strings.Contains(err.Error(), "tls.cert, the node's TLS certificate: open "+noCert.TLS.Cert) {
+		t.Errorf("start with a missing TLS certificate: %v, want an error naming tls.cert", err)
+	}
 	// Profiles are served where asked for, and only there.
 	if code := httpStatus(t, n.peers[0].MetricsAddr(), "/debug/pprof/heap"); code != http.StatusOK {
 		t.Errorf("peer with profile: GET /debug/pprof/heap = %d, want 200", code)
@@ -225,12 +254,22 @@ func TestNetwork(t *testing.T) {
 
 func httpStatus(t *testing.T, addr, path string) int {
 	t.Helper()
+	code, _ := httpGet(t, addr, path)
+	return code
+}
+
+func httpGet(t *testing.T, addr, path string) (int, string) {
+	t.Helper()
 	resp, err := http.Get("http://" + addr + path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 func scrape(t *testing.T, addr string, want ...string) {

@@ -38,7 +38,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 			o.Close()
 		}
 	}()
-	ch, err := o.open(cfg)
+	ch, creds, err := o.open(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -46,14 +46,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	signer, err := cfg.Signer()
-	if err != nil {
-		return nil, err
-	}
-	serverTLS, clientTLS, err := LoadTLS(cfg, ch)
-	if err != nil {
-		return nil, err
-	}
+	signer, serverTLS, clientTLS := creds.signer, creds.serverTLS, creds.clientTLS
 	raft, err := raftConfig(cfg, ch, clientTLS)
 	if err != nil {
 		return nil, err
@@ -87,7 +80,8 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	); err != nil {
 		return nil, err
 	}
-	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, o.log,
+	ready := func(context.Context) error { return o.Orderer.Ready() }
+	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, ready, o.log,
 		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
 		NewStructCollector("blockstore", func() any { return o.Store.Stats() }),
 	); err != nil {

@@ -52,6 +52,7 @@ type Peer struct {
 
 	channel string
 	repairs Repairs // written before serving starts, read by metrics
+	ready   *peerReadiness
 	conns   []*mux.Conn
 	cancel  context.CancelFunc
 }
@@ -65,7 +66,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			p.Close()
 		}
 	}()
-	ch, err := p.open(cfg)
+	ch, creds, err := p.open(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -78,10 +79,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	serverTLS, clientTLS, err := LoadTLS(cfg, ch)
-	if err != nil {
-		return nil, err
-	}
+	serverTLS, clientTLS := creds.serverTLS, creds.clientTLS
 	toOrderer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RoleOrderer)))
 	toPeer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RolePeer)))
 	// Every peer prefers a different orderer (its position among the
@@ -110,10 +108,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if p.Committer, err = committer.New(comCh, p.Store, p.State, opts, p.log); err != nil {
 		return nil, err
 	}
-	signer, err := cfg.Signer()
-	if err != nil {
-		return nil, err
-	}
+	signer := creds.signer
 	contracts, err := builtinContracts(ch)
 	if err != nil {
 		return nil, err
@@ -137,7 +132,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			if err != nil {
 				return nil, err
 			}
-			remote[org] = append(remote[org], gateway.BatchProposals(api.NewEndorserClient(conn)))
+			remote[org] = append(remote[org], gateway.BatchProposals(gateway.NamedEndorser(pe.Name, api.NewEndorserClient(conn))))
 		}
 	}
 	gw, err := gateway.New(gateway.Config{
@@ -155,6 +150,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}}); err != nil {
 		return nil, err
 	}
+	p.ready = &peerReadiness{channel: ch.Channel, next: p.Committer.Next, orderers: book.Orderers}
 	collectors := []prometheus.Collector{
 		NewCommitterCollector(p.Committer),
 		NewStructCollector("endorser", func() any { return e.Metrics() }),
@@ -165,7 +161,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
 		collectors = append(collectors, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))
 	}
-	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, p.log, collectors...); err != nil {
+	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, p.ready.ready, p.log, collectors...); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -174,6 +170,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	go func() {
 		defer p.wg.Done()
 		if err := Follow(ctx, book.Orderers, ch.Channel, p.Committer, DefaultStallAfter, p.log, book.observe); err != nil && !errors.Is(err, context.Canceled) {
+			p.ready.stopped.Store(&err)
 			p.log.Error("following the ordering service stopped", "err", err)
 		}
 	}()

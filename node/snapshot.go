@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger"
@@ -42,11 +41,12 @@ func ExportSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 	if _, err := os.Stat(storeDir); err != nil {
 		return snapshot.Info{}, fmt.Errorf("node: no ledger to export in %s: %w", cfg.DataDir, err)
 	}
-	store, err := ledger.OpenBlockStore(storeDir, ledger.Options{})
-	if errors.Is(err, syscall.EWOULDBLOCK) || errors.Is(err, syscall.EAGAIN) {
-		return snapshot.Info{}, fmt.Errorf("node: the block store in %s is locked by another process: is peer %s running? "+
-			"stop it first (its data directory is exported while it is stopped): %w", storeDir, cfg.Name, err)
+	lock, err := lockDataDir(cfg.DataDir, cfg.Name)
+	if err != nil {
+		return snapshot.Info{}, fmt.Errorf("%w (a stopped peer's data directory is exported; `strand snapshot export` cannot read a running one)", err)
 	}
+	defer lock.release()
+	store, err := ledger.OpenBlockStore(storeDir, ledger.Options{})
 	if err != nil {
 		return snapshot.Info{}, err
 	}
@@ -91,9 +91,11 @@ func JoinSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 			return snapshot.Info{}, fmt.Errorf("node: %s already exists: a peer joins from a snapshot with a fresh data directory (dataDir %s)", d, cfg.DataDir)
 		}
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return snapshot.Info{}, fmt.Errorf("node: data directory: %w", err)
+	lock, err := lockDataDir(cfg.DataDir, cfg.Name)
+	if err != nil {
+		return snapshot.Info{}, err
 	}
+	defer lock.release()
 	tmp := stateDir + ".joining"
 	if err := os.RemoveAll(tmp); err != nil {
 		return snapshot.Info{}, fmt.Errorf("node: %w", err)

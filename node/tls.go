@@ -166,11 +166,11 @@ func roleList(roles []identity.Role) string {
 func LoadTLS(n *NodeConfig, ch *ChannelConfig) (server, client *tls.Config, err error) {
 	cert, err := os.ReadFile(n.TLS.Cert)
 	if err != nil {
-		return nil, nil, fmt.Errorf("node: %s: tls.cert: %w", n.file, err)
+		return nil, nil, fmt.Errorf("node: %s: tls.cert, the node's TLS certificate: %w", n.file, err)
 	}
 	key, err := os.ReadFile(n.TLS.Key)
 	if err != nil {
-		return nil, nil, fmt.Errorf("node: %s: tls.key: %w", n.file, err)
+		return nil, nil, fmt.Errorf("node: %s: tls.key, the node's TLS key: %w", n.file, err)
 	}
 	cas, err := channelCAs(ch)
 	if err != nil {

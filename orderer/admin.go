@@ -81,7 +81,7 @@ func (o *Orderer) transferLeaderRPC(ctx context.Context, in *wrapperspb.UInt64Va
 		o.raft.refusals.warn(o.cfg.Log, "admin", "orderer: refused an admin call", "channel", o.cfg.Channel, "call", "TransferLeader", "reason", err)
 		return nil, status.Errorf(codes.PermissionDenied, "orderer: TransferLeader refused: %v", err)
 	}
-	o.cfg.Log.Info("raft: leader transfer requested", "channel", o.cfg.Channel, "node", o.raft.cfg.ID, "to", in.GetValue(), "by", who)
+	o.cfg.Log.Info("raft: leader transfer requested", "channel", o.cfg.Channel, "raft_id", o.raft.cfg.ID, "to", in.GetValue(), "by", who)
 	if err := o.TransferLeader(ctx, in.GetValue()); err != nil {
 		code := codes.Unavailable
 		switch {

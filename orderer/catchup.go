@@ -93,7 +93,7 @@ func (o *Orderer) fetchFailed(l *link, err error) {
 		o.m.refused(refuseBadBlock)
 		kind, msg = refuseBadBlock.String(), "raft: refused a block fetched in catch-up"
 	}
-	o.raft.refusals.warn(o.cfg.Log, kind, msg, "channel", o.cfg.Channel, "node", o.raft.cfg.ID,
+	o.raft.refusals.warn(o.cfg.Log, kind, msg, "channel", o.cfg.Channel, "raft_id", o.raft.cfg.ID,
 		"from", l.p.ID, "from_name", l.p.Org+"/"+l.p.Name, "from_address", l.p.Address, "height", o.cfg.Store.Height(), "reason", err)
 }
 

@@ -87,6 +87,11 @@ func TestRaftClusterOrders(t *testing.T) {
 			if !strings.Contains(cl.members[lead].logs.String(), "raft leader changed") {
 				t.Fatalf("no leadership log line on the leader:\n%s", cl.members[lead].logs)
 			}
+			// The key node is the caller's (node.Logger names the node
+			// with it); the orderer's own records must not repeat it.
+			if l := cl.members[lead].logs.String(); strings.Contains(l, " node=") || !strings.Contains(l, " raft_id=") {
+				t.Fatalf("the orderer's log uses the key node, or lacks raft_id:\n%s", l)
+			}
 		})
 	}
 }

@@ -95,7 +95,7 @@ func newRaftNode(o *Orderer, rc RaftConfig) (*raftNode, error) {
 		ID: rc.ID, ElectionTick: rc.ElectionTicks, HeartbeatTick: rc.HeartbeatTicks, Storage: log.Storage(),
 		Applied:       log.Snapshot().GetMetadata().GetIndex(),
 		MaxSizePerMsg: rc.MaxSizePerMsg, MaxInflightMsgs: rc.MaxInflight, MaxUncommittedEntriesSize: 1 << 30,
-		CheckQuorum: true, PreVote: true, StepDownOnRemoval: true, Logger: raftLogger{o.cfg.Log.With("node", rc.ID)},
+		CheckQuorum: true, PreVote: true, StepDownOnRemoval: true, Logger: raftLogger{o.cfg.Log.With("raft_id", rc.ID)},
 	})
 	if err != nil {
 		log.Close()
@@ -182,7 +182,7 @@ func (r *raftNode) run(behind *snapState) {
 		case m := <-r.tr.recv:
 			r.noteCause(m)
 			if err := r.rn.Step(m); err != nil {
-				r.o.cfg.Log.Debug("raft: step", "node", r.cfg.ID, "type", m.GetType(), "from", m.GetFrom(), "err", err)
+				r.o.cfg.Log.Debug("raft: step", "raft_id", r.cfg.ID, "type", m.GetType(), "from", m.GetFrom(), "err", err)
 			}
 		case rep := <-r.tr.reports:
 			r.reported(rep)
@@ -274,7 +274,7 @@ func (r *raftNode) leadership(ss *raft.SoftState) {
 	}
 	r.leader.Store(ss.Lead)
 	r.o.m.leaderChanges.Add(1)
-	r.o.cfg.Log.Info("raft leader changed", "channel", r.o.cfg.Channel, "node", r.cfg.ID,
+	r.o.cfg.Log.Info("raft leader changed", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID,
 		"previous", prev, "previous_name", r.name(prev), "leader", ss.Lead, "leader_name", r.name(ss.Lead),
 		"term", term, "state", ss.RaftState.String(), "why", why)
 }
@@ -367,7 +367,7 @@ func (r *raftNode) propose(b batch) {
 			return
 		}
 		r.o.m.proposalsDropped.Add(1)
-		r.o.cfg.Log.Warn("raft: proposal dropped; its clients must resubmit", "channel", r.o.cfg.Channel, "node", r.cfg.ID,
+		r.o.cfg.Log.Warn("raft: proposal dropped; its clients must resubmit", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID,
 			"txs", len(b.txs), "err", err)
 		r.o.released(1)
 		return
@@ -501,7 +501,7 @@ func (r *raftNode) installSnapshot(snap *pb.Snapshot) error {
 	md := snap.GetMetadata()
 	r.cs, r.snapIndex, r.applyIdx = md.GetConfState(), md.GetIndex(), md.GetIndex()
 	r.applied.Store(md.GetIndex())
-	r.o.cfg.Log.Info("raft: installed a snapshot from the leader", "node", r.cfg.ID, "index", md.GetIndex(), "height", st.Height)
+	r.o.cfg.Log.Info("raft: installed a snapshot from the leader", "raft_id", r.cfg.ID, "index", md.GetIndex(), "height", st.Height)
 	r.o.m.snapshotsIn.Add(1)
 	if st.Config != nil {
 		r.conf = *st.Config

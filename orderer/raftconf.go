@@ -50,7 +50,7 @@ func (r *raftNode) publishConf() error {
 func (r *raftNode) proposeConfig(b batch) {
 	ch, err := checkConfigUpdate(r.o.cfg.Registry, r.o.cfg.Channel, r.conf, b.txs[0])
 	if err != nil {
-		r.o.cfg.Log.Warn("raft: config update dropped at proposal", "channel", r.o.cfg.Channel, "node", r.cfg.ID, "err", err)
+		r.o.cfg.Log.Warn("raft: config update dropped at proposal", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID, "err", err)
 		r.o.released(1)
 		return
 	}
@@ -61,7 +61,7 @@ func (r *raftNode) proposeConfig(b batch) {
 		// leadership first and proposes the update to the new leader.
 		if to := r.successor(); to != raft.None {
 			r.o.cfg.Log.Info("raft: this leader is being removed: transferring leadership before proposing its removal",
-				"channel", r.o.cfg.Channel, "node", r.cfg.ID, "to", to, "update", ch.id)
+				"channel", r.o.cfg.Channel, "raft_id", r.cfg.ID, "to", to, "update", ch.id)
 			r.rn.TransferLeader(to)
 			r.held = append(r.held, b)
 			return
@@ -72,12 +72,12 @@ func (r *raftNode) proposeConfig(b batch) {
 			r.held = append(r.held, b)
 			return
 		}
-		r.o.cfg.Log.Warn("raft: config update dropped; submit it again", "channel", r.o.cfg.Channel, "node", r.cfg.ID, "update", ch.id, "err", err)
+		r.o.cfg.Log.Warn("raft: config update dropped; submit it again", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID, "update", ch.id, "err", err)
 		r.o.released(1)
 		return
 	}
 	r.o.released(1) // a config proposal is not tracked in own
-	r.o.cfg.Log.Info("raft: config update proposed", "channel", r.o.cfg.Channel, "node", r.cfg.ID, "update", ch.id,
+	r.o.cfg.Log.Info("raft: config update proposed", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID, "update", ch.id,
 		"change", ch.cc.GetType().String(), "orderer", ch.cc.GetNodeId())
 }
 
@@ -106,7 +106,7 @@ func (r *raftNode) applyConfig(index uint64, cc *pb.ConfChange) {
 	}
 	if err != nil {
 		r.o.cfg.Log.Warn("raft: committed config update refused by every member alike; applied as nothing", "channel", r.o.cfg.Channel,
-			"node", r.cfg.ID, "index", index, "err", err)
+			"raft_id", r.cfg.ID, "index", index, "err", err)
 		noop := proto.Clone(cc).(*pb.ConfChange)
 		noop.NodeId = proto.Uint64(0)
 		r.cs = r.rn.ApplyConfChange(noop)
@@ -119,7 +119,7 @@ func (r *raftNode) applyConfig(index uint64, cc *pb.ConfChange) {
 		r.o.fail(fmt.Errorf("%w: config update %s: %w", ErrFailed, ch.id, err))
 	}
 	r.o.m.configUpdates.Add(1)
-	r.o.cfg.Log.Info("raft: config update applied", "channel", r.o.cfg.Channel, "node", r.cfg.ID, "update", ch.id, "sequence", ch.next.Seq,
+	r.o.cfg.Log.Info("raft: config update applied", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID, "update", ch.id, "sequence", ch.next.Seq,
 		"change", cc.GetType().String(), "orderer", cc.GetNodeId(), "before", prev.names(), "after", ch.next.names(), "block", r.next)
 	n := r.next
 	r.next++
@@ -150,11 +150,11 @@ func (r *raftNode) removedHint(from uint64, update []byte) {
 	}
 	if err != nil {
 		r.refusals.warn(r.o.cfg.Log, "removed_hint", "raft: another orderer refuses this one as removed, with an update this one cannot confirm",
-			"channel", r.o.cfg.Channel, "node", r.cfg.ID, "from", from, "err", err)
+			"channel", r.o.cfg.Channel, "raft_id", r.cfg.ID, "from", from, "err", err)
 		return
 	}
 	r.o.cfg.Log.Info("raft: another orderer refuses this one as removed by a config update it has checked", "channel", r.o.cfg.Channel,
-		"node", r.cfg.ID, "from", from, "update", ch.id, "sequence", ch.next.Seq)
+		"raft_id", r.cfg.ID, "from", from, "update", ch.id, "sequence", ch.next.Seq)
 	r.conf = ch.next
 	r.confView.Store(&ch.next)
 	r.removed = true
@@ -167,6 +167,6 @@ func (o *Orderer) removedFromCluster(seq uint64) {
 	err := fmt.Errorf("%w: config update %d removed orderer %d of channel %q", ErrRemoved, seq, o.raft.cfg.ID, o.cfg.Channel)
 	if o.removed.CompareAndSwap(nil, &err) {
 		o.cfg.Log.Info("raft: this orderer was removed from the channel's ordering service by a config update; it stops ordering",
-			"channel", o.cfg.Channel, "node", o.raft.cfg.ID, "sequence", seq)
+			"channel", o.cfg.Channel, "raft_id", o.raft.cfg.ID, "sequence", seq)
 	}
 }

@@ -60,7 +60,7 @@ func (o *Orderer) route(ctx context.Context, a admitted) error {
 		return o.enqueue(ctx, a) // refuses it with the reason
 	case lead == 0:
 		o.m.refusedUnavailable.Add(1)
-		return fmt.Errorf("%w: tx %s: channel %q has no Raft leader now (election under way); retry shortly", ErrUnavailable, a.id, o.cfg.Channel)
+		return o.noLeader("tx " + a.id + ": ")
 	default:
 		if err := o.raft.tr.forward(ctx, lead, a); err != nil {
 			o.m.refusedUnavailable.Add(1)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
@@ -136,6 +137,9 @@ type link struct {
 	conn *mux.Conn // Step streams go over gRPC; Forward calls over the mux stream
 	out  chan *pb.Message
 	gone chan struct{} // closed when the member leaves the cluster
+	// up is whether the last message to the member went out on an open
+	// stream (false until one has): what quorum reports as reachable.
+	up atomic.Bool
 }
 
 func newTransport(o *Orderer, rc *RaftConfig) (*transport, error) {
@@ -304,6 +308,7 @@ func (t *transport) sender(l *link) {
 			}
 		}
 		isSnap := m.GetType() == pb.MessageType_MsgSnap
+		l.up.Store(err == nil)
 		if err != nil {
 			if stream != nil {
 				stream.CloseSend()
@@ -353,7 +358,7 @@ func (t *transport) member(ctx context.Context) (uint64, error) {
 // address, or member id) and the reason.
 func (t *transport) refuse(what string, kind refusal, err error) error {
 	t.o.m.refused(kind)
-	t.o.raft.refusals.warn(t.o.cfg.Log, kind.String(), "raft: refused "+what, "channel", t.o.cfg.Channel, "node", t.self,
+	t.o.raft.refusals.warn(t.o.cfg.Log, kind.String(), "raft: refused "+what, "channel", t.o.cfg.Channel, "raft_id", t.self,
 		"kind", kind.String(), "reason", err)
 	st := status.Newf(codes.PermissionDenied, "orderer: %s refused: %v", what, err)
 	var re *removedError
@@ -443,7 +448,7 @@ func (t *transport) step(stream grpc.ServerStream) error {
 			// Normal for a moment after a leader change (the old
 			// leader's messages in flight), so info, within a budget.
 			t.o.raft.refusals.log(t.o.cfg.Log, slog.LevelInfo, "stale_term", "raft: dropped a stale-term message", "channel", t.o.cfg.Channel,
-				"node", t.self, "from", from, "type", m.GetType().String(), "reason", fmt.Sprintf("term %d is older than this orderer's term %d", m.GetTerm(), cur))
+				"raft_id", t.self, "from", from, "type", m.GetType().String(), "reason", fmt.Sprintf("term %d is older than this orderer's term %d", m.GetTerm(), cur))
 			continue
 		}
 		select {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,9 @@ func TestBenchRunAndCompare(t *testing.T) {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", f, err)
 		}
+	}
+	if raw, err := os.ReadFile(a); err != nil || !strings.Contains(string(raw), `"go_version": "`+runtime.Version()) {
+		t.Errorf("%s lacks the build (go_version %s): %v", a, runtime.Version(), err)
 	}
 	if out, err = cli(t, "bench", "--clients", "2", "--duration", "500ms", "--rate", "fixed-rate", "--tps", "40",
 		"--batch-mode", "stream", "--json", b, "--html", ""); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os/signal"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
 )
@@ -90,19 +92,43 @@ arguments that start with a dash.`,
 			if commit != nil {
 				printCommit(cmd.OutOrStdout(), commit)
 			}
-			var ce *client.CommitError
-			if errors.As(err, &ce) {
-				return fmt.Errorf("%s.%s: %s", f.contract, args[0], strings.TrimPrefix(ce.Error(), "client: "))
-			}
-			if err != nil {
-				return fmt.Errorf("%s.%s through %s: %w", f.contract, args[0], conn.Peer.Name, err)
-			}
-			return nil
+			return f.explain(conn, f.contract+"."+args[0], err)
 		},
 	}
 	f.bind(cmd, true)
 	cmd.Flags().IntVar(&retries, "retries", 3, "run the transaction again this many times on a read conflict")
 	return cmd
+}
+
+// explain turns what a client call returned into the command's error:
+// the cause first and the tx id once; nil stays nil.
+func (f *clientFlags) explain(conn *localnet.Conn, what string, err error) error {
+	return explainClient(conn, f.dir, what, err)
+}
+
+func explainClient(conn *localnet.Conn, dir, what string, err error) error {
+	var (
+		ce *client.CommitError
+		ee *client.EndorseError
+		se *client.SubmitError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &ce):
+		return fmt.Errorf("%s: %s", what, strings.TrimPrefix(ce.Error(), "client: "))
+	case rpcerr.Unreachable(err):
+		// The org's own peer did not answer: nothing was endorsed.
+		return fmt.Errorf("%s: %s %s at %s: %s: is it running? `strand net status --dir %s` shows which nodes are; `strand net up --dir %s` starts stopped ones",
+			what, conn.Peer.Role, conn.Peer.Name, conn.Peer.Address, rpcerr.Short(err), dir, dir)
+	case errors.As(err, &ee) && ee.Status == http.StatusServiceUnavailable,
+		errors.As(err, &se) && se.Status == http.StatusServiceUnavailable:
+		return fmt.Errorf("%s (`strand net status --dir %s` shows which nodes run; `strand net up --dir %s` starts stopped ones)",
+			strings.TrimPrefix(err.Error(), "client: "), dir, dir)
+	case errors.As(err, &ee), errors.As(err, &se):
+		return errors.New(strings.TrimPrefix(err.Error(), "client: "))
+	}
+	return fmt.Errorf("%s through %s: %w", what, conn.Peer.Name, err)
 }
 
 func printCommit(out io.Writer, c *client.Commit) {
@@ -129,7 +155,7 @@ func queryCmd() *cobra.Command {
 			defer cancel()
 			res, err := conn.Contract(f.contract).Evaluate(ctx, args[0], args[1:]...)
 			if err != nil {
-				return fmt.Errorf("%s.%s on %s: %w", f.contract, args[0], conn.Peer.Name, err)
+				return f.explain(conn, f.contract+"."+args[0], err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s\n", res)
 			return nil
@@ -162,7 +188,7 @@ half a second); with --follow it runs until interrupted.`,
 			if follow {
 				idle = 0
 			}
-			return printEvents(ctx, cmd.OutOrStdout(), conn, from, idle)
+			return printEvents(ctx, cmd.OutOrStdout(), conn, f.dir, from, idle)
 		},
 	}
 	f.bind(cmd, false)
@@ -174,7 +200,7 @@ half a second); with --follow it runs until interrupted.`,
 
 // printEvents prints blocks from start until ctx ends or, when idle > 0,
 // no block has arrived for idle.
-func printEvents(ctx context.Context, out io.Writer, conn *localnet.Conn, start uint64, idle time.Duration) error {
+func printEvents(ctx context.Context, out io.Writer, conn *localnet.Conn, dir string, start uint64, idle time.Duration) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	events, errc := conn.Gateway.BlockEvents(ctx, start)
@@ -190,7 +216,7 @@ func printEvents(ctx context.Context, out io.Writer, conn *localnet.Conn, start 
 		case ev, ok := <-events:
 			if !ok {
 				if err := <-errc; !errors.Is(err, context.Canceled) {
-					return fmt.Errorf("block events of %s: %w", conn.Peer.Name, err)
+					return explainClient(conn, dir, "block events", err)
 				}
 				return nil
 			}

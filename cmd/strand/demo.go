@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -152,8 +154,10 @@ func printDemo(out io.Writer, f demoFlags, r *bench.Result) {
 	for _, c := range r.Codes() {
 		fmt.Fprintf(out, "%-26s %12d\n", c, r.ByCode[c])
 	}
-	if r.Errors > 0 {
-		fmt.Fprintf(out, "%-26s %12d   (last: %v)\n", "not committed (error)", r.Errors, r.LastError)
+	// Refusals by kind, each with an example: Smallbank's send_payment
+	// aborts on insufficient funds (endorse 409), as in H-Store.
+	for _, class := range slices.Sorted(maps.Keys(r.ByError)) {
+		fmt.Fprintf(out, "%-26s %12d   (e.g. %s)\n", "not committed: "+class, r.ByError[class], strings.TrimPrefix(r.Examples[class], "client: "))
 	}
 	fmt.Fprintln(out, "latency = end to end per transaction: propose, endorse on every org, order, validate, durable commit")
 }

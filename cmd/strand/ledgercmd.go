@@ -32,6 +32,10 @@ func ledgerCheckCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if pid, held := node.DataDirHolder(cfg.DataDir); held {
+				return fmt.Errorf("%s is running (process %d holds %s): ledger check reads a stopped node's block store; stop it first",
+					cfg.Name, pid, cfg.DataDir)
+			}
 			dir := filepath.Join(cfg.DataDir, "blocks")
 			r, err := ledger.Check(dir)
 			if err != nil {

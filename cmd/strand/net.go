@@ -94,6 +94,9 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 			return err
 		}
 		fmt.Fprintf(out, "generated a network of %d orgs, %d peer(s) each, %d orderer(s) in %s\n", spec.Orgs, spec.PeersPerOrg, spec.Orderers, lay.Dir)
+		if note := quorumNote(spec.Orderers); note != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), note)
+		}
 	case err != nil:
 		return err
 	default:
@@ -249,6 +252,9 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 		}
 		if p.Alive {
 			state = "running"
+			if p.ByHand {
+				state = "running (by hand)"
+			}
 		}
 		if p.Reachable {
 			reach = "yes"

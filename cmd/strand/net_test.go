@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,9 @@ func mustCLI(t *testing.T, args ...string) string {
 	return out
 }
 
+// txIDs matches a tx id.
+var txIDs = regexp.MustCompile(`[0-9a-f]{64}`)
+
 const (
 	netAccounts = 200
 	netBalance  = 1000 // initial checking and savings of every account
@@ -66,12 +70,34 @@ func TestNetLifecycle(t *testing.T) {
 	up := mustCLI(t, "net", "up", "--dir", dir)
 	t.Logf("net up:\n%s", up)
 	pids := readPIDs(t, lay)
+	// Every node's first log line names its build.
+	for _, n := range lay.Nodes {
+		raw, err := os.ReadFile(lay.LogFile(n.Name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.SplitN(string(raw), "\n", 3)
+		if len(lines) < 2 || !strings.Contains(lines[1], "msg=starting node="+n.Name) || !strings.Contains(lines[1], " commit=") || !strings.Contains(lines[1], " go=go") {
+			t.Errorf("%s: log starts %q, want its start line naming the build", n.Name, lines)
+		}
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := mustCLI(t, "invoke", "--dir", dir, "--org", "Org1", "create_account", "0", "A0", strconv.Itoa(netBalance), strconv.Itoa(netBalance))
 	if !strings.Contains(out, "code    VALID") {
 		t.Fatalf("invoke output lacks the code:\n%s", out)
+	}
+	// Refusals: the cause first and the tx id once; a query that would
+	// write fails.
+	_, err := cli(t, "invoke", "--dir", dir, "create_account", "0", "A0", "1", "1")
+	if want := `endorser: smallbank.create_account: account "0" already exists; refused by peer peer0.Org1 of org Org1; tx `; err == nil ||
+		!strings.HasPrefix(err.Error(), want) || len(txIDs.FindAllString(err.Error(), -1)) != 1 {
+		t.Errorf("invoke create_account of an existing account: %v, want it to start %q and name the tx once", err, want)
+	}
+	if out, err := cli(t, "query", "--dir", dir, "create_account", "q", "Q", "1", "1"); err == nil ||
+		!strings.Contains(err.Error(), "smallbank.create_account writes 3 key(s) (\"account_q\" first)") || !strings.Contains(err.Error(), "submit it as a transaction instead") {
+		t.Errorf("query create_account: %v (output %q), want an error saying it writes and to submit it", err, out)
 	}
 	c1, c2 := netConnect(t, lay, "Org1", ""), netConnect(t, lay, "Org2", "")
 	netCreateAccounts(t, ctx, c1.Contract(smallbank.Name))
@@ -105,11 +131,15 @@ func TestNetLifecycle(t *testing.T) {
 	}
 	netWaitGone(t, victim)
 	heightAtKill := netHeight(t, ctx, c1)
-	out, err := cli(t, "invoke", "--dir", dir, "--org", "Org1", "deposit_checking", "0", "5")
+	out, err = cli(t, "invoke", "--dir", dir, "--org", "Org1", "deposit_checking", "0", "5")
 	if err == nil || !strings.Contains(err.Error(), "Org2") {
 		t.Fatalf("invoke with peer0.Org2 down: error %v, want one naming Org2\n%s", err, out)
 	}
 	t.Logf("invoke while peer0.Org2 is down: %v", err)
+	if _, err := cli(t, "invoke", "--dir", dir, "--org", "Org2", "deposit_checking", "0", "5"); err == nil ||
+		!strings.Contains(err.Error(), "smallbank.deposit_checking: peer peer0.Org2 at ") || !strings.Contains(err.Error(), "`strand net up --dir "+dir+"` starts stopped ones") {
+		t.Errorf("invoke through the stopped peer0.Org2: %v, want it named and how to start it", err)
+	}
 	kv := c1.Contract("kv")
 	for i := range 20 {
 		if _, err := kv.Submit(ctx, "insert", fmt.Sprintf("k%d", i), "v"); err != nil {

@@ -118,6 +118,16 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	return s, nil
 }
 
+// quorumNote warns about an even number of Raft orderers: a leader needs
+// a majority, so n even tolerates no more failures than n-1; "" if none.
+func quorumNote(orderers int) string {
+	if orderers < 2 || orderers%2 != 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: --orderers %d: a Raft leader needs %d of the %d, so %d failing stop ordering, no more tolerant than %d; use an odd number (3 tolerate one failure, 5 two)",
+		orderers, orderers/2+1, orderers, orderers/2, orderers-1)
+}
+
 func cryptoCmd() *cobra.Command {
 	var dir string
 	var f specFlags
@@ -137,6 +147,9 @@ or each node with ` + "`strand peer|orderer start --config DIR/nodes/<name>.yaml
 			lay, err := localnet.Generate(dir, spec)
 			if err != nil {
 				return err
+			}
+			if note := quorumNote(spec.Orderers); note != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), note)
 			}
 			printLayout(cmd.OutOrStdout(), lay)
 			return nil

@@ -20,9 +20,13 @@
 //	amalgamate(src, dst)            dst.checking += src.checking + src.savings; src zeroed
 //	query(id)                       {"checking": n, "savings": n}
 //
-// Semantics are Caliper's: write_check charges no overdraft penalty and,
-// like send_payment, may take a checking balance below zero. Amounts are
-// 1 or more; initial balances 0 or more. send_payment and amalgamate need
+// Overdrafts follow the original SmallBank (H-Store; Cahill, Röhm and
+// Fekete): send_payment aborts (409, nothing written) when src's checking
+// balance is below the amount; write_check may take a checking balance
+// below zero, with no penalty (Caliper's write_check) or with H-Store's
+// penalty of 1 when checking plus savings is below the amount
+// (write_check_hstore). Amounts are 1 or more; initial balances 0 or
+// more. send_payment and amalgamate need
 // two different accounts (400): on one account they would create money
 // under last-write-wins. A missing account is 404; a result that would
 // overflow int64 is 400.

@@ -2,7 +2,9 @@ package smallbank
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"net/http"
 	"strconv"
 
 	"github.com/strand-ledger/strand/contract"
@@ -151,8 +153,10 @@ func (bank) TransactSavings(stub contract.Stub, id string, amount int64) error {
 	return addTo(stub, id, savingsKey(id), +1, amount)
 }
 
-// SendPayment moves amount from src's checking to dst's; src's may go
-// below zero.
+// SendPayment moves amount from src's checking to dst's, and refuses
+// (409) when src's checking balance is below amount: H-Store's and
+// Cahill's SendPayment aborts on insufficient funds. Only write_check may
+// overdraw.
 func (bank) SendPayment(stub contract.Stub, src, dst string, amount int64) error {
 	if err := checkPair(src, dst); err != nil {
 		return err
@@ -163,6 +167,10 @@ func (bank) SendPayment(stub contract.Stub, src, dst string, amount int64) error
 	b, err := get(stub, checkingKey(src), checkingKey(dst))
 	if err != nil {
 		return err
+	}
+	if b[0] < amount {
+		return &contract.Error{Status: http.StatusConflict,
+			Message: fmt.Sprintf("insufficient funds: account %q has %d in checking, the payment is %d; send_payment does not overdraw (write_check may)", src, b[0], amount)}
 	}
 	srcBal, err1 := add(src, b[0], -amount)
 	dstBal, err2 := add(dst, b[1], amount)
