@@ -235,7 +235,8 @@ func TestRaftRefusesStrangers(t *testing.T) {
 	if status.Code(err) != codes.PermissionDenied {
 		t.Errorf("forward from a non-member: %v, want PermissionDenied", err)
 	}
-	// A stale-term message from a real member is dropped, not stepped.
+	// A stale-term message from a real member is counted and logged (and
+	// stepped: raft answers it with the current term).
 	before := target.o.Metrics().Raft
 	if err := stepAs(other.clientTLS, heartbeat(other.id, before.Term-1)); err != nil && before.Term > 1 {
 		t.Fatalf("stale heartbeat stream: %v", err)

@@ -67,7 +67,7 @@ type RaftMetrics struct {
 	// that is not the next one, breaks the hash chain, or lacks an
 	// orderer's valid signature).
 	RefusedBy     map[string]uint64 `metric:"counter"`
-	StaleTerm     uint64            // messages dropped for an older term
+	StaleTerm     uint64            // messages of an older term (stepped: raft answers them with its term)
 	Snapshots     uint64            // log compactions here
 	SnapshotsIn   uint64            // snapshots installed from the leader
 	CatchUpBlocks uint64            // blocks fetched from other members

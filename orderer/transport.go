@@ -414,9 +414,14 @@ func (t *transport) noteRemoved(p RaftPeer, update []byte) {
 
 // step receives one member's stream of Raft messages. Every message must
 // come from the authenticated member (From) and be addressed to this node
-// (To); a message of an older term than this node's is dropped and
-// counted (raft would ignore it too; a stale leader learns the new term
-// from the new leader's heartbeats).
+// (To). A message of an older term than this node's is counted and
+// logged but still stepped: with CheckQuorum and PreVote, raft answers a
+// stale leader's heartbeat or append, and a stale pre-vote, with its own
+// term, and that answer is the only way a leader still holding its old
+// term's majority learns of a member that moved on (a member that dropped
+// them stayed cut off from that leader for as long as it kept its
+// majority: TestCatchUpRefusesBadBlocks saw orderer 2 stuck at term 4
+// under a term-3 leader). Raft ignores the rest.
 func (t *transport) step(stream grpc.ServerStream) error {
 	from, err := t.member(stream.Context())
 	if err != nil {
@@ -447,9 +452,8 @@ func (t *transport) step(stream grpc.ServerStream) error {
 			t.o.m.raftStale.Add(1)
 			// Normal for a moment after a leader change (the old
 			// leader's messages in flight), so info, within a budget.
-			t.o.raft.refusals.log(t.o.cfg.Log, slog.LevelInfo, "stale_term", "raft: dropped a stale-term message", "channel", t.o.cfg.Channel,
+			t.o.raft.refusals.log(t.o.cfg.Log, slog.LevelInfo, "stale_term", "raft: a stale-term message (raft answers it with this term)", "channel", t.o.cfg.Channel,
 				"raft_id", t.self, "from", from, "type", m.GetType().String(), "reason", fmt.Sprintf("term %d is older than this orderer's term %d", m.GetTerm(), cur))
-			continue
 		}
 		select {
 		case t.recv <- m:
