@@ -192,6 +192,11 @@ func (m *sbModel) modify(rng *rand.Rand, block uint64, tx uint32) (sbOp, error) 
 		if m.anyTouchedIn(ks, block) {
 			continue
 		}
+		// The contract refuses a payment above the payer's checking
+		// balance (only write_check overdraws), so no block holds one.
+		if fn == sbFnSendPayment && m.bal[sbChecking(src)] < amount {
+			continue
+		}
 		return m.apply(fn, src, dst, amount, ks, block, tx), nil
 	}
 }
