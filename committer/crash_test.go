@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -183,41 +182,9 @@ func crashRecovery(t *testing.T, mode Mode, d Durability, stateDB string) {
 		t.Error("no restart re-applied any block: recovery was not exercised")
 	}
 
-	// Compare with a fresh replay in this process.
-	ref := openPeer(t, n, t.TempDir(), Options{Mode: Sequential})
-	for _, b := range blocks {
-		if err := ref.Deliver(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ref.Sync(); err != nil {
-		t.Fatal(err)
-	}
 	// Reopen as a restarted peer would: through New, which recovers.
 	got := openPeerOn(t, n, spec.Dir, Options{}, stateDB)
-	store, db := got.store, got.db
-	if store.Height() != uint64(len(blocks)) {
-		t.Fatalf("height %d, want %d", store.Height(), len(blocks))
-	}
-	if err := store.VerifyChain(); err != nil {
-		t.Fatal(err)
-	}
-	for i := range blocks {
-		got, err := store.Block(uint64(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := ref.store.Block(uint64(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Metadata.ValidationCodes, want.Metadata.ValidationCodes) {
-			t.Fatalf("block %d: codes %v, fresh replay %v", i, got.Metadata.ValidationCodes, want.Metadata.ValidationCodes)
-		}
-	}
-	if got, want := dumpState(t, db, testContract), dumpState(t, ref.db, testContract); !reflect.DeepEqual(got, want) {
-		t.Fatalf("state after crashes differs from a fresh replay:\n got %v\nwant %v", got, want)
-	}
+	sameAsReplay(t, n, got.store, got.db, blocks, "after crashes")
 }
 
 // runChild starts a child peer and, if kill is set, SIGKILLs it as soon as

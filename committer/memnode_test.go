@@ -3,7 +3,6 @@ package committer
 import (
 	"math/rand"
 	"path/filepath"
-	"reflect"
 	"testing"
 	"time"
 
@@ -101,30 +100,5 @@ func memoryNodeLoss(t *testing.T, cache int64) {
 		t.Errorf("committer saw %d losses and re-applied %d blocks; %d kills lost blocks: want as many losses, at least one, and blocks re-applied", m.StateLosses, m.Recovered, lossy)
 	}
 
-	ref := openPeer(t, n, t.TempDir(), Options{Mode: Sequential})
-	for _, b := range blocks {
-		deliver(t, ref, b)
-	}
-	if err := ref.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	if store.Height() != uint64(len(blocks)) {
-		t.Fatalf("height %d, want %d", store.Height(), len(blocks))
-	}
-	for i := range blocks {
-		got, err := store.Block(uint64(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := ref.store.Block(uint64(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(got.Metadata.ValidationCodes, want.Metadata.ValidationCodes) {
-			t.Fatalf("block %d: codes %v, on Pebble %v", i, got.Metadata.ValidationCodes, want.Metadata.ValidationCodes)
-		}
-	}
-	if got, want := dumpState(t, db, testContract), dumpState(t, ref.db, testContract); !reflect.DeepEqual(got, want) {
-		t.Fatalf("state on the memory node differs from Pebble's:\n got %v\nwant %v", got, want)
-	}
+	sameAsReplay(t, n, store, db, blocks, "on a memory node killed twice")
 }

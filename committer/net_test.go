@@ -3,6 +3,7 @@ package committer
 import (
 	"encoding/binary"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/strand-ledger/strand/api"
@@ -215,4 +216,42 @@ func reopenRaw(t testing.TB, dir string) (*ledger.BlockStore, statedb.DB) {
 		t.Fatal(err)
 	}
 	return store, db
+}
+
+// sameAsReplay fails t unless store and db hold every one of blocks, with
+// the codes a fresh sequential replay of them gives, and that replay's
+// state; what names the store's history in the messages.
+func sameAsReplay(t *testing.T, n *testNet, store *ledger.BlockStore, db statedb.DB, blocks [][]byte, what string) {
+	t.Helper()
+	ref := openPeer(t, n, t.TempDir(), Options{Mode: Sequential})
+	for _, b := range blocks {
+		if err := ref.Deliver(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ref.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if store.Height() != uint64(len(blocks)) {
+		t.Fatalf("%s: height %d, want %d", what, store.Height(), len(blocks))
+	}
+	if err := store.VerifyChain(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	for i := range blocks {
+		got, err := store.Block(uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ref.store.Block(uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Metadata.ValidationCodes, want.Metadata.ValidationCodes) {
+			t.Fatalf("%s: block %d: codes %v, a fresh replay's %v", what, i, got.Metadata.ValidationCodes, want.Metadata.ValidationCodes)
+		}
+	}
+	if got, want := dumpState(t, db, testContract), dumpState(t, ref.db, testContract); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s: state differs from a fresh replay's:\n got %v\nwant %v", what, got, want)
+	}
 }
