@@ -25,6 +25,9 @@ type ServerOptions struct {
 	MaxMessageBytes int
 	// MaxStreams bounds the concurrent calls of one connection. Default 256.
 	MaxStreams uint32
+	// Writer is the common name of the one client certificate that may
+	// Apply; "": the first client to Apply, until the node restarts.
+	Writer string
 }
 
 // Server is a running memory node: the tiers in dir, served on a
@@ -55,7 +58,7 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memnode: %w", err)
 	}
-	s := &Server{svc: &service{db: db}, addr: lis.Addr().String(), done: make(chan error, 1)}
+	s := &Server{svc: &service{db: db, writer: opts.Writer}, addr: lis.Addr().String(), done: make(chan error, 1)}
 	s.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(opts.TLS)),
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes), grpc.MaxSendMsgSize(opts.MaxMessageBytes),
 		grpc.MaxConcurrentStreams(opts.MaxStreams))

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
@@ -35,12 +37,18 @@ const (
 // whose height is at or below the published height, from below it, is
 // one the node already holds (its answer was lost) and is acknowledged
 // without a write; any other is refused with the published height, which
-// after a restart is the storage savepoint. One writer (the peer's
-// committer) is assumed: two would pass each other's batches as re-sent.
+// after a restart is the storage savepoint. The rule holds for one
+// writer (the peer's committer) only: two would pass each other's
+// batches as re-sent. So Apply is taken from one client certificate's
+// common name: the configured writer, or else the first to Apply, until
+// the node restarts; anyone else is refused (PermissionDenied).
 type service struct {
 	api.UnimplementedMemoryNodeServer
-	db *tiered.DB
-	mu sync.Mutex // serialises Apply's check and write
+	db     *tiered.DB
+	writer string     // the configured writer's common name; "": the first to Apply
+	mu     sync.Mutex // serialises Apply's check and write, and guards claimed
+	// claimed is the writer once one applied (or was configured).
+	claimed *string
 
 	gets, scans, applies, resent, refused atomic.Uint64
 	getLat, scanLat, applyLat             latency.Histogram
@@ -53,7 +61,7 @@ type Metrics struct {
 	Scans        uint64           `metric:"counter"`
 	Applies      uint64           `metric:"counter"` // batches applied
 	Resent       uint64           `metric:"counter"` // batches acknowledged as already held
-	Refused      uint64           `metric:"counter"` // batches refused: from is not the published height
+	Refused      uint64           `metric:"counter"` // batches refused: from is not the published height, or not from the writer
 	GetLatency   latency.Snapshot // per GetMany, server side
 	ScanLatency  latency.Snapshot
 	ApplyLatency latency.Snapshot
@@ -162,7 +170,7 @@ func (s *service) Scan(stream api.MemoryNode_ScanServer) error {
 	return stream.Send(page)
 }
 
-func (s *service) Apply(_ context.Context, req *api.MemApplyRequest) (*api.MemApplyResponse, error) {
+func (s *service) Apply(ctx context.Context, req *api.MemApplyRequest) (*api.MemApplyResponse, error) {
 	defer s.applyLat.Since(time.Now())
 	b, err := decodeApply(req)
 	if err != nil {
@@ -170,6 +178,10 @@ func (s *service) Apply(_ context.Context, req *api.MemApplyRequest) (*api.MemAp
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := s.checkWriter(callerOf(ctx)); err != nil {
+		s.refused.Add(1)
+		return nil, err
+	}
 	h, err := s.db.Savepoint()
 	if err != nil {
 		return nil, statusOf("Apply", err)
@@ -204,4 +216,39 @@ func (s *service) Savepoint(context.Context, *api.MemSavepointRequest) (*api.Mem
 		return nil, statusOf("Savepoint", err)
 	}
 	return &api.MemSavepointResponse{Height: h, Durable: s.db.Durable()}, nil
+}
+
+// checkWriter lets caller Apply if it is the writer, claiming the role
+// for it when none is configured and nobody applied yet. Called with mu.
+func (s *service) checkWriter(caller string) error {
+	if s.claimed == nil {
+		if s.writer != "" {
+			s.claimed = &s.writer
+		} else {
+			s.claimed = &caller
+		}
+	}
+	if caller != *s.claimed {
+		how := "the first peer to write since this memory node started"
+		if s.writer != "" {
+			how = "the memory node's configured writer"
+		}
+		return status.Errorf(codes.PermissionDenied,
+			"memnode: Apply from %q refused: %q writes to this memory node (%s); one memory node serves one peer's committer, so give each peer a memory node of its own", caller, *s.claimed, how)
+	}
+	return nil
+}
+
+// callerOf returns the common name of the client certificate ctx's call
+// came with; "" when the call came without one (in-process tests).
+func callerOf(ctx context.Context) string {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return ""
+	}
+	ti, ok := p.AuthInfo.(credentials.TLSInfo)
+	if !ok || len(ti.State.PeerCertificates) == 0 {
+		return ""
+	}
+	return ti.State.PeerCertificates[0].Subject.CommonName
 }

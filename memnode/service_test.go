@@ -2,11 +2,19 @@ package memnode
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strand-ledger/strand/api"
@@ -114,4 +122,51 @@ func normal(b *statedb.Batch) []statedb.Write {
 		out[i] = w
 	}
 	return out
+}
+
+// TestOneWriter: Apply is taken from one client certificate's common
+// name, configured or the first to write; another peer's batches are
+// refused, naming both, and change nothing.
+func TestOneWriter(t *testing.T) {
+	as := func(cn string) context.Context {
+		cert := &x509.Certificate{Subject: pkix.Name{CommonName: cn}}
+		return peer.NewContext(context.Background(), &peer.Peer{AuthInfo: credentials.TLSInfo{State: tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}}})
+	}
+	batch := func(from, height uint64, val string) *api.MemApplyRequest {
+		var b statedb.Batch
+		b.Put("ns", "k", []byte(val), statedb.Version{Block: height - 1})
+		return encodeApply(&b, from, height, false)
+	}
+	for _, tc := range []struct {
+		configured, first, other string
+	}{
+		{"", "peer0.Org1", "peer0.Org2"},                    // the first to write claims the role
+		{"peer0.Org2", "peer0.Org2", "peer0.Org1"},          // the configured writer, whoever comes first
+		{"peer0.Org1", "peer0.Org1", "peer0.Org1-imposter"}, // names are compared whole
+	} {
+		db, err := tiered.Open(t.TempDir(), tiered.Options{NoCache: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &service{db: db, writer: tc.configured}
+		if tc.configured != "" {
+			if _, err := s.Apply(as(tc.other), batch(0, 1, "x")); status.Code(err) != codes.PermissionDenied {
+				t.Errorf("writer %q configured: Apply from %q: %v, want PermissionDenied", tc.configured, tc.other, err)
+			}
+		}
+		if resp, err := s.Apply(as(tc.first), batch(0, 1, "a")); err != nil || !resp.GetApplied() {
+			t.Fatalf("writer %q: Apply from %q: %v, %v", tc.configured, tc.first, resp, err)
+		}
+		_, err = s.Apply(as(tc.other), batch(1, 2, "b"))
+		if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), tc.first) || !strings.Contains(err.Error(), tc.other) {
+			t.Errorf("writer %q: Apply from %q after %q: %v; want PermissionDenied naming both", tc.configured, tc.other, tc.first, err)
+		}
+		if v, _, _ := db.Get("ns", "k"); string(v.Data) != "a" {
+			t.Errorf("after a refused writer: k = %q, want a", v.Data)
+		}
+		if resp, err := s.Apply(as(tc.first), batch(1, 2, "c")); err != nil || !resp.GetApplied() {
+			t.Errorf("writer %q: second Apply from %q: %v, %v", tc.configured, tc.first, resp, err)
+		}
+		db.Close()
+	}
 }

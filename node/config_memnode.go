@@ -35,6 +35,11 @@ type MemnodeConfig struct {
 	// of the orgs whose peers may connect (mutual TLS).
 	TLS KeyPair  `yaml:"tls"`
 	CAs []string `yaml:"cas"`
+	// Writer is the common name (node name) of the one peer whose
+	// committer writes to this memory node, such as peer0.Org1; empty:
+	// the first peer to write, until the memory node restarts. Writes
+	// from any other peer are refused: one memory node serves one peer.
+	Writer string `yaml:"writer"`
 	// Metrics is the host:port of the Prometheus endpoint; empty: none.
 	Metrics string `yaml:"metrics"`
 	// Log configures the logger.

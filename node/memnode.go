@@ -39,7 +39,7 @@ func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: memnode listen %s: %w", cfg.Listen, err)
 	}
-	srv, err := memnode.Serve(cfg.DataDir, lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20})
+	srv, err := memnode.Serve(cfg.DataDir, lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20, Writer: cfg.Writer})
 	if err != nil {
 		_ = lis.Close()
 		return nil, err
