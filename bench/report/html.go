@@ -44,6 +44,7 @@ func WriteHTML(w io.Writer, title string, rs []*bench.Result) error {
 		b.WriteString("</tr>")
 	}
 	b.WriteString("</table>")
+	isolationHTML(&b, rs)
 	for i, r := range rs {
 		roundHTML(&b, i, r)
 	}

@@ -38,20 +38,18 @@ func writeIsolation(w io.Writer, r *bench.Result) {
 	}
 }
 
-// writeIsolationTable writes one line per round that had hogs or a
+// isolationHeader is the isolation table's columns, for the text and the
+// HTML report alike.
+var isolationHeader = []string{"label", "hogs", "k", "throughput tx/s", "p50 ms", "p99 ms", "hog Mops/s", "delay ms", "largest share"}
+
+// isolationCaption says what the delay column is.
+const isolationCaption = "isolation (delay: mean run-queue wait per time slice, each node)"
+
+// isolationRows is one row of cells per round that had hogs or a
 // controller: the figures QiOi compares (Alone, Together, Together with
-// the controller).
-func writeIsolationTable(w io.Writer, rs []*bench.Result) {
-	var some bool
-	for _, r := range rs {
-		some = some || r.Isolation != nil
-	}
-	if !some {
-		return
-	}
-	fmt.Fprintln(w, "\nisolation (delay: mean run-queue wait per time slice, each node):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "label\thogs\tk\tthroughput tx/s\tp50 ms\tp99 ms\thog Mops/s\tdelay ms\tlargest share\t")
+// the controller). None when no round had them.
+func isolationRows(rs []*bench.Result) [][]string {
+	var rows [][]string
 	for _, r := range rs {
 		iso := r.Isolation
 		if iso == nil {
@@ -66,8 +64,51 @@ func writeIsolationTable(w io.Writer, rs []*bench.Result) {
 			delays = append(delays, fmt.Sprintf("%.2f", n.WaitPerSliceMs))
 		}
 		l := latency(r)
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.1f\t%.1f\t%.2f\t%s\t%s\t\n", r.Label, iso.Hogs, k, r.ThroughputTPS, l.P50, l.P99,
-			iso.HogOpsPerS/1e6, strings.Join(delays, " "), share)
+		rows = append(rows, []string{r.Label, fmt.Sprint(iso.Hogs), k, fmt.Sprintf("%.0f", r.ThroughputTPS),
+			fmt.Sprintf("%.1f", l.P50), fmt.Sprintf("%.1f", l.P99), fmt.Sprintf("%.2f", iso.HogOpsPerS/1e6),
+			strings.Join(delays, " "), share})
+	}
+	return rows
+}
+
+// writeIsolationTable writes the isolation table (nothing when no round
+// had hogs or a controller).
+func writeIsolationTable(w io.Writer, rs []*bench.Result) {
+	rows := isolationRows(rs)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", isolationCaption)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, row := range append([][]string{isolationHeader}, rows...) {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
 	}
 	tw.Flush()
+}
+
+// isolationHTML is the isolation table (nothing when no round had hogs
+// or a controller). The result holds no per-period series of shares or
+// delay, so there is no chart.
+func isolationHTML(b *strings.Builder, rs []*bench.Result) {
+	rows := isolationRows(rs)
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, `<table id="isolation" class="isolation"><caption>%s</caption><tr>`, esc(isolationCaption))
+	for _, h := range isolationHeader {
+		fmt.Fprintf(b, "<th>%s</th>", esc(h))
+	}
+	b.WriteString("</tr>")
+	for _, row := range rows {
+		b.WriteString("<tr>")
+		for i, c := range row {
+			cls := ""
+			if i == 0 {
+				cls = ` class="l"`
+			}
+			fmt.Fprintf(b, "<td%s>%s</td>", cls, esc(c))
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table>")
 }

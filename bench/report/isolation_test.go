@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"encoding/xml"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -40,5 +42,57 @@ func TestIsolationText(t *testing.T) {
 	table := b.String()[strings.Index(b.String(), "isolation ("):]
 	if strings.Contains(table, "plain") || !strings.Contains(table, "together-controller") || !strings.Contains(table, "1.50") {
 		t.Errorf("isolation table: want the controller round only, with 1.50 Mops/s:\n%s", table)
+	}
+}
+
+// TestIsolationHTML: the HTML report has the isolation table, with the
+// text table's columns and the round's cells (escaped), only when some
+// round has Isolation, and it stays well-formed.
+func TestIsolationHTML(t *testing.T) {
+	plain := result("plain", 1)
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "t", []*bench.Result{plain}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), `id="isolation"`) || strings.Contains(b.String(), "isolation (") {
+		t.Fatalf("a run without Isolation has an isolation section")
+	}
+	with := result("together <k>", 2)
+	with.Isolation = &bench.IsolationResult{Hogs: 8, HogOpsPerS: 1.5e6, HogWindowS: 5,
+		Nodes:      []bench.NodeSched{{Name: "peer0.Org1", WaitPerSliceMs: 0.41}, {Name: "peer1.Org1", WaitPerSliceMs: 1.25}},
+		Controller: &bench.ControllerResult{K: 4, MaxShares: 5120}}
+	b.Reset()
+	if err := WriteHTML(&b, "t", []*bench.Result{plain, with}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	i := strings.Index(out, `<table id="isolation"`)
+	if i < 0 {
+		t.Fatal("HTML lacks the isolation table")
+	}
+	table := out[i : i+strings.Index(out[i:], "</table>")]
+	for _, want := range []string{
+		"<caption>isolation (delay: mean run-queue wait per time slice, each node)</caption>",
+		"<th>hog Mops/s</th><th>delay ms</th><th>largest share</th>",
+		`<td class="l">together &lt;k&gt;</td><td>8</td><td>4</td>`,
+		"<td>1.50</td><td>0.41 1.25</td><td>5120</td>",
+	} {
+		if !strings.Contains(table, want) {
+			t.Errorf("isolation table lacks %q:\n%s", want, table)
+		}
+	}
+	if strings.Contains(table, "plain") {
+		t.Errorf("isolation table has the round without Isolation:\n%s", table)
+	}
+	if n := strings.Count(table, "<tr>"); n != 2 {
+		t.Errorf("isolation table has %d rows, want the header and one round", n)
+	}
+	d := xml.NewDecoder(strings.NewReader(out))
+	for {
+		if _, err := d.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("HTML with an isolation table is not well-formed: %v", err)
+		}
 	}
 }
