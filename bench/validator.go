@@ -82,8 +82,11 @@ type ValidatorResult struct {
 	Workers int  `json:"workers,omitempty"`
 	Reparse bool `json:"reparse,omitempty"`
 	// Rate is how the chain was replayed: "max", or the offered rate.
-	Rate   string           `json:"rate"`
-	Energy *ValidatorEnergy `json:"energy,omitempty"`
+	Rate string `json:"rate"`
+	// OfferedTPS is the rate a paced replay delivered at, tx/s; 0 at
+	// full speed.
+	OfferedTPS float64          `json:"offered_tps,omitempty"`
+	Energy     *ValidatorEnergy `json:"energy,omitempty"`
 }
 
 // Percentiles of a latency distribution, in milliseconds.
@@ -169,7 +172,7 @@ func RunValidatorRates(cfg ValidatorConfig) ([]*ValidatorResult, error) {
 			return out, err
 		}
 		res := validatorResult(cfg, chain, bound, rr)
-		res.Rate = rate.String(spec.RateTPS)
+		res.Rate, res.OfferedTPS = rate.String(spec.RateTPS), spec.RateTPS
 		out = append(out, res)
 		if i == 0 {
 			maxTPS = res.TPS

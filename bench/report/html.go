@@ -24,9 +24,7 @@ th{background:#f4f4f4}td.l{text-align:left}.chart{margin:0.5em 1em 0.5em 0;borde
 // output is well-formed XHTML, with no external assets.
 func WriteHTML(w io.Writer, title string, rs []*bench.Result) error {
 	var b strings.Builder
-	b.WriteString("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/>")
-	fmt.Fprintf(&b, "<title>%s</title><style>%s</style></head><body>", esc(title), style)
-	fmt.Fprintf(&b, "<h1>%s</h1><p>%s</p>", esc(title), esc(time.Now().UTC().Format(time.RFC3339)))
+	pageStart(&b, title)
 	b.WriteString("<table><tr>")
 	for _, c := range columns {
 		fmt.Fprintf(&b, "<th>%s</th>", esc(c.name))
@@ -54,6 +52,13 @@ func WriteHTML(w io.Writer, title string, rs []*bench.Result) error {
 	b.WriteString("</body></html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// pageStart opens a report page: its head, style, title and time.
+func pageStart(b *strings.Builder, title string) {
+	b.WriteString("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\"><head><meta charset=\"utf-8\"/>")
+	fmt.Fprintf(b, "<title>%s</title><style>%s</style></head><body>", esc(title), style)
+	fmt.Fprintf(b, "<h1>%s</h1><p>%s</p>", esc(title), esc(time.Now().UTC().Format(time.RFC3339)))
 }
 
 func roundHTML(b *strings.Builder, i int, r *bench.Result) {

@@ -8,7 +8,6 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/strand-ledger/strand/bench"
+	"github.com/strand-ledger/strand/bench/report"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
@@ -79,6 +79,8 @@ type validatorFlags struct {
 	noSync           bool
 	cryptoTime       time.Duration
 	jsonFile         string
+	csvFile          string
+	htmlFile         string
 	dir              string
 	cpuProfile       string
 	memProfile       string
@@ -122,6 +124,8 @@ invariant is checked.`,
 	fl.BoolVar(&f.noSync, "nosync", false, "do not fsync the block store (not durable; for comparison only)")
 	fl.DurationVar(&f.cryptoTime, "crypto-time", 2*time.Second, "how long to measure the crypto bound")
 	fl.StringVar(&f.jsonFile, "json", "", "also write the results as JSON to this file")
+	fl.StringVar(&f.csvFile, "csv", "", "write the results as CSV to this file: one row per run, its configuration, throughput and energy with the energy's source and model parameters")
+	fl.StringVar(&f.htmlFile, "html", "", "write an HTML report to this file: the tables and a tx/s/J chart (\"\": none)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a Go allocation profile of the whole run to this file")
 	fl.StringVar(&f.dir, "dir", "", "ledger directory (default: a temporary directory, removed afterwards)")
@@ -195,17 +199,43 @@ func runValidator(out io.Writer, f validatorFlags) error {
 			return err
 		}
 	}
-	printValidator(out, results)
-	printValidatorEnergy(out, results)
-	if f.jsonFile != "" {
-		raw, err := json.MarshalIndent(results, "", "  ")
+	report.WriteValidatorTable(out, results)
+	report.WriteValidatorEnergyTable(out, results)
+	return writeValidatorFiles(out, f, results)
+}
+
+// writeValidatorFiles writes the --json, --csv and --html files.
+func writeValidatorFiles(out io.Writer, f validatorFlags, rs []*bench.ValidatorResult) error {
+	for _, w := range []struct {
+		path  string
+		write func(io.Writer) error
+	}{
+		{f.jsonFile, func(w io.Writer) error {
+			raw, err := json.MarshalIndent(rs, "", "  ")
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(append(raw, '\n'))
+			return err
+		}},
+		{f.csvFile, func(w io.Writer) error { return report.WriteValidatorCSV(w, rs) }},
+		{f.htmlFile, func(w io.Writer) error { return report.WriteValidatorHTML(w, "strand bench validator", rs) }},
+	} {
+		if w.path == "" {
+			continue
+		}
+		file, err := os.Create(w.path)
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(f.jsonFile, append(raw, '\n'), 0o644); err != nil {
-			return err
+		err = w.write(file)
+		if cerr := file.Close(); err == nil {
+			err = cerr
 		}
-		fmt.Fprintf(out, "\nwrote %s\n", f.jsonFile)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", w.path, err)
+		}
+		fmt.Fprintf(out, "\nwrote %s\n", w.path)
 	}
 	return nil
 }
@@ -249,24 +279,6 @@ func newProgress(label string) func(phase string, done, total int) {
 		if done == total {
 			bar.Finish()
 		}
-	}
-}
-
-func printValidator(out io.Writer, rs []*bench.ValidatorResult) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "block size\tmode\tstate db\ttxs\tcommitted tx/s\tcrypto bound tx/s\tratio\tCPU µs/tx\tverify µs/tx\tCPU ratio\tblocks/fsync\tp50 ms\tp99 ms\tpeak RSS MiB\t")
-	for _, r := range rs {
-		lat := r.Latency["total"]
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%.0f\t%.0f\t%.1f%%\t%.1f\t%.1f\t%.2f\t%.1f\t%.2f\t%.2f\t%.0f\t\n",
-			r.BlockSize, r.Mode, r.StateDB, r.Txs, r.TPS, r.CryptoBoundTPS, 100*r.Ratio,
-			r.CPUSecondsPerTx*1e6, r.VerifyCPUSecondsPerTx*1e6, r.CPURatio, r.BlocksPerFsync, lat.P50, lat.P99, r.RSSPeakMiB)
-	}
-	tw.Flush()
-	if len(rs) > 0 {
-		fmt.Fprintf(out, "\nEvery signature verified; durable=%v; %d cores; final state equals the model; Smallbank invariant %s\n",
-			rs[0].Durable, rs[0].Cores, rs[len(rs)-1].Invariant)
-		fmt.Fprintln(out, "The peer ran in its own process: CPU and peak RSS are the peer's alone.")
-		fmt.Fprintln(out, "Latency is per block under saturation, from delivery to the peer until durable commit.")
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -169,36 +168,6 @@ func applyPreset(name string, f *validatorFlags) error {
 	}
 	fmt.Fprintf(os.Stderr, "preset %s: %s; %d transactions per run\n", name, p.about, f.txs)
 	return nil
-}
-
-// printValidatorEnergy writes the energy table: per run, the peer
-// process's figures over the whole replay and over its busy periods,
-// each row with its source.
-func printValidatorEnergy(out io.Writer, rs []*bench.ValidatorResult) {
-	if len(rs) == 0 || rs[0].Energy == nil {
-		return
-	}
-	fmt.Fprintln(out, "\nEnergy of the peer process (whole replay | busy periods only: the union of its verify, validate and persist intervals):")
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "block size\tmode\tworkers\treparse\trate\ttx/s\tbusy %\tW\tbusy W\tmJ/tx\tbusy mJ/tx\ttx/s/J\tbusy tx/s/J\tmeter CPU %\tsource\t")
-	for _, r := range rs {
-		e := r.Energy
-		if e == nil {
-			continue
-		}
-		workers := "all"
-		if r.Workers > 0 {
-			workers = strconv.Itoa(r.Workers)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%v\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.3f\t%.3f\t%.0f\t%.0f\t%.2f\t%s\t\n",
-			r.BlockSize, r.Mode, workers, r.Reparse, r.Rate, r.TPS, 100*e.BusyS/max(e.WholeS, 1e-9), e.WholeW, e.BusyW,
-			1e3*e.JPerTx, 1e3*e.BusyJPerTx, e.TxPerSecPerJ, e.BusyTxPerSecPerJ, 100*e.MeterCPUShare, e.Label)
-	}
-	tw.Flush()
-	if rs[0].Energy.Source == energy.SourceModel {
-		fmt.Fprintln(out, "Source model: an estimate from the peer's measured CPU time (E = active W·CPU s + idle W·(cores·t − CPU s)), not a measurement;")
-		fmt.Fprintln(out, "it cannot see frequency scaling, the uncore, DRAM, I/O devices or other tenants. Compare runs on one machine, not machines.")
-	}
 }
 
 func bindValidatorEnergy(fl *pflag.FlagSet, f *validatorFlags) {

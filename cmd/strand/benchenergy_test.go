@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -150,5 +152,89 @@ func TestPresetRefusesItsFlags(t *testing.T) {
 	cmd.SetArgs([]string{"bench", "validator", "--preset", "idle-quick", "--rate", "50%"})
 	if err := cmd.Execute(); err == nil || !strings.Contains(err.Error(), "--rate") || !strings.Contains(err.Error(), "idle-quick") {
 		t.Errorf("preset with --rate: %v, want an error naming both", err)
+	}
+}
+
+// TestBenchValidatorCSVHTML: --csv and --html write a row per run, each
+// with its energy source and the model's parameters, and the JSON
+// agrees with the CSV.
+func TestBenchValidatorCSVHTML(t *testing.T) {
+	dir := t.TempDir()
+	csvFile, htmlFile, jsonFile := filepath.Join(dir, "out.csv"), filepath.Join(dir, "out.html"), filepath.Join(dir, "out.json")
+	var out bytes.Buffer
+	cmd := rootCmd()
+	cmd.SetOut(&out)
+	cmd.SetArgs([]string{"bench", "validator", "--blocks", "3", "--block-size", "5", "--accounts", "100", "--mode", "sequential",
+		"--crypto-time", "50ms", "--workers", "1", "--rate", "50%", "--energy-source", "model", "--idle-watts", "1",
+		"--csv", csvFile, "--html", htmlFile, "--json", jsonFile})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{csvFile, htmlFile, jsonFile} {
+		if !strings.Contains(out.String(), "wrote "+f) {
+			t.Errorf("output does not say it wrote %s:\n%s", f, out.String())
+		}
+	}
+	const label = "model (active 8.50 W/core, idle 1.00 W/core, 1 cores)"
+	f, err := os.Open(csvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 { // the header, full speed, 50%
+		t.Fatalf("%d CSV rows, want 3: %v", len(rows), rows)
+	}
+	raw, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js []struct {
+		TPS    float64 `json:"tps"`
+		Rate   string  `json:"rate"`
+		Energy struct {
+			BusyTxPerSecPerJ float64 `json:"busy_tx_per_s_per_j"`
+		} `json:"energy"`
+	}
+	if err := json.Unmarshal(raw, &js); err != nil || len(js) != 2 {
+		t.Fatalf("JSON: %v, %d runs", err, len(js))
+	}
+	for i, row := range rows[1:] {
+		col := map[string]string{}
+		for j, h := range rows[0] {
+			col[h] = row[j]
+		}
+		want := map[string]string{"block_size_txs": "5", "mode": "sequential", "workers": "1", "reparse": "false", "rate": js[i].Rate,
+			"state_db": "pebble", "energy_source": "model", "energy_label": label,
+			"model_active_w_per_core": "8.5", "model_idle_w_per_core": "1", "model_cores": "1"}
+		for k, v := range want {
+			if col[k] != v {
+				t.Errorf("CSV row %d %s = %q, want %q", i, k, col[k], v)
+			}
+		}
+		for k, v := range map[string]float64{"committed_tx_per_s": js[i].TPS, "busy_tx_per_s_per_j": js[i].Energy.BusyTxPerSecPerJ} {
+			got, err := strconv.ParseFloat(col[k], 64)
+			if err != nil || got != v || v <= 0 {
+				t.Errorf("CSV row %d %s = %q, want %v (the JSON's, above 0)", i, k, col[k], v)
+			}
+		}
+	}
+	page, err := os.ReadFile(htmlFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	i := strings.Index(html, `<table class="energy">`)
+	if i < 0 {
+		t.Fatalf("HTML has no energy table")
+	}
+	if n := strings.Count(html[i:], `<td class="l">`+label+`</td>`); n != 2 {
+		t.Errorf("HTML energy table: %d rows labelled %q, want 2", n, label)
+	}
+	if !strings.Contains(html, `id="tx-per-s-per-j"`) || !strings.Contains(html, "50% of max") {
+		t.Errorf("HTML lacks the tx/s/J chart or the paced run")
 	}
 }
