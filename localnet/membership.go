@@ -66,9 +66,10 @@ func (prev *Membership) next(initial []string, seq uint64, orderers []string) Me
 
 // RecordOrderers records that the channel's config, at sequence seq, has
 // the orderers named (in MembershipFile and l.Membership). A record of a
-// later sequence is kept: the call is then a no-op.
+// later sequence is kept, and an empty set (a single-node orderer, no
+// Raft membership) is not recorded: the call is then a no-op.
 func (l *Layout) RecordOrderers(seq uint64, orderers []string) error {
-	if l.Membership != nil && l.Membership.Sequence > seq {
+	if len(orderers) == 0 || l.Membership != nil && l.Membership.Sequence > seq {
 		return nil
 	}
 	initial, err := l.channelOrderers()

@@ -48,6 +48,10 @@ func TestRecordOrderers(t *testing.T) {
 	if lay.Removed("orderer0") {
 		t.Fatal("orderer0 removed before any update")
 	}
+	// A single-node orderer's config has no orderer set: nothing recorded.
+	if err := lay.RecordOrderers(0, nil); err != nil || lay.Membership != nil || lay.Removed("orderer0") {
+		t.Fatalf("recording an empty set: %+v, %v", lay.Membership, err)
+	}
 	if err := lay.RecordOrderers(2, []string{"orderer1", "orderer2"}); err != nil {
 		t.Fatal(err)
 	}

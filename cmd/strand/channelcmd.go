@@ -101,6 +101,9 @@ func runChannelUpdate(cmd *cobra.Command, f updateFlags) error {
 	if err != nil {
 		return fmt.Errorf("reading the channel config from %s at %s as %s: %w", at.Name, at.Address, admin, err)
 	}
+	if err := lay.RecordOrderers(info.Sequence, configNames(info)); err != nil {
+		return err
+	}
 	u, err := nextUpdate(info, f)
 	if err != nil {
 		return err
@@ -132,11 +135,7 @@ func runChannelUpdate(cmd *cobra.Command, f updateFlags) error {
 	for {
 		info, err := orderer.ConfigClient(ctx, conn)
 		if err == nil && info.Sequence > u.Sequence {
-			names := make([]string, len(info.Orderers))
-			for i, o := range info.Orderers {
-				names[i] = o.Name
-			}
-			if err := lay.RecordOrderers(info.Sequence, names); err != nil {
+			if err := lay.RecordOrderers(info.Sequence, configNames(info)); err != nil {
 				return fmt.Errorf("config update %d applied, but recording the channel's orderers in %s: %w", u.Sequence, lay.Dir, err)
 			}
 			fmt.Fprintf(w, "applied by %s after %s: sequence %d, orderers %s\n", at.Name, time.Since(start).Round(time.Millisecond), info.Sequence, ordererList(info.Orderers))
@@ -206,6 +205,15 @@ func signUpdate(lay *localnet.Layout, u *api.ConfigUpdate, orgs []string) (*api.
 		}
 	}
 	return env, nil
+}
+
+// configNames returns the names of info's orderers.
+func configNames(info orderer.ConfigInfo) []string {
+	names := make([]string, len(info.Orderers))
+	for i, o := range info.Orderers {
+		names[i] = o.Name
+	}
+	return names
 }
 
 func ordererList(os []api.ConfigOrderer) string {
