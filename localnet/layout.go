@@ -134,6 +134,9 @@ func Load(dir string) (*Layout, error) {
 	if len(l.Nodes) == 0 {
 		return nil, fmt.Errorf("localnet: %s lists no node", path)
 	}
+	if l.Membership, err = loadMembership(abs); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 

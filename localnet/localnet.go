@@ -69,6 +69,10 @@ type Layout struct {
 	// included: they sign channel config updates and call the orderers'
 	// Admin service.
 	Admins []Client
+	// Membership is the channel's orderer set as of the latest config
+	// update recorded in MembershipFile; nil without one (the channel
+	// file's orderers are the members).
+	Membership *Membership
 }
 
 // Node is one generated peer or orderer.

@@ -26,6 +26,7 @@ type Proc struct {
 	ByHand    bool   // Status: running, but not from net up's PID file: its data directory is locked (started by hand)
 	Reachable bool   // Address accepted a TCP connection
 	Started   bool   // Up started it (it was not running)
+	Removed   bool   // an orderer a config update removed from the channel (Layout.Removed): Up does not start it
 	Log       string // its log file
 
 	died <-chan struct{} // closed when a process Up started exits
@@ -57,7 +58,9 @@ type UpOptions struct {
 // process of its own in a new session (so it outlives the caller), with
 // stdout and stderr appended to LogFile and its PID in PIDFile. Orderers
 // start first; Up returns once every node accepts TCP connections at its
-// address, or with an error naming the node and its log file.
+// address, or with an error naming the node and its log file. An orderer
+// the channel removed (Layout.Removed) is not started: its Proc says
+// Removed.
 func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 	if len(opts.Command) == 0 {
 		return nil, errors.New("localnet: UpOptions.Command is empty, want the strand binary")
@@ -73,7 +76,7 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 				continue
 			}
 			procs[i] = l.proc(n)
-			if procs[i].Alive {
+			if procs[i].Alive || procs[i].Removed {
 				continue
 			}
 			done, err := l.start(&procs[i], opts.Command, opts.DieWithCaller)
@@ -254,7 +257,7 @@ func Status(l *Layout) []Proc {
 
 // proc reads node n's PID file and checks the process.
 func (l *Layout) proc(n Node) Proc {
-	p := Proc{Node: n, Log: l.LogFile(n.Name)}
+	p := Proc{Node: n, Log: l.LogFile(n.Name), Removed: n.Role == identity.RoleOrderer && l.Removed(n.Name)}
 	raw, err := os.ReadFile(l.PIDFile(n.Name))
 	if err != nil {
 		return p

@@ -32,6 +32,10 @@ type Chain struct {
 	// channel that signs every block; on one that signs checkpoints, the
 	// blocks from Signed to Height rest on TLS until the next checkpoint.
 	Signed uint64
+	// Removed is set for an orderer a config update removed from the
+	// channel (Layout.Removed): its chain is not read (it stopped at its
+	// removal) and it is left out of every check.
+	Removed bool
 	// Err says why the node's chain could not be read: it wraps
 	// ErrUnavailable or ErrUnreadable. Such a node is left out of the
 	// comparison, and Verify fails.
@@ -88,8 +92,10 @@ type VerifyOptions struct {
 // while a node is down, unreadable or behind Verify reads the network
 // again, for up to opts.Settle, and then fails with an error that names
 // each such node and wraps ErrUnavailable, ErrUnreadable or ErrBehind.
-// On success every Chain has the same Height and Last. The returned
-// chains are those of the last read.
+// An orderer a config update removed from the channel (Layout.Removed) is
+// not read and not judged: its Chain says Removed. On success every other
+// Chain has the same Height and Last. The returned chains are those of the
+// last read.
 func Verify(ctx context.Context, l *Layout, opts VerifyOptions) ([]Chain, error) {
 	if opts.Idle == 0 {
 		opts.Idle = 200 * time.Millisecond
@@ -130,6 +136,7 @@ func Verify(ctx context.Context, l *Layout, opts VerifyOptions) ([]Chain, error)
 func settled(chains []Chain) error {
 	var top uint64
 	var topBy string
+	chains = slices.DeleteFunc(slices.Clone(chains), func(c Chain) bool { return c.Removed })
 	for _, c := range chains {
 		if c.Err == nil && c.Height > top {
 			top, topBy = c.Height, c.Name
@@ -169,6 +176,10 @@ func (l *Layout) readChains(ctx context.Context, ch *node.ChannelConfig, check f
 	for i, n := range l.Nodes {
 		out[i].Node = n
 		if n.Role != identity.RoleOrderer {
+			continue
+		}
+		if l.Removed(n.Name) {
+			out[i].Removed = true
 			continue
 		}
 		blocks, err := l.ordererChain(ctx, ch, n, check)

@@ -44,7 +44,7 @@ func transferLeaderCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			target, err := ordererNode(lay, ch, at)
+			target, err := ordererNode(lay, at)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ func transferLeaderCmd() *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&dir, "dir", defaultNetDir, "the network's directory")
 	fl.StringVar(&to, "to", "", "the orderer to lead: its name (orderer1) or Raft id (2)")
-	fl.StringVar(&at, "at", "", "the orderer to ask (default: the first of the channel)")
+	fl.StringVar(&at, "at", "", "the orderer to ask (default: the channel's first current orderer)")
 	fl.DurationVar(&timeout, "timeout", 10*time.Second, "give up after this long")
 	cmd.MarkFlagRequired("to")
 	return cmd
@@ -88,17 +88,10 @@ func raftID(ch *node.ChannelConfig, s string) (uint64, string, error) {
 }
 
 // ordererNode returns the orderer node called name, the channel's first
-// orderer if name is empty.
-func ordererNode(lay *localnet.Layout, ch *node.ChannelConfig, name string) (localnet.Node, error) {
-	eps := ch.Orderers()
-	if name == "" && len(eps) > 0 {
-		name = eps[0].Name
-	}
-	n, ok := lay.Node(name)
-	if !ok {
-		return n, fmt.Errorf("--at %q: no such node in the network in %s", name, lay.Dir)
-	}
-	return n, nil
+// current orderer if name is empty; an orderer the channel removed is an
+// error naming a current one (localnet.Layout.Orderer).
+func ordererNode(lay *localnet.Layout, name string) (localnet.Node, error) {
+	return lay.Orderer(name)
 }
 
 // adminConn dials orderer n with the TLS certificate of its org's admin.

@@ -56,7 +56,7 @@ func channelUpdateCmd() *cobra.Command {
 	fl.StringVar(&f.org, "org", localnet.OrdererOrg, "with --add-orderer: the new orderer's org")
 	fl.StringVar(&f.remove, "remove-orderer", "", "name of the orderer to remove")
 	fl.StringSliceVar(&f.signAs, "sign-as", nil, "orgs whose admins sign (default: every org with an admin in the network)")
-	fl.StringVar(&f.at, "at", "", "the orderer to read the config from and submit to (default: the first of the channel)")
+	fl.StringVar(&f.at, "at", "", "the orderer to read the config from and submit to (default: the channel's first current orderer)")
 	fl.StringVar(&f.out, "out", "", "file to write the signed update to (default: the new orderer's join file after net add-orderer, else DIR/config-update-<sequence>.json)")
 	fl.BoolVar(&f.submit, "submit", true, "submit the update (false: only write it)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
@@ -86,7 +86,7 @@ func runChannelUpdate(cmd *cobra.Command, f updateFlags) error {
 	if err != nil {
 		return err
 	}
-	at, err := ordererNode(lay, ch, f.at)
+	at, err := ordererNode(lay, f.at)
 	if err != nil {
 		return err
 	}
@@ -100,6 +100,9 @@ func runChannelUpdate(cmd *cobra.Command, f updateFlags) error {
 	info, err := orderer.ConfigClient(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("reading the channel config from %s at %s as %s: %w", at.Name, at.Address, admin, err)
+	}
+	if err := lay.RecordOrderers(info.Sequence, configNames(info)); err != nil {
+		return err
 	}
 	u, err := nextUpdate(info, f)
 	if err != nil {
@@ -132,6 +135,9 @@ func runChannelUpdate(cmd *cobra.Command, f updateFlags) error {
 	for {
 		info, err := orderer.ConfigClient(ctx, conn)
 		if err == nil && info.Sequence > u.Sequence {
+			if err := lay.RecordOrderers(info.Sequence, configNames(info)); err != nil {
+				return fmt.Errorf("config update %d applied, but recording the channel's orderers in %s: %w", u.Sequence, lay.Dir, err)
+			}
 			fmt.Fprintf(w, "applied by %s after %s: sequence %d, orderers %s\n", at.Name, time.Since(start).Round(time.Millisecond), info.Sequence, ordererList(info.Orderers))
 			return nil
 		}
@@ -199,6 +205,15 @@ func signUpdate(lay *localnet.Layout, u *api.ConfigUpdate, orgs []string) (*api.
 		}
 	}
 	return env, nil
+}
+
+// configNames returns the names of info's orderers.
+func configNames(info orderer.ConfigInfo) []string {
+	names := make([]string, len(info.Orderers))
+	for i, o := range info.Orderers {
+		names[i] = o.Name
+	}
+	return names
 }
 
 func ordererList(os []api.ConfigOrderer) string {

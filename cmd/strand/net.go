@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -122,7 +123,12 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 	fmt.Fprintln(tw, "NODE\tROLE\tADDRESS\tMETRICS\tPID\tSTATE\tLOG")
 	for _, p := range procs {
 		state := "started"
-		if !p.Started {
+		switch {
+		case p.Removed && p.Alive:
+			state = "removed from the channel (still running: `strand net down` stops it)"
+		case p.Removed:
+			state = "removed from the channel: not started"
+		case !p.Started:
 			state = "already running"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, p.Role, p.Address, orNone(p.Metrics), p.PID, state, rel(lay.Dir, p.Log))
@@ -256,6 +262,12 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 				state = "running (by hand)"
 			}
 		}
+		if p.Removed {
+			state = "removed"
+			if p.Alive {
+				state = "removed (running)"
+			}
+		}
 		if p.Reachable {
 			reach = "yes"
 			if p.Role == identity.RolePeer {
@@ -311,7 +323,12 @@ they fail.`,
 			if err != nil {
 				return fmt.Errorf("net verify failed:\n%w", err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "all %d nodes answered, every block checks, and they agree at height %d\n", len(chains), chains[0].Height)
+			judged := slices.DeleteFunc(slices.Clone(chains), func(c localnet.Chain) bool { return c.Removed })
+			fmt.Fprintf(cmd.OutOrStdout(), "all %d nodes answered, every block checks, and they agree at height %d", len(judged), judged[0].Height)
+			if n := len(chains) - len(judged); n > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), " (%d orderer(s) removed from the channel not judged)", n)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
 			return nil
 		},
 	}
@@ -327,6 +344,8 @@ func printChains(out io.Writer, chains []localnet.Chain) {
 	for _, c := range chains {
 		read := "ok"
 		switch {
+		case c.Removed:
+			read = "removed"
 		case errors.Is(c.Err, localnet.ErrUnavailable):
 			read = "did not answer"
 		case c.Err != nil:
@@ -335,6 +354,10 @@ func printChains(out io.Writer, chains []localnet.Chain) {
 		signed := "-" // peers serve events, not signatures
 		if c.Role == identity.RoleOrderer {
 			signed = fmt.Sprint(c.Signed)
+		}
+		if c.Removed { // not read: its chain stopped at its removal
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\t%s\n", c.Name, c.Role, read)
+			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%x\t%s\n", c.Name, c.Role, c.Height, signed, c.Last, read)
 	}

@@ -205,7 +205,8 @@ func netVerified(t *testing.T, n *raftNet) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("every node verified at height %d, last block %x, %v after the load", chains[0].Height, chains[0].Last, time.Since(start).Round(time.Millisecond))
+	c := chains[slices.IndexFunc(chains, func(c localnet.Chain) bool { return !c.Removed })]
+	t.Logf("every node verified at height %d, last block %x, %v after the load", c.Height, c.Last, time.Since(start).Round(time.Millisecond))
 }
 
 // raftLeader scrapes the live orderers' metrics until one of them other
