@@ -94,6 +94,9 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 			return err
 		}
 		fmt.Fprintf(out, "generated a network of %d orgs, %d peer(s) each, %d orderer(s) in %s\n", spec.Orgs, spec.PeersPerOrg, spec.Orderers, lay.Dir)
+		if len(lay.Memnodes) > 0 {
+			fmt.Fprintf(out, "every peer keeps its state in a memory node of its own (%d memory nodes)\n", len(lay.Memnodes))
+		}
 		if note := quorumNote(spec.Orderers); note != "" {
 			fmt.Fprintln(cmd.ErrOrStderr(), note)
 		}
@@ -125,7 +128,7 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 		if !p.Started {
 			state = "already running"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, p.Role, p.Address, orNone(p.Metrics), p.PID, state, rel(lay.Dir, p.Log))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, p.Kind(), p.Address, orNone(p.Metrics), p.PID, state, rel(lay.Dir, p.Log))
 	}
 	tw.Flush()
 	org := lay.Orgs()[0]
@@ -262,7 +265,7 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 				height = peerHeight(ctx, lay, p.Node)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Role, p.Address, pid, state, reach, height)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind(), p.Address, pid, state, reach, height)
 	}
 	tw.Flush()
 }
