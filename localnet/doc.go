@@ -16,7 +16,7 @@
 // With Spec.Memnodes, every peer also gets a memory node of its own:
 //
 //	nodes/memnode.<peer>.yaml   its memnode file (node.LoadMemnode); writer: <peer>
-//	crypto/<Org>/<peer>/memnode/tls-cert.pem, tls-key.pem
+//	crypto/<Org>/peer<i>/memnode/tls-cert.pem, tls-key.pem
 //
 // and the peer's node file keeps its state there (stateDB.backend memnode).
 //

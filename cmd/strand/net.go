@@ -173,11 +173,11 @@ waits up to --timeout, then SIGKILLs what remains and removes the PID files.
 			for _, p := range procs {
 				switch {
 				case p.PID == 0:
-					fmt.Fprintf(out, "%-16s not running\n", p.Name)
+					fmt.Fprintf(out, "%-20s not running\n", p.Name)
 				case p.Alive:
-					fmt.Fprintf(out, "%-16s pid %d still running\n", p.Name, p.PID)
+					fmt.Fprintf(out, "%-20s pid %d still running\n", p.Name, p.PID)
 				default:
-					fmt.Fprintf(out, "%-16s pid %d stopped\n", p.Name, p.PID)
+					fmt.Fprintf(out, "%-20s pid %d stopped\n", p.Name, p.PID)
 				}
 			}
 			if err == nil && opts.Purge {
