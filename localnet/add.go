@@ -44,7 +44,7 @@ func AddOrderer(l *Layout, name string) (Node, string, error) {
 	join := filepath.Join(l.Dir, "join-"+name+".json")
 	g := &gen{dir: l.Dir, lay: l, metrics: ports[1:], join: filepath.Join("..", filepath.Base(join))}
 	ep := node.EndpointConfig{Name: name, Address: "127.0.0.1:" + strconv.Itoa(ports[0])}
-	if err := g.node(ca, ep, name, identity.RoleOrderer); err != nil {
+	if err := g.node(ca, ep, name, identity.RoleOrderer, nil); err != nil {
 		return Node{}, "", err
 	}
 	if err := l.Save(); err != nil {

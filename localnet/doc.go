@@ -13,13 +13,22 @@
 //	crypto/<Org>/clients/client0/cert.pem, key.pem, tls-cert.pem, tls-key.pem
 //	layout.json                 the Layout, for Load (paths relative to it)
 //
+// With Spec.Memnodes, every peer also gets a memory node of its own:
+//
+//	nodes/memnode.<peer>.yaml   its memnode file (node.LoadMemnode); writer: <peer>
+//	crypto/<Org>/peer<i>/memnode/tls-cert.pem, tls-key.pem
+//
+// and the peer's node file keeps its state there (stateDB.backend memnode).
+//
 // Running it as processes (Up, Down, Status) adds:
 //
 //	data/<node>/                its ledger (the node file's dataDir)
 //	logs/<node>.log             its stdout and stderr, appended
 //	pids/<node>.pid             the PID of its process
 //
-// A node's process runs `<strand> <role> start --config <node file>`;
+// A node's process runs `<strand> <kind> start --config <node file>`
+// (kind: peer, orderer or memnode; memory nodes start before, and stop
+// after, the peers);
 // Down and Status take a recorded PID for the node only while
 // /proc/<pid>/cmdline ends with exactly those arguments, so a PID reused
 // by another process is never signalled. Conn connects a client of an org

@@ -69,8 +69,9 @@ func (g *gen) keys(ca *identity.CA, name, sub string, role identity.Role) error 
 	return nil
 }
 
-// node writes the keys and the node file of one peer or orderer.
-func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role identity.Role) error {
+// node writes the keys and the node file of one peer or orderer; a peer
+// with state keeps its state on that memory node (stateDB.backend memnode).
+func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role identity.Role, state *node.MemnodeClientConfig) error {
 	if err := g.keys(ca, ep.Name, sub, role); err != nil {
 		return err
 	}
@@ -88,6 +89,9 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 		Profile:  g.profile,
 		Join:     g.join,
 	}
+	if state != nil {
+		n.StateDB.Backend, n.StateDB.Memnode = "memnode", *state
+	}
 	g.metrics = g.metrics[1:]
 	n.EnsureDefaults()
 	if err := n.Validate(); err != nil {
@@ -100,6 +104,47 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 	}
 	g.lay.Nodes = append(g.lay.Nodes, Node{Name: ep.Name, Org: ca.Org(), Role: role, Address: ep.Address, Metrics: n.Metrics, Cluster: ep.Cluster, Config: path})
 	return nil
+}
+
+// memnode writes the TLS key pair (crypto/<org>/<sub>/memnode/, issued by
+// the peer's org CA) and the file (nodes/memnode.<peer>.yaml) of the
+// memory node of peer, and returns the peer's side: where it is and the
+// CA to trust it by. The memory node trusts the peer's org CA and takes
+// writes from peer only.
+func (g *gen) memnode(ca *identity.CA, peer, sub, addr, metrics string) (*node.MemnodeClientConfig, error) {
+	name := MemnodeKind + "." + peer
+	tcert, tkey, err := ca.IssueTLS(name, identity.RolePeer, tlsHosts)
+	if err != nil {
+		return nil, fmt.Errorf("localnet: %w", err)
+	}
+	d := filepath.Join(g.dir, "crypto", ca.Org(), sub, MemnodeKind)
+	if err := g.write(filepath.Join(d, "tls-cert.pem"), tcert, 0o644); err != nil {
+		return nil, err
+	}
+	if err := g.write(filepath.Join(d, "tls-key.pem"), tkey, 0o600); err != nil {
+		return nil, err
+	}
+	crypto := filepath.Join("..", "crypto", ca.Org(), sub, MemnodeKind)
+	orgCA := filepath.Join("..", "crypto", ca.Org(), "ca.pem")
+	m := &node.MemnodeConfig{
+		Listen:  addr,
+		DataDir: filepath.Join("..", "data", name),
+		TLS:     node.KeyPair{Cert: filepath.Join(crypto, "tls-cert.pem"), Key: filepath.Join(crypto, "tls-key.pem")},
+		CAs:     []string{orgCA},
+		Writer:  peer,
+		Metrics: metrics,
+	}
+	m.EnsureDefaults()
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("localnet: the generated memory node of %q is invalid: %w", peer, err)
+	}
+	path := filepath.Join(g.dir, "nodes", name+".yaml")
+	head := fmt.Sprintf("Memory node of peer %q of org %s (strand memnode start), written by localnet.Generate.\n# Paths are relative to this file. Fields: docs/config.md.", peer, ca.Org())
+	if err := g.writeYAML(path, head, m); err != nil {
+		return nil, err
+	}
+	g.lay.Memnodes = append(g.lay.Memnodes, Node{Name: name, Org: ca.Org(), Address: addr, Metrics: metrics, Config: path, Serves: peer})
+	return &node.MemnodeClientConfig{Address: addr, CAs: []string{orgCA}}, nil
 }
 
 // client writes the keys of a client of the CA's org.

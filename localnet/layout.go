@@ -28,6 +28,8 @@ type layoutFile struct {
 	Nodes   []nodeFile   `json:"nodes"`
 	Clients []clientFile `json:"clients"`
 	Admins  []clientFile `json:"admins,omitempty"`
+	// Memnodes are the memory nodes (role "memnode", serves: their peer).
+	Memnodes []nodeFile `json:"memnodes,omitempty"`
 }
 
 type nodeFile struct {
@@ -38,6 +40,7 @@ type nodeFile struct {
 	Metrics string `json:"metrics,omitempty"`
 	Cluster string `json:"cluster,omitempty"`
 	Config  string `json:"config"`
+	Serves  string `json:"serves,omitempty"`
 }
 
 type clientFile struct {
@@ -68,6 +71,9 @@ func (l *Layout) Save() error {
 	for _, c := range l.Admins {
 		f.Admins = append(f.Admins, clientFile{Name: c.Name, Org: c.Org,
 			Cert: rel(c.Cert), Key: rel(c.Key), TLSCert: rel(c.TLSCert), TLSKey: rel(c.TLSKey)})
+	}
+	for _, n := range l.Memnodes {
+		f.Memnodes = append(f.Memnodes, nodeFile{Name: n.Name, Org: n.Org, Role: MemnodeKind, Address: n.Address, Metrics: n.Metrics, Config: rel(n.Config), Serves: n.Serves})
 	}
 	raw, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
@@ -107,7 +113,7 @@ func Load(dir string) (*Layout, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("localnet: %s: %w (fields: channel, nodes [name, org, role, address, metrics, cluster, config], clients and admins [name, org, cert, key, tlsCert, tlsKey])", path, err)
+		return nil, fmt.Errorf("localnet: %s: %w (fields: channel, nodes [name, org, role, address, metrics, cluster, config], memnodes [name, org, role, address, metrics, config, serves], clients and admins [name, org, cert, key, tlsCert, tlsKey])", path, err)
 	}
 	res := func(p string) string {
 		if filepath.IsAbs(p) {
@@ -122,6 +128,15 @@ func Load(dir string) (*Layout, error) {
 			return nil, fmt.Errorf("localnet: %s: node %q has role %q, want peer or orderer", path, n.Name, n.Role)
 		}
 		l.Nodes = append(l.Nodes, Node{Name: n.Name, Org: n.Org, Role: role, Address: n.Address, Metrics: n.Metrics, Cluster: n.Cluster, Config: res(n.Config)})
+	}
+	for _, n := range f.Memnodes {
+		if n.Role != MemnodeKind || n.Serves == "" {
+			return nil, fmt.Errorf("localnet: %s: memory node %q has role %q and serves %q, want role %s and the peer it serves", path, n.Name, n.Role, n.Serves, MemnodeKind)
+		}
+		if p, ok := l.Node(n.Serves); !ok || p.Role != identity.RolePeer {
+			return nil, fmt.Errorf("localnet: %s: memory node %q serves %q, which is not a peer of the network", path, n.Name, n.Serves)
+		}
+		l.Memnodes = append(l.Memnodes, Node{Name: n.Name, Org: n.Org, Address: n.Address, Metrics: n.Metrics, Config: res(n.Config), Serves: n.Serves})
 	}
 	for _, c := range f.Clients {
 		l.Clients = append(l.Clients, Client{Name: c.Name, Org: c.Org,

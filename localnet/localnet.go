@@ -51,6 +51,12 @@ type Spec struct {
 	// Readers is the channel's read policy (node.ChannelConfig.Readers);
 	// empty means every member of the channel's orgs.
 	Readers string
+	// Memnodes gives every peer a memory node of its own (one memory node
+	// serves one writing peer): nodes/memnode.<peer>.yaml, its TLS key
+	// pair issued by the peer's org CA, and the peer's stateDB.backend
+	// memnode pointing at it. Its two ports (address, metrics) come after
+	// all the others.
+	Memnodes bool
 }
 
 // ContractSpec is one contract of the channel and its endorsement policy.
@@ -73,17 +79,33 @@ type Layout struct {
 	// update recorded in MembershipFile; nil without one (the channel
 	// file's orderers are the members).
 	Membership *Membership
+	// Memnodes are the memory nodes of Spec.Memnodes, one per peer (Serves
+	// names it), in the order of their peers.
+	Memnodes []Node
 }
 
-// Node is one generated peer or orderer.
+// Node is one generated peer, orderer or memory node.
 type Node struct {
 	Name    string
 	Org     string
-	Role    identity.Role // RolePeer or RoleOrderer
+	Role    identity.Role // RolePeer or RoleOrderer; zero for a memory node
 	Address string        // host:port it listens on and is dialled at
 	Metrics string        // host:port of its Prometheus /metrics endpoint
 	Cluster string        // orderer with Spec.ClusterPorts: where the other orderers dial it
-	Config  string        // its node file, for node.LoadNode
+	Config  string        // its node file, for node.LoadNode (a memory node's: node.LoadMemnode)
+	Serves  string        // a memory node: the peer whose state it keeps; empty otherwise
+}
+
+// MemnodeKind is the Kind of a memory node.
+const MemnodeKind = "memnode"
+
+// Kind is what the node runs as: "peer", "orderer" or MemnodeKind; its
+// process is `<strand> <kind> start --config <Config>`.
+func (n Node) Kind() string {
+	if n.Serves != "" {
+		return MemnodeKind
+	}
+	return n.Role.String()
 }
 
 // Client is one generated client identity: a signing key pair and a TLS key
@@ -118,10 +140,19 @@ func (s *Spec) nodes() int { return s.Orderers + s.Orgs*s.PeersPerOrg }
 // metrics address per node, and a cluster address per orderer with
 // ClusterPorts.
 func (s *Spec) ports() int {
+	n := 2 * s.nodes()
 	if s.ClusterPorts {
-		return 2*s.nodes() + s.Orderers
+		n += s.Orderers
 	}
-	return 2 * s.nodes()
+	return n + 2*s.memnodes()
+}
+
+// memnodes is the number of memory nodes: one per peer with Memnodes.
+func (s *Spec) memnodes() int {
+	if s.Memnodes {
+		return s.Orgs * s.PeersPerOrg
+	}
+	return 0
 }
 
 // ensureContracts fills in the default contracts; call it after validate.
@@ -178,7 +209,8 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	}
 	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}, profile: spec.Profile,
 		metrics: ports[spec.nodes() : 2*spec.nodes()]}
-	cluster := ports[2*spec.nodes():]
+	cluster := ports[2*spec.nodes() : len(ports)-2*spec.memnodes()]
+	mem := ports[len(ports)-2*spec.memnodes():]
 	ports = ports[:spec.nodes()]
 	ch := &node.ChannelConfig{Channel: "demo", Batch: spec.Batch, Format: int(api.FormatLatest), Readers: spec.Readers}
 	for _, c := range spec.Contracts {
@@ -198,7 +230,7 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		if spec.ClusterPorts {
 			ep.Cluster = "127.0.0.1:" + strconv.Itoa(cluster[i])
 		}
-		if err := g.node(oc, ep, fmt.Sprintf("orderer%d", i), identity.RoleOrderer); err != nil {
+		if err := g.node(oc, ep, fmt.Sprintf("orderer%d", i), identity.RoleOrderer, nil); err != nil {
 			return nil, err
 		}
 		ordOrg.Orderers = append(ordOrg.Orderers, ep)
@@ -215,7 +247,15 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		oc := node.OrgConfig{ID: id, CA: "crypto/" + id + "/ca.pem"}
 		for i := range spec.PeersPerOrg {
 			ep := node.EndpointConfig{Name: fmt.Sprintf("peer%d.%s", i, id), Address: next()}
-			if err := g.node(ca, ep, fmt.Sprintf("peer%d", i), identity.RolePeer); err != nil {
+			var state *node.MemnodeClientConfig
+			if spec.Memnodes {
+				addr, metrics := "127.0.0.1:"+strconv.Itoa(mem[0]), "127.0.0.1:"+strconv.Itoa(mem[1])
+				mem = mem[2:]
+				if state, err = g.memnode(ca, ep.Name, fmt.Sprintf("peer%d", i), addr, metrics); err != nil {
+					return nil, err
+				}
+			}
+			if err := g.node(ca, ep, fmt.Sprintf("peer%d", i), identity.RolePeer, state); err != nil {
 				return nil, err
 			}
 			oc.Peers = append(oc.Peers, ep)

@@ -327,3 +327,96 @@ func TestUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// Spec.Memnodes: every peer gets a memory node of its own, whose file
+// loads, names the peer its writer and trusts the peer's org CA, whose TLS
+// certificate that CA issued, and whose ports come after all the others;
+// the peer's file loads with backend memnode pointing at it. Orderers keep
+// their backend. The layout loads back with the memory nodes.
+func TestGenerateMemnodes(t *testing.T) {
+	lay, err := Generate(filepath.Join(t.TempDir(), "net"), Spec{Orgs: 2, PeersPerOrg: 2, BasePort: 17050, Memnodes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := node.LoadChannel(lay.Channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := ch.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(lay.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 nodes: addresses 17050-17054, metrics 17055-17059; then each
+	// memory node's address and metrics from 17060.
+	want := []string{
+		"memnode.peer0.Org1 Org1 peer0.Org1 127.0.0.1:17060 127.0.0.1:17061",
+		"memnode.peer1.Org1 Org1 peer1.Org1 127.0.0.1:17062 127.0.0.1:17063",
+		"memnode.peer0.Org2 Org2 peer0.Org2 127.0.0.1:17064 127.0.0.1:17065",
+		"memnode.peer1.Org2 Org2 peer1.Org2 127.0.0.1:17066 127.0.0.1:17067",
+	}
+	if len(loaded.Memnodes) != len(want) {
+		t.Fatalf("%d memory nodes loaded back, want %d", len(loaded.Memnodes), len(want))
+	}
+	for i, mn := range loaded.Memnodes {
+		if got := strings.Join([]string{mn.Name, mn.Org, mn.Serves, mn.Address, mn.Metrics}, " "); got != want[i] {
+			t.Errorf("memory node %d: %q, want %q", i, got, want[i])
+		}
+		if mn.Kind() != MemnodeKind || mn.Config != lay.Memnodes[i].Config {
+			t.Errorf("memory node %s: kind %q, config %s; want %s, %s", mn.Name, mn.Kind(), mn.Config, MemnodeKind, lay.Memnodes[i].Config)
+		}
+		m, err := node.LoadMemnode(mn.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Writer != mn.Serves || m.Listen != mn.Address || m.Metrics != mn.Metrics {
+			t.Errorf("memnode file %s: writer %q, listen %s, metrics %s; want %s, %s, %s", mn.Config, m.Writer, m.Listen, m.Metrics, mn.Serves, mn.Address, mn.Metrics)
+		}
+		orgCA := filepath.Join(lay.Dir, "crypto", mn.Org, "ca.pem")
+		if len(m.CAs) != 1 || m.CAs[0] != orgCA {
+			t.Errorf("memnode file %s: cas %v, want [%s]", mn.Config, m.CAs, orgCA)
+		}
+		if m.DataDir != filepath.Join(lay.Dir, "data", mn.Name) {
+			t.Errorf("memnode file %s: dataDir %s, want under %s", mn.Config, m.DataDir, filepath.Join(lay.Dir, "data"))
+		}
+		checkMember(t, reg, mn.Org, certDER(t, m.TLS.Cert), identity.RolePeer)
+		if fi, err := os.Stat(m.TLS.Key); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("key %s: %v %v, want mode 0600", m.TLS.Key, fi, err)
+		}
+		peer, ok := loaded.Node(mn.Serves)
+		if !ok || peer.Role != identity.RolePeer {
+			t.Fatalf("memory node %s serves %q, not a peer of the layout", mn.Name, mn.Serves)
+		}
+		n, err := node.LoadNode(peer.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.StateDB.Backend != "memnode" || n.StateDB.Memnode.Address != mn.Address || len(n.StateDB.Memnode.CAs) != 1 || n.StateDB.Memnode.CAs[0] != orgCA {
+			t.Errorf("peer %s: stateDB %+v, want backend memnode at %s trusting %s", peer.Name, n.StateDB, mn.Address, orgCA)
+		}
+	}
+	for _, ln := range loaded.Nodes {
+		if ln.Role != identity.RoleOrderer {
+			continue
+		}
+		n, err := node.LoadNode(ln.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.StateDB.Backend == "memnode" {
+			t.Errorf("orderer %s has backend memnode", ln.Name)
+		}
+	}
+	// Without the option: no memory node, and the peers keep the default.
+	plain, err := Generate(filepath.Join(t.TempDir(), "net"), Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := plain.Peer("Org1")
+	if n, err := node.LoadNode(p.Config); err != nil || n.StateDB.Backend == "memnode" || len(plain.Memnodes) != 0 {
+		t.Errorf("without Spec.Memnodes: %d memory nodes, peer backend %v (%v)", len(plain.Memnodes), n, err)
+	}
+}

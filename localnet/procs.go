@@ -30,6 +30,7 @@ type Proc struct {
 	Log       string // its log file
 
 	died <-chan struct{} // closed when a process Up started exits
+	err  error           // Down: what went wrong stopping it
 }
 
 // LogFile returns the log file of node name: logs/<name>.log.
@@ -56,11 +57,13 @@ type UpOptions struct {
 
 // Up starts every node of the network that is not running, each as a
 // process of its own in a new session (so it outlives the caller), with
-// stdout and stderr appended to LogFile and its PID in PIDFile. Orderers
-// start first; Up returns once every node accepts TCP connections at its
-// address, or with an error naming the node and its log file. An orderer
-// the channel removed (Layout.Removed) is not started: its Proc says
-// Removed.
+// stdout and stderr appended to LogFile and its PID in PIDFile. Memory
+// nodes start first, then orderers, then peers, each group once the one
+// before accepts TCP connections; Up returns once every node accepts TCP
+// connections at its address, or with an error naming the node and its
+// log file. The returned procs are l.Nodes' followed by l.Memnodes'. An
+// orderer the channel removed (Layout.Removed) is not started: its Proc
+// says Removed.
 func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 	if len(opts.Command) == 0 {
 		return nil, errors.New("localnet: UpOptions.Command is empty, want the strand binary")
@@ -68,11 +71,12 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 	if opts.Wait == 0 {
 		opts.Wait = 20 * time.Second
 	}
-	procs := make([]Proc, len(l.Nodes))
-	for _, role := range []identity.Role{identity.RoleOrderer, identity.RolePeer} {
+	all := l.all()
+	procs := make([]Proc, len(all))
+	for _, kind := range []string{MemnodeKind, identity.RoleOrderer.String(), identity.RolePeer.String()} {
 		var started []int
-		for i, n := range l.Nodes {
-			if n.Role != role {
+		for i, n := range all {
+			if n.Kind() != kind {
 				continue
 			}
 			procs[i] = l.proc(n)
@@ -107,7 +111,7 @@ func (l *Layout) start(p *Proc, command []string, dieWithCaller bool) (<-chan st
 		return nil, fmt.Errorf("localnet: log of %s: %w", p.Name, err)
 	}
 	defer logf.Close()
-	fmt.Fprintf(logf, "--- %s: starting %s %s\n", time.Now().Format(time.RFC3339), p.Role, p.Name)
+	fmt.Fprintf(logf, "--- %s: starting %s %s\n", time.Now().Format(time.RFC3339), p.Kind(), p.Name)
 	args := append(append([]string{}, command[1:]...), nodeArgs(p.Node)...)
 	cmd := exec.Command(command[0], args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -117,7 +121,7 @@ func (l *Layout) start(p *Proc, command []string, dieWithCaller bool) (<-chan st
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("localnet: starting %s %s (%s): %w", p.Role, p.Name, command[0], err)
+		return nil, fmt.Errorf("localnet: starting %s %s (%s): %w", p.Kind(), p.Name, command[0], err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -134,7 +138,10 @@ func (l *Layout) start(p *Proc, command []string, dieWithCaller bool) (<-chan st
 
 // nodeArgs are the arguments that start node n: the tail of the command
 // line that identifies its process.
-func nodeArgs(n Node) []string { return []string{n.Role.String(), "start", "--config", n.Config} }
+func nodeArgs(n Node) []string { return []string{n.Kind(), "start", "--config", n.Config} }
+
+// all is l.Nodes followed by l.Memnodes.
+func (l *Layout) all() []Node { return append(append([]Node{}, l.Nodes...), l.Memnodes...) }
 
 func (l *Layout) awaitReachable(p *Proc, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
@@ -152,7 +159,7 @@ func (l *Layout) awaitReachable(p *Proc, wait time.Duration) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("localnet: %s %s (pid %d) does not accept connections at %s after %v; see its log %s%s",
-				p.Role, p.Name, p.PID, p.Address, wait, p.Log, logTail(p.Log, 8))
+				p.Kind(), p.Name, p.PID, p.Address, wait, p.Log, logTail(p.Log, 8))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -167,36 +174,76 @@ type DownOptions struct {
 }
 
 // Down stops every recorded node process: SIGTERM, then SIGKILL to those
-// still running after Timeout. It signals a PID only while that PID runs
-// this node's start command for this network's node file, so a process
-// that reused a PID is left alone. It removes the PID files.
+// still running after Timeout. Peers and orderers stop first, then the
+// memory nodes (a peer does not lose its state under it). It signals a PID
+// only while that PID runs this node's start command for this network's
+// node file, so a process that reused a PID is left alone. It removes the
+// PID files. The returned procs are l.Nodes' followed by l.Memnodes'.
 func Down(l *Layout, opts DownOptions) ([]Proc, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	procs := make([]Proc, len(l.Nodes))
+	procs := append(l.stop(l.Nodes, opts.Timeout), l.stop(l.Memnodes, opts.Timeout)...)
 	var errs []error
-	for i, n := range l.Nodes {
-		procs[i] = l.proc(n)
-		if procs[i].Alive {
-			if err := syscall.Kill(procs[i].PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
-				errs = append(errs, fmt.Errorf("localnet: SIGTERM to %s (pid %d): %w", n.Name, procs[i].PID, err))
+	for _, p := range procs {
+		errs = append(errs, p.err)
+	}
+	if opts.Purge && errors.Join(errs...) == nil {
+		for _, n := range l.all() {
+			dir, err := dataDir(n)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				errs = append(errs, fmt.Errorf("localnet: purging %s: %w", n.Name, err))
 			}
 		}
 	}
-	deadline := time.Now().Add(opts.Timeout)
+	return procs, errors.Join(errs...)
+}
+
+// dataDir is the data directory of n's node or memnode file.
+func dataDir(n Node) (string, error) {
+	if n.Kind() == MemnodeKind {
+		cfg, err := node.LoadMemnode(n.Config)
+		if err != nil {
+			return "", err
+		}
+		return cfg.DataDir, nil
+	}
+	cfg, err := node.LoadNode(n.Config)
+	if err != nil {
+		return "", err
+	}
+	return cfg.DataDir, nil
+}
+
+// stop stops the recorded processes of nodes together (Down); each Proc's
+// err says what went wrong with it.
+func (l *Layout) stop(nodes []Node, timeout time.Duration) []Proc {
+	procs := make([]Proc, len(nodes))
+	for i, n := range nodes {
+		procs[i] = l.proc(n)
+		if procs[i].Alive {
+			if err := syscall.Kill(procs[i].PID, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+				procs[i].err = errors.Join(procs[i].err, fmt.Errorf("localnet: SIGTERM to %s (pid %d): %w", n.Name, procs[i].PID, err))
+			}
+		}
+	}
+	deadline := time.Now().Add(timeout)
 	for i := range procs {
 		p := &procs[i]
 		for p.Alive && isNodeProcess(p.PID, p.Node) {
 			if time.Now().After(deadline) {
 				if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-					errs = append(errs, fmt.Errorf("localnet: SIGKILL to %s (pid %d): %w", p.Name, p.PID, err))
+					p.err = errors.Join(p.err, fmt.Errorf("localnet: SIGKILL to %s (pid %d): %w", p.Name, p.PID, err))
 				}
 				deadline = time.Now().Add(2 * time.Second) // let the kernel reap it
 				if waitGone(p, deadline) {
 					break
 				}
-				errs = append(errs, fmt.Errorf("localnet: %s (pid %d) still runs after SIGKILL", p.Name, p.PID))
+				p.err = errors.Join(p.err, fmt.Errorf("localnet: %s (pid %d) still runs after SIGKILL", p.Name, p.PID))
 				break
 			}
 			time.Sleep(20 * time.Millisecond)
@@ -204,23 +251,11 @@ func Down(l *Layout, opts DownOptions) ([]Proc, error) {
 		p.Alive = p.Alive && isNodeProcess(p.PID, p.Node)
 		if !p.Alive {
 			if err := os.Remove(l.PIDFile(p.Name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("localnet: %w", err))
+				p.err = errors.Join(p.err, fmt.Errorf("localnet: %w", err))
 			}
 		}
 	}
-	if opts.Purge && len(errs) == 0 {
-		for _, n := range l.Nodes {
-			cfg, err := node.LoadNode(n.Config)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if err := os.RemoveAll(cfg.DataDir); err != nil {
-				errs = append(errs, fmt.Errorf("localnet: purging %s: %w", n.Name, err))
-			}
-		}
-	}
-	return procs, errors.Join(errs...)
+	return procs
 }
 
 func waitGone(p *Proc, deadline time.Time) bool {
@@ -234,15 +269,16 @@ func waitGone(p *Proc, deadline time.Time) bool {
 }
 
 // Status reports every node's recorded PID, whether it runs, and whether
-// its address accepts TCP connections. A node without a PID file of Up's
-// that holds its data directory's lock runs too, started by hand (ByHand,
-// with the PID it recorded there).
+// its address accepts TCP connections: l.Nodes, then l.Memnodes. A peer or
+// orderer without a PID file of Up's that holds its data directory's lock
+// runs too, started by hand (ByHand, with the PID it recorded there).
 func Status(l *Layout) []Proc {
-	procs := make([]Proc, len(l.Nodes))
-	for i, n := range l.Nodes {
+	all := l.all()
+	procs := make([]Proc, len(all))
+	for i, n := range all {
 		procs[i] = l.proc(n)
 		procs[i].Reachable = reachable(n.Address, 500*time.Millisecond)
-		if !procs[i].Alive {
+		if !procs[i].Alive && n.Kind() != MemnodeKind {
 			// Started by hand (`strand peer start`): no PID file of
 			// ours, but the node holds its data directory's lock.
 			if cfg, err := node.LoadNode(n.Config); err == nil {
@@ -269,7 +305,7 @@ func (l *Layout) proc(n Node) Proc {
 	return p
 }
 
-// isNodeProcess reports whether pid runs `strand <role> start --config
+// isNodeProcess reports whether pid runs `strand <kind> start --config
 // <n.Config>`. The binary itself is not compared (tests run a test binary
 // in its place); the arguments name this network's node file, which no
 // unrelated process does. A zombie has an empty command line: not running.

@@ -137,7 +137,8 @@ func runIsolate(ctx context.Context, cmd *cobra.Command, f isolateFlags) error {
 }
 
 // isolateTargets lists the network's running nodes: orderers to the
-// "orderer" cgroup, peers to "peer" and measured at their metrics address.
+// "orderer" cgroup, peers to "peer" and measured at their metrics address,
+// memory nodes to "peer" (unmeasured).
 // Nodes that do not run are left out; none running is an error.
 func isolateTargets(lay *localnet.Layout) ([]isolation.Target, error) {
 	var out []isolation.Target
@@ -148,8 +149,11 @@ func isolateTargets(lay *localnet.Layout) ([]isolation.Target, error) {
 			continue
 		}
 		t := isolation.Target{Name: p.Name, Component: "orderer", PID: p.PID}
-		if p.Role == identity.RolePeer {
+		switch {
+		case p.Role == identity.RolePeer:
 			t.Component, t.Metrics = "peer", p.Metrics
+		case p.Kind() == localnet.MemnodeKind: // the state tier of a disaggregated peer
+			t.Component = "peer"
 		}
 		out = append(out, t)
 	}

@@ -95,6 +95,9 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 			return err
 		}
 		fmt.Fprintf(out, "generated a network of %d orgs, %d peer(s) each, %d orderer(s) in %s\n", spec.Orgs, spec.PeersPerOrg, spec.Orderers, lay.Dir)
+		if len(lay.Memnodes) > 0 {
+			fmt.Fprintf(out, "every peer keeps its state in a memory node of its own (%d memory nodes)\n", len(lay.Memnodes))
+		}
 		if note := quorumNote(spec.Orderers); note != "" {
 			fmt.Fprintln(cmd.ErrOrStderr(), note)
 		}
@@ -131,7 +134,7 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 		case !p.Started:
 			state = "already running"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, p.Role, p.Address, orNone(p.Metrics), p.PID, state, rel(lay.Dir, p.Log))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", p.Name, p.Kind(), p.Address, orNone(p.Metrics), p.PID, state, rel(lay.Dir, p.Log))
 	}
 	tw.Flush()
 	org := lay.Orgs()[0]
@@ -176,11 +179,11 @@ waits up to --timeout, then SIGKILLs what remains and removes the PID files.
 			for _, p := range procs {
 				switch {
 				case p.PID == 0:
-					fmt.Fprintf(out, "%-16s not running\n", p.Name)
+					fmt.Fprintf(out, "%-20s not running\n", p.Name)
 				case p.Alive:
-					fmt.Fprintf(out, "%-16s pid %d still running\n", p.Name, p.PID)
+					fmt.Fprintf(out, "%-20s pid %d still running\n", p.Name, p.PID)
 				default:
-					fmt.Fprintf(out, "%-16s pid %d stopped\n", p.Name, p.PID)
+					fmt.Fprintf(out, "%-20s pid %d stopped\n", p.Name, p.PID)
 				}
 			}
 			if err == nil && opts.Purge {
@@ -274,7 +277,7 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 				height = peerHeight(ctx, lay, p.Node)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Role, p.Address, pid, state, reach, height)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind(), p.Address, pid, state, reach, height)
 	}
 	tw.Flush()
 }
