@@ -257,6 +257,10 @@ func (l *Loop) moveAll() error {
 
 // period runs steps 1 to 4 for the period ending at now.
 func (l *Loop) period(ctx context.Context, now time.Time) error {
+	// Periods counts a period once it is wholly handled (its sample
+	// observed, its changes applied and counted), so that a reader who
+	// sees Periods reach n sees all of period n.
+	defer l.count(func(m *LoopMetrics) { m.Periods++ })
 	if err := l.dropExited(); err != nil {
 		return err
 	}
@@ -271,7 +275,6 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 		sample, ok = Sample{Unscraped: true}, true
 	}
 	sample.Delay = delay
-	l.count(func(m *LoopMetrics) { m.Periods++ })
 	if !ok {
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -84,6 +85,9 @@ func TestLoop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
+	// Stopped before the actuator closes, even when the test fails.
+	stop := sync.OnceValue(func() error { cancel(); return <-done })
+	defer stop()
 
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	n := 0
@@ -146,8 +150,7 @@ func TestLoop(t *testing.T) {
 		t.Fatalf("the log lacks peer1's exit or the decision's reason:\n%s", logs.String())
 	}
 
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatalf("Run: %v\n%s", err, logs.String())
 	}
 	if _, err := os.Stat(a.Dir()); !errors.Is(err, os.ErrNotExist) {
@@ -245,6 +248,9 @@ func TestLoopUnscraped(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
+	// Stopped before the actuator closes, even when the test fails.
+	stop := sync.OnceValue(func() error { cancel(); return <-done })
+	defer stop()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	// Tick until a period has seen enough time slices to measure the
 	// delay; each tick waits for the busy processes to run a while.
@@ -254,8 +260,7 @@ func TestLoopUnscraped(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	m := l.Metrics()
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if m.ScrapeErrors == 0 || m.Shares["peer"] <= int(DefaultShares) || m.Delay <= 0 {
