@@ -2,8 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/xml"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -87,12 +85,5 @@ func TestIsolationHTML(t *testing.T) {
 	if n := strings.Count(table, "<tr>"); n != 2 {
 		t.Errorf("isolation table has %d rows, want the header and one round", n)
 	}
-	d := xml.NewDecoder(strings.NewReader(out))
-	for {
-		if _, err := d.Token(); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatalf("HTML with an isolation table is not well-formed: %v", err)
-		}
-	}
+	wellFormed(t, out)
 }

@@ -3,9 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/xml"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,25 +47,7 @@ func TestHTMLWellFormedWithCharts(t *testing.T) {
 	if err := WriteHTML(&b, "strand bench <test>", []*bench.Result{result("a", 1), result("b & c", 2)}); err != nil {
 		t.Fatal(err)
 	}
-	dec := xml.NewDecoder(bytes.NewReader(b.Bytes()))
-	dec.Strict = true
-	ids := map[string]string{}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("HTML not well-formed: %v", err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			for _, a := range se.Attr {
-				if a.Name.Local == "id" {
-					ids[a.Value] = se.Name.Local
-				}
-			}
-		}
-	}
+	ids := wellFormed(t, b.String())
 	for _, round := range []string{"0", "1"} {
 		for _, chart := range []string{"throughput", "cdf", "phases", "cpu", "rss"} {
 			if ids[chart+"-"+round] != "svg" {

@@ -3,8 +3,6 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
-	"encoding/xml"
-	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,25 +110,7 @@ func TestValidatorHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	dec := xml.NewDecoder(strings.NewReader(out))
-	dec.Strict = true
-	ids := map[string]string{}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("HTML not well-formed: %v", err)
-		}
-		if se, ok := tok.(xml.StartElement); ok {
-			for _, a := range se.Attr {
-				if a.Name.Local == "id" {
-					ids[a.Value] = se.Name.Local
-				}
-			}
-		}
-	}
+	ids := wellFormed(t, out)
 	if ids["tx-per-s-per-j"] != "svg" {
 		t.Errorf("no tx/s/J chart")
 	}
