@@ -9,6 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
+commit_time=$(git show -s --format=%cI HEAD 2>/dev/null || true)
 if [ "$commit" != unknown ] && [ -n "$(git status --porcelain 2>/dev/null)" ]; then
 	commit="$commit+dirty"
 fi
@@ -18,7 +19,7 @@ ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 pkg=github.com/strand-ledger/strand/internal/buildinfo
 CGO_ENABLED=0 go build -trimpath \
-	-ldflags "-s -w -X $pkg.Commit=$commit -X $pkg.BuildTime=$(date -u +%FT%TZ)" \
+	-ldflags "-s -w -X $pkg.Commit=$commit -X $pkg.CommitTime=$commit_time -X $pkg.BuildTime=$(date -u +%FT%TZ)" \
 	-o "$ctx/strand" ./cmd/strand
 mkdir -p "$ctx/rootfs/tmp" "$ctx/rootfs/var/lib/strand"
 chmod 1777 "$ctx/rootfs/tmp"
