@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/strand-ledger/strand/node"
 )
@@ -118,7 +119,7 @@ func addFile(tw *tar.Writer, dir, path string) error {
 	if err != nil {
 		return fmt.Errorf("localnet: bundle: %w", err)
 	}
-	hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: int64(st.Mode().Perm()), Size: st.Size(), ModTime: st.ModTime(), Typeflag: tar.TypeReg}
+	hdr := &tar.Header{Name: filepath.ToSlash(rel), Mode: int64(st.Mode().Perm()), Size: st.Size(), ModTime: st.ModTime().Truncate(time.Second), Typeflag: tar.TypeReg}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return fmt.Errorf("localnet: bundle: %w", err)
 	}
