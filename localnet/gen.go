@@ -3,8 +3,10 @@ package localnet
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"github.com/strand-ledger/strand/identity"
@@ -12,16 +14,48 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// tlsHosts are the SANs of every generated TLS certificate.
+// tlsHosts are the SANs of every generated TLS certificate; a node placed
+// on a host (Spec.Hosts) has that host too.
 var tlsHosts = []string{"127.0.0.1", "localhost"}
 
 // gen writes the files of one network.
 type gen struct {
-	dir     string
-	lay     *Layout
-	metrics []int // metrics ports not yet given to a node
-	profile bool
-	join    string // node files' join (AddOrderer)
+	dir      string
+	lay      *Layout
+	metrics  []int // metrics ports not yet given to a node
+	profile  bool
+	join     string // node files' join (AddOrderer)
+	hosts    map[string]string
+	dataRoot string
+}
+
+// dataDir is node name's data directory as its node file names it.
+func (g *gen) dataDir(name string) string {
+	if g.dataRoot != "" {
+		return filepath.Join(g.dataRoot, name)
+	}
+	return filepath.Join("..", "data", name)
+}
+
+// host is where node name is dialled: Spec.Hosts, else 127.0.0.1.
+func (g *gen) host(name string) string {
+	if h, ok := g.hosts[name]; ok {
+		return h
+	}
+	return "127.0.0.1"
+}
+
+// dialAt is the address the others dial node name at on port.
+func (g *gen) dialAt(name string, port int) string {
+	return net.JoinHostPort(g.host(name), strconv.Itoa(port))
+}
+
+// sans are the TLS certificate names of node name.
+func (g *gen) sans(name string) []string {
+	if h, ok := g.hosts[name]; ok && !slices.Contains(tlsHosts, h) {
+		return append(slices.Clone(tlsHosts), h)
+	}
+	return tlsHosts
 }
 
 // org creates the CA of org and writes crypto/<org>/ca.pem and ca-key.pem.
@@ -52,7 +86,7 @@ func (g *gen) keys(ca *identity.CA, name, sub string, role identity.Role) error 
 	if err != nil {
 		return fmt.Errorf("localnet: %w", err)
 	}
-	tcert, tkey, err := ca.IssueTLS(name, role, tlsHosts)
+	tcert, tkey, err := ca.IssueTLS(name, role, g.sans(name))
 	if err != nil {
 		return fmt.Errorf("localnet: %w", err)
 	}
@@ -81,11 +115,11 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 		Name:     ep.Name,
 		Org:      ca.Org(),
 		Listen:   ep.Address,
-		DataDir:  filepath.Join("..", "data", ep.Name),
+		DataDir:  g.dataDir(ep.Name),
 		Channel:  filepath.Join("..", "channel.yaml"),
 		Identity: node.KeyPair{Cert: filepath.Join(crypto, "cert.pem"), Key: filepath.Join(crypto, "key.pem")},
 		TLS:      node.KeyPair{Cert: filepath.Join(crypto, "tls-cert.pem"), Key: filepath.Join(crypto, "tls-key.pem")},
-		Metrics:  "127.0.0.1:" + strconv.Itoa(g.metrics[0]),
+		Metrics:  g.dialAt(ep.Name, g.metrics[0]),
 		Profile:  g.profile,
 		Join:     g.join,
 	}
@@ -108,12 +142,19 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 
 // memnode writes the TLS key pair (crypto/<org>/<sub>/memnode/, issued by
 // the peer's org CA) and the file (nodes/memnode.<peer>.yaml) of the
-// memory node of peer, and returns the peer's side: where it is and the
-// CA to trust it by. The memory node trusts the peer's org CA and takes
-// writes from peer only.
-func (g *gen) memnode(ca *identity.CA, peer, sub, addr, metrics string) (*node.MemnodeClientConfig, error) {
+// memory node of peer on ports (address, metrics), and returns the peer's
+// side: where it is and the CA to trust it by. The memory node trusts the
+// peer's org CA and takes writes from peer only. It is on its peer's host
+// unless Spec.Hosts names it.
+func (g *gen) memnode(ca *identity.CA, peer, sub string, ports []int) (*node.MemnodeClientConfig, error) {
 	name := MemnodeKind + "." + peer
-	tcert, tkey, err := ca.IssueTLS(name, identity.RolePeer, tlsHosts)
+	if _, ok := g.hosts[name]; !ok {
+		if h, ok := g.hosts[peer]; ok {
+			g.hosts[name] = h
+		}
+	}
+	addr, metrics := g.dialAt(name, ports[0]), g.dialAt(name, ports[1])
+	tcert, tkey, err := ca.IssueTLS(name, identity.RolePeer, g.sans(name))
 	if err != nil {
 		return nil, fmt.Errorf("localnet: %w", err)
 	}
@@ -128,7 +169,7 @@ func (g *gen) memnode(ca *identity.CA, peer, sub, addr, metrics string) (*node.M
 	orgCA := filepath.Join("..", "crypto", ca.Org(), "ca.pem")
 	m := &node.MemnodeConfig{
 		Listen:  addr,
-		DataDir: filepath.Join("..", "data", name),
+		DataDir: g.dataDir(name),
 		TLS:     node.KeyPair{Cert: filepath.Join(crypto, "tls-cert.pem"), Key: filepath.Join(crypto, "tls-key.pem")},
 		CAs:     []string{orgCA},
 		Writer:  peer,

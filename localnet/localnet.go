@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,6 +53,19 @@ type Spec struct {
 	// Readers is the channel's read policy (node.ChannelConfig.Readers);
 	// empty means every member of the channel's orgs.
 	Readers string
+	// Hosts places nodes on other machines: node name (orderer0,
+	// peer0.Org1, memnode.peer0.Org1) → the host, a DNS name or an IP
+	// address, that the node listens on and the others dial it at; it goes
+	// into the node's TLS certificate beside 127.0.0.1 and localhost. (A
+	// node whose name resolves elsewhere, behind NAT, listens on 0.0.0.0
+	// after an edit of its node file: docs/deploy.md.) A memory node not
+	// named goes with its peer; nodes not named stay on 127.0.0.1. Needs
+	// BasePort: the ports free on other machines cannot be found here.
+	Hosts map[string]string
+	// DataRoot, if set, is an absolute directory under which each node's
+	// data directory is written (DataRoot/<name>), such as
+	// /var/lib/strand on a server; empty: <dir>/data/<name>.
+	DataRoot string
 	// Memnodes gives every peer a memory node of its own (one memory node
 	// serves one writing peer): nodes/memnode.<peer>.yaml, its TLS key
 	// pair issued by the peer's org CA, and the peer's stateDB.backend
@@ -182,7 +197,69 @@ func (s *Spec) validate() error {
 	case s.BasePort < 0 || s.BasePort+s.ports() > 65536:
 		return fmt.Errorf("localnet: Spec.BasePort = %d: want 0 (free ports) or a port with %d ports free above it, at most 65535", s.BasePort, s.ports())
 	}
+	if s.DataRoot != "" && !filepath.IsAbs(s.DataRoot) {
+		return fmt.Errorf("localnet: data root %q: want an absolute directory, such as /var/lib/strand", s.DataRoot)
+	}
+	return s.validateHosts()
+}
+
+// names lists the nodes the spec generates, orderers first.
+func (s *Spec) names() []string {
+	var out []string
+	for i := range s.Orderers {
+		out = append(out, fmt.Sprintf("orderer%d", i))
+	}
+	for o := 1; o <= s.Orgs; o++ {
+		for i := range s.PeersPerOrg {
+			peer := fmt.Sprintf("peer%d.Org%d", i, o)
+			out = append(out, peer)
+			if s.Memnodes {
+				out = append(out, MemnodeKind+"."+peer)
+			}
+		}
+	}
+	return out
+}
+
+func (s *Spec) validateHosts() error {
+	if len(s.Hosts) == 0 {
+		return nil
+	}
+	names := s.names()
+	for name, host := range s.Hosts {
+		if !slices.Contains(names, name) {
+			return fmt.Errorf("localnet: a host is given for node %q, which this network does not have; its nodes: %s", name, strings.Join(names, ", "))
+		}
+		if why := badHost(host); why != "" {
+			return fmt.Errorf("localnet: host %q of node %s: %s", host, name, why)
+		}
+	}
+	if s.BasePort == 0 {
+		return fmt.Errorf("localnet: hosts place nodes on other machines, whose free ports cannot be found from here: give a base port too (such as 7050)")
+	}
 	return nil
+}
+
+// badHost says why host cannot name a machine, or "" if it can: an IP
+// address or a DNS name (RFC 1123 labels), without a port.
+func badHost(host string) string {
+	if net.ParseIP(host) != nil {
+		return ""
+	}
+	if len(host) == 0 || len(host) > 253 {
+		return "want an IP address or a DNS name of 1 to 253 characters"
+	}
+	for _, label := range strings.Split(host, ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return "want an IP address or a DNS name of dot-separated labels of 1 to 63 letters, digits and inner hyphens (no port)"
+		}
+		for _, c := range label {
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return fmt.Sprintf("%q is not allowed in a host name; want an IP address or a DNS name (no port)", c)
+			}
+		}
+	}
+	return ""
 }
 
 // Generate writes a network described by spec into dir, which must not
@@ -208,7 +285,7 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		return nil, err
 	}
 	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}, profile: spec.Profile,
-		metrics: ports[spec.nodes() : 2*spec.nodes()]}
+		metrics: ports[spec.nodes() : 2*spec.nodes()], hosts: maps.Clone(spec.Hosts), dataRoot: spec.DataRoot}
 	cluster := ports[2*spec.nodes() : len(ports)-2*spec.memnodes()]
 	mem := ports[len(ports)-2*spec.memnodes():]
 	ports = ports[:spec.nodes()]
@@ -216,7 +293,7 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	for _, c := range spec.Contracts {
 		ch.Contracts = append(ch.Contracts, node.ContractConfig{Name: c.Name, Policy: c.Policy})
 	}
-	next := func() string { p := ports[0]; ports = ports[1:]; return "127.0.0.1:" + strconv.Itoa(p) }
+	next := func(name string) string { p := ports[0]; ports = ports[1:]; return g.dialAt(name, p) }
 	oc, err := g.org(OrdererOrg)
 	if err != nil {
 		return nil, err
@@ -226,7 +303,8 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	}
 	ordOrg := node.OrgConfig{ID: OrdererOrg, CA: "crypto/" + OrdererOrg + "/ca.pem"}
 	for i := range spec.Orderers {
-		ep := node.EndpointConfig{Name: fmt.Sprintf("orderer%d", i), Address: next()}
+		ep := node.EndpointConfig{Name: fmt.Sprintf("orderer%d", i)}
+		ep.Address = next(ep.Name)
 		if spec.ClusterPorts {
 			ep.Cluster = "127.0.0.1:" + strconv.Itoa(cluster[i])
 		}
@@ -246,12 +324,13 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		}
 		oc := node.OrgConfig{ID: id, CA: "crypto/" + id + "/ca.pem"}
 		for i := range spec.PeersPerOrg {
-			ep := node.EndpointConfig{Name: fmt.Sprintf("peer%d.%s", i, id), Address: next()}
+			ep := node.EndpointConfig{Name: fmt.Sprintf("peer%d.%s", i, id)}
+			ep.Address = next(ep.Name)
 			var state *node.MemnodeClientConfig
 			if spec.Memnodes {
-				addr, metrics := "127.0.0.1:"+strconv.Itoa(mem[0]), "127.0.0.1:"+strconv.Itoa(mem[1])
+				ports := mem[:2]
 				mem = mem[2:]
-				if state, err = g.memnode(ca, ep.Name, fmt.Sprintf("peer%d", i), addr, metrics); err != nil {
+				if state, err = g.memnode(ca, ep.Name, fmt.Sprintf("peer%d", i), ports); err != nil {
 					return nil, err
 				}
 			}

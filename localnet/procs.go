@@ -269,26 +269,40 @@ func waitGone(p *Proc, deadline time.Time) bool {
 }
 
 // Status reports every node's recorded PID, whether it runs, and whether
-// its address accepts TCP connections: l.Nodes, then l.Memnodes. A peer or
-// orderer without a PID file of Up's that holds its data directory's lock
-// runs too, started by hand (ByHand, with the PID it recorded there).
+// its address accepts TCP connections: l.Nodes, then l.Memnodes. A node
+// without a PID file of Up's that holds its data directory's lock runs
+// too, started by hand (ByHand, with the PID it recorded there).
 func Status(l *Layout) []Proc {
 	all := l.all()
 	procs := make([]Proc, len(all))
 	for i, n := range all {
 		procs[i] = l.proc(n)
 		procs[i].Reachable = reachable(n.Address, 500*time.Millisecond)
-		if !procs[i].Alive && n.Kind() != MemnodeKind {
+		if !procs[i].Alive {
 			// Started by hand (`strand peer start`): no PID file of
 			// ours, but the node holds its data directory's lock.
-			if cfg, err := node.LoadNode(n.Config); err == nil {
-				if pid, held := node.DataDirHolder(cfg.DataDir); held {
+			if dir := dataDirOf(n); dir != "" {
+				if pid, held := node.DataDirHolder(dir); held {
 					procs[i].PID, procs[i].Alive, procs[i].ByHand = pid, true, true
 				}
 			}
 		}
 	}
 	return procs
+}
+
+// dataDirOf is node n's data directory, "" if its file does not load.
+func dataDirOf(n Node) string {
+	if n.Kind() == MemnodeKind {
+		if cfg, err := node.LoadMemnode(n.Config); err == nil {
+			return cfg.DataDir
+		}
+		return ""
+	}
+	if cfg, err := node.LoadNode(n.Config); err == nil {
+		return cfg.DataDir
+	}
+	return ""
 }
 
 // proc reads node n's PID file and checks the process.

@@ -17,7 +17,8 @@ import (
 type MemnodeConfig struct {
 	// Listen is the host:port the memory node serves on.
 	Listen string `yaml:"listen"`
-	// DataDir holds the storage tier (Pebble).
+	// DataDir holds the storage tier (Pebble, in state/) and the lock
+	// of the process that serves it (strand.pid).
 	DataDir string `yaml:"dataDir"`
 	// MemoryMB is the memory tier's byte limit. Default 256; 1 to 1048576.
 	MemoryMB int `yaml:"memoryMB"`

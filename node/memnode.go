@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 
 	"github.com/strand-ledger/strand/internal/buildinfo"
 	"github.com/strand-ledger/strand/memnode"
@@ -19,9 +20,10 @@ type Memnode struct {
 	srv     *memnode.Server
 	metrics *metricsServer
 	log     *slog.Logger
+	lock    *dirLock
 }
 
-// StartMemnode loads the TLS material, opens the tiers in cfg.DataDir
+// StartMemnode loads the TLS material, opens the tiers in cfg.DataDir/state
 // (starting at the storage tier's savepoint) and serves them.
 func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
 	opts := &slog.HandlerOptions{Level: logLevels[cfg.Log.Level]}
@@ -35,18 +37,25 @@ func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
 	if err != nil {
 		return nil, err
 	}
-	lis, err := net.Listen("tcp", cfg.Listen)
+	// One process per data dir, as for peers and orderers: a second one
+	// is told who holds it, and net status finds a memory node started
+	// by hand by the pid it records.
+	lock, err := lockDataDir(cfg.DataDir, "memory node "+cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("node: memnode listen %s: %w", cfg.Listen, err)
-	}
-	srv, err := memnode.Serve(cfg.DataDir, lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20, Writer: cfg.Writer})
-	if err != nil {
-		_ = lis.Close()
 		return nil, err
 	}
-	m := &Memnode{srv: srv, log: log}
+	lis, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("node: memnode listen %s: %w", cfg.Listen, err), lock.release())
+	}
+	srv, err := memnode.Serve(filepath.Join(cfg.DataDir, "state"), lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20, Writer: cfg.Writer})
+	if err != nil {
+		_ = lis.Close()
+		return nil, errors.Join(err, lock.release())
+	}
+	m := &Memnode{srv: srv, log: log, lock: lock}
 	if m.metrics, err = startMetrics(cfg.Metrics, false, "memnode", memnodeReady, log, NewStructCollector("memnode", func() any { return srv.Metrics() })); err != nil {
-		return nil, errors.Join(err, srv.Close())
+		return nil, errors.Join(err, srv.Close(), lock.release())
 	}
 	t := srv.Metrics().Tiers
 	log.Info("memory node serving", "height", t.Height, "storageSavepoint", t.Durable, "memoryMB", cfg.MemoryMB, "metrics", m.metrics.Addr())
@@ -65,6 +74,9 @@ func (m *Memnode) Close() error {
 	err := m.srv.Close()
 	if merr := m.metrics.Close(); err == nil {
 		err = merr
+	}
+	if lerr := m.lock.release(); err == nil {
+		err = lerr
 	}
 	m.log.Info("memory node stopped", "err", err)
 	return err

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -132,6 +134,8 @@ func quorumNote(orderers int) string {
 func cryptoCmd() *cobra.Command {
 	var dir string
 	var f specFlags
+	var hosts []string
+	var dataRoot string
 	gen := &cobra.Command{
 		Use:   "gen",
 		Short: "Generate the keys, certificates, channel file and node files of a local network",
@@ -145,6 +149,16 @@ or each node with ` + "`strand peer|orderer start --config DIR/nodes/<name>.yaml
 			if err != nil {
 				return err
 			}
+			if spec.Hosts, err = parseHosts(hosts); err != nil {
+				return err
+			}
+			if len(spec.Hosts) > 0 && spec.BasePort == 0 {
+				return fmt.Errorf("--host places nodes on other machines, whose free ports this one cannot know: give --base-port too (such as --base-port 7050)")
+			}
+			if dataRoot != "" && !filepath.IsAbs(dataRoot) {
+				return fmt.Errorf("--data-root %q: want an absolute directory, such as /var/lib/strand", dataRoot)
+			}
+			spec.DataRoot = dataRoot
 			lay, err := localnet.Generate(dir, spec)
 			if err != nil {
 				return err
@@ -158,10 +172,75 @@ or each node with ` + "`strand peer|orderer start --config DIR/nodes/<name>.yaml
 	}
 	gen.Flags().StringVar(&dir, "dir", "", "directory to generate into (new or empty)")
 	gen.MarkFlagRequired("dir")
+	gen.Flags().StringArrayVar(&hosts, "host", nil, "NODE=HOST: node NODE (orderer0, peer0.Org1, memnode.peer0.Org1) listens on and is dialled at HOST, a DNS name or IP address also put in its TLS certificate; repeat per node; needs --base-port (docs/deploy.md)")
+	gen.Flags().StringVar(&dataRoot, "data-root", "", "absolute directory under which each node keeps its data (DIR/<node>), such as /var/lib/strand on servers (empty: --dir's data/<node>)")
 	f.bind(gen)
 	cmd := &cobra.Command{Use: "crypto", Short: "Generate crypto material and configuration"}
-	cmd.AddCommand(gen)
+	cmd.AddCommand(gen, bundleCmd())
 	return cmd
+}
+
+// bundleCmd is `strand crypto bundle`: one node's files for its machine.
+func bundleCmd() *cobra.Command {
+	var dir, name, out string
+	cmd := &cobra.Command{
+		Use:   "bundle",
+		Short: "Write the files one node needs on its own machine (node file, channel file, its keys, CA certificates) as a .tar.gz",
+		Long: `Writes a gzipped tar of what node --node of the network in --dir needs to
+run on its own machine: its node file, the channel file, its own key pairs
+and the CA certificates it trusts, at their paths under --dir. Extract it
+into /etc/strand and start the node with
+` + "`strand peer|orderer|memnode start --config /etc/strand/nodes/<node>.yaml`" + `
+(or the systemd units in deploy/systemd). It never holds a CA's key or
+another node's: docs/deploy.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
+			f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			if err != nil {
+				return fmt.Errorf("--out %s: %w (a bundle holds private keys: it is never overwritten, remove the old one first)", out, err)
+			}
+			defer func() {
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					os.Remove(out)
+				}
+			}()
+			if err := localnet.Bundle(dir, name, f); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: the files of %s (extract into /etc/strand: tar -xzf %s -C /etc/strand)\n", out, name, filepath.Base(out))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the network directory (from `strand crypto gen`)")
+	cmd.Flags().StringVar(&name, "node", "", "the node, such as peer0.Org1, orderer0 or memnode.peer0.Org1")
+	cmd.Flags().StringVar(&out, "out", "", "the .tar.gz to write (must not exist; written 0600)")
+	for _, f := range []string{"dir", "node", "out"} {
+		cmd.MarkFlagRequired(f)
+	}
+	return cmd
+}
+
+// parseHosts reads --host NODE=HOST values; localnet checks the nodes and
+// hosts themselves.
+func parseHosts(vals []string) (map[string]string, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, v := range vals {
+		name, host, ok := strings.Cut(v, "=")
+		if !ok || name == "" || host == "" {
+			return nil, fmt.Errorf("--host %q: want NODE=HOST, such as peer0.Org1=peer1.example.com", v)
+		}
+		if prev, dup := out[name]; dup {
+			return nil, fmt.Errorf("--host %q: node %s is already placed on %s", v, name, prev)
+		}
+		out[name] = host
+	}
+	return out, nil
 }
 
 func printLayout(out io.Writer, lay *localnet.Layout) {

@@ -24,8 +24,9 @@ import (
 	"strings"
 )
 
-// BuildTime and Commit are set at link time (-ldflags -X), if at all.
-var BuildTime, Commit string
+// BuildTime, Commit and CommitTime are set at link time (-ldflags -X), if
+// at all. Commit may end in "+dirty" (the checkout had changes).
+var BuildTime, Commit, CommitTime string
 
 // Info identifies a build. Fields that are not known are "unknown" (a
 // string field) or false, never empty, so that they print and label.
@@ -48,7 +49,11 @@ func Read() Info {
 	}
 	in := fromBuild(bi, runtime.Version(), BuildTime)
 	if in.Commit == unknown && Commit != "" {
-		in.Commit = Commit
+		c, dirty := strings.CutSuffix(Commit, "+dirty")
+		in.Commit, in.Modified = c, dirty
+		if CommitTime != "" {
+			in.CommitTime = CommitTime
+		}
 	}
 	return in
 }

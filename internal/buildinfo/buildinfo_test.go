@@ -36,3 +36,17 @@ func TestFromBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestLinkedCommit: a commit set at link time (deploy/image.sh) is used
+// where Go stamped none, its "+dirty" becoming Modified.
+func TestLinkedCommit(t *testing.T) {
+	defer func(c, ct string) { Commit, CommitTime = c, ct }(Commit, CommitTime)
+	Commit, CommitTime = "0123456789abcdef0123+dirty", "2026-11-24T21:00:00Z"
+	in := Read()
+	if in.Commit != "0123456789abcdef0123" || !in.Modified || in.CommitTime != "2026-11-24T21:00:00Z" {
+		t.Fatalf("Read() = %+v: want the linked commit, modified, and its time", in)
+	}
+	if got := in.ShortCommit(); got != "0123456789ab+dirty" {
+		t.Errorf("ShortCommit() = %q", got)
+	}
+}
