@@ -10,26 +10,36 @@ import (
 // Metrics is a snapshot of an endorser's counters since New. Every
 // proposal is either endorsed or counted under exactly one refusal reason.
 type Metrics struct {
-	Proposals uint64 // ProcessProposal calls
-	Endorsed  uint64 // answered 200 with an endorsement
+	Proposals uint64 `metric:"counter"` // Proposals this endorser was asked to simulate and endorse.
+	Endorsed  uint64 `metric:"counter"` // Proposals answered with an endorsement.
 
-	BadProposal     uint64 // 400: undecodable, no header, creator or nonce
-	WrongChannel    uint64 // 404
-	BadCreator      uint64 // 403: unknown org, untrusted certificate, wrong role
-	Expired         uint64 // 403: creator certificate past NotAfter
-	BadTxID         uint64 // 400
-	BadSignature    uint64 // 403
-	DuplicateTxID   uint64 // 409
-	UnknownContract uint64 // 404
-	ContractFailed  uint64 // the contract returned an error
-	Panicked        uint64 // 500
-	TimedOut        uint64 // 504: the timeout passed or the caller gave up
-	Quarantined     uint64 // 503: the contract had MaxOverdue calls running past their deadline
-	QueryWrites     uint64 // 400: an Evaluate whose simulation wrote
-	Internal        uint64 // 500: state, tx index, encoding or signing failed
+	// Proposals refused, by reason: bad_proposal (400: undecodable, no
+	// header, creator or nonce), wrong_channel (404), bad_creator (403:
+	// unknown org, untrusted certificate, wrong role), expired (403: the
+	// creator's certificate is past NotAfter), bad_tx_id (400),
+	// bad_signature (403), duplicate_tx_id (409), unknown_contract (404),
+	// contract_failed (the contract returned an error), panicked (500),
+	// timed_out (504: the deadline passed or the caller gave up),
+	// quarantined (503: the contract has too many calls past their
+	// deadline), query_writes (400: an evaluation that wrote), internal
+	// (500: state, tx index, encoding or signing failed).
+	BadProposal     uint64 `metric:"counter,family=refused,reason=bad_proposal"`
+	WrongChannel    uint64 `metric:"counter,family=refused,reason=wrong_channel"`    // 404
+	BadCreator      uint64 `metric:"counter,family=refused,reason=bad_creator"`      // 403: unknown org, untrusted certificate, wrong role
+	Expired         uint64 `metric:"counter,family=refused,reason=expired"`          // 403: creator certificate past NotAfter
+	BadTxID         uint64 `metric:"counter,family=refused,reason=bad_tx_id"`        // 400
+	BadSignature    uint64 `metric:"counter,family=refused,reason=bad_signature"`    // 403
+	DuplicateTxID   uint64 `metric:"counter,family=refused,reason=duplicate_tx_id"`  // 409
+	UnknownContract uint64 `metric:"counter,family=refused,reason=unknown_contract"` // 404
+	ContractFailed  uint64 `metric:"counter,family=refused,reason=contract_failed"`  // the contract returned an error
+	Panicked        uint64 `metric:"counter,family=refused,reason=panicked"`         // 500
+	TimedOut        uint64 `metric:"counter,family=refused,reason=timed_out"`        // 504: the timeout passed or the caller gave up
+	Quarantined     uint64 `metric:"counter,family=refused,reason=quarantined"`      // 503: the contract had MaxOverdue calls running past their deadline
+	QueryWrites     uint64 `metric:"counter,family=refused,reason=query_writes"`     // 400: an Evaluate whose simulation wrote
+	Internal        uint64 `metric:"counter,family=refused,reason=internal"`         // 500: state, tx index, encoding or signing failed
 
-	// Overdue is the number of contract calls still running after their
-	// deadline (each holds a goroutine; see run).
+	// Contract calls still running after their deadline (each holds a
+	// goroutine; see run).
 	Overdue uint64 `metric:"gauge"`
 }
 

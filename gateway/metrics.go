@@ -9,22 +9,51 @@ import (
 
 // Metrics is a snapshot of a gateway's counters.
 type Metrics struct {
-	Evaluate, EvaluateRefused                                uint64
-	Endorse, EndorseRefused, EndorseRetried, EndorseFailover uint64 // retried: endorsers disagreed; failover: a remote peer failed
-	Submit, SubmitRefused, SubmitFailover                    uint64
-	SubmitRetried                                            uint64 // every orderer answered 503 (no Raft leader): asked again
-	Resubmitted                                              uint64 // admitted transactions sent again, not committed by their deadline (see resubmit)
-	CommitStatus, CommitTimeouts                             uint64
-	BlockStreams, BlocksSent, Lagged                         uint64 // lagged: subscriptions cut off and resumed
-	Overloaded                                               uint64 // endorse and submit calls answered 429: too many in flight
-	InFlight                                                 uint64 // transactions submitted here, not yet committed here
-	HeightReports                                            uint64 // the peer's heights told to the orderer after commits (Config.ReportHeights)
+	// Evaluate calls (queries simulated on the local peer, not ordered).
+	Evaluate uint64 `metric:"counter"`
+	// Evaluate calls refused.
+	EvaluateRefused uint64 `metric:"counter"`
+	// Endorse calls (gathering every org's endorsement a policy needs).
+	Endorse uint64 `metric:"counter"`
+	// Endorse calls refused.
+	EndorseRefused uint64 `metric:"counter"`
+	// Endorsement rounds asked again: the endorsers disagreed or a peer was behind.
+	EndorseRetried uint64 `metric:"counter"`
+	// Endorsements asked of another peer of an org after one failed.
+	EndorseFailover uint64 `metric:"counter"`
+	// Submit calls (signed transactions sent to the ordering service).
+	Submit uint64 `metric:"counter"`
+	// Submit calls refused.
+	SubmitRefused uint64 `metric:"counter"`
+	// Submits sent to another orderer after one failed.
+	SubmitFailover uint64 `metric:"counter"`
+	// Submits asked again because every orderer answered 503 (no Raft leader).
+	SubmitRetried uint64 `metric:"counter"`
+	// Admitted transactions sent again, not committed by their deadline (a lost leader).
+	Resubmitted uint64 `metric:"counter"`
+	// CommitStatus calls.
+	CommitStatus uint64 `metric:"counter"`
+	// CommitStatus calls that timed out before their transaction committed.
+	CommitTimeouts uint64 `metric:"counter"`
+	// Block event streams served.
+	BlockStreams uint64 `metric:"counter"`
+	// Blocks sent on block event streams.
+	BlocksSent uint64 `metric:"counter"`
+	// Commit-event subscriptions cut off for lagging and resumed.
+	Lagged uint64 `metric:"counter"`
+	// Endorse and submit calls answered 429: too many transactions in flight.
+	Overloaded uint64 `metric:"counter"`
+	// Transactions submitted through this gateway and not yet committed on its peer.
+	InFlight uint64 `metric:"gauge"`
+	// Committed heights of the peer told to the orderer after commits (stream mode).
+	HeightReports uint64 `metric:"counter"`
 
-	// Per-phase latency of the calls that succeeded: Endorse (gathering
-	// every org's endorsement), Order (Submit until an orderer admitted
-	// the transaction, retries included) and Commit (CommitStatus, or
-	// Submit's wait_commit, until the transaction committed on this peer).
-	EndorseLatency, OrderLatency, CommitLatency latency.Snapshot
+	// Latency of successful Endorse calls: gathering every org's endorsement.
+	EndorseLatency latency.Snapshot
+	// Latency of ordering: Submit until an orderer admitted the transaction, retries included.
+	OrderLatency latency.Snapshot
+	// Latency of commit: CommitStatus, or Submit's wait, until the transaction committed on this peer.
+	CommitLatency latency.Snapshot
 }
 
 // String formats the snapshot on one line.

@@ -80,24 +80,26 @@ type LoopConfig struct {
 
 // LoopMetrics is a snapshot of the loop's state and counters.
 type LoopMetrics struct {
-	Periods      uint64 `metric:"counter"` // ticks handled
-	Samples      uint64 `metric:"counter"` // periods that made a sample
-	IdleSamples  uint64 `metric:"counter"` // samples with nothing submitted or committed
-	Decisions    uint64 `metric:"counter"` // share changes applied
-	ScrapeErrors uint64 `metric:"counter"` // scrapes that failed
-	Exited       uint64 `metric:"counter"` // targets that left control
-	Controlled   int    `metric:"gauge"`   // targets under control
-	// The last sample: committed transactions per second and p99 commit
-	// latency (0 when not measured).
-	Throughput float64       `metric:"gauge"`
-	P99        time.Duration `metric:"gauge"`
-	// Delay is the last sample's mean run-queue wait per time slice of
-	// the controlled nodes (0 when not measured).
+	Periods      uint64 `metric:"counter"` // Control periods handled.
+	Samples      uint64 `metric:"counter"` // Periods that made a sample.
+	IdleSamples  uint64 `metric:"counter"` // Samples with nothing submitted or committed.
+	Decisions    uint64 `metric:"counter"` // CPU share changes applied.
+	ScrapeErrors uint64 `metric:"counter"` // Scrapes of the nodes' metrics that failed.
+	Exited       uint64 `metric:"counter"` // Node processes that left control (exited).
+	Controlled   int    `metric:"gauge"`   // Node processes under control.
+	// The last sample's committed transactions per second (0 when not
+	// measured).
+	Throughput float64 `metric:"gauge"`
+	// The last sample's p99 commit latency (0 when not measured).
+	P99 time.Duration `metric:"gauge"`
+	// The last sample's mean run-queue wait per time slice of the
+	// controlled nodes (0 when not measured).
 	Delay time.Duration `metric:"gauge"`
-	// Threshold is the throughput objective, 0 while it is learned.
+	// The throughput objective in transactions per second, 0 while it is
+	// learned.
 	Threshold float64 `metric:"gauge"`
-	// Shares is each component's share as last applied.
-	Shares map[string]int `metric:"gauge"`
+	// Each component's CPU share (weight) as last applied.
+	Shares map[string]int `metric:"gauge,key=component"`
 }
 
 // String formats the snapshot on one line.

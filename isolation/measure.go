@@ -31,7 +31,7 @@ import (
 //     estimate, exact to the buckets' factor of two), or the largest
 //     finite bound when that rank falls above it (a lower estimate: the
 //     p99 is at least that).
-//   - Idle: no peer's strand_gateway_submit nor committed count rose.
+//   - Idle: no peer's strand_gateway_submit_total nor committed count rose.
 //
 // A peer counts in a period only when it answered both scrapes and no
 // counter went down between them (a counter that goes down means the
@@ -40,7 +40,7 @@ import (
 // Series the loop reads from each peer's /metrics.
 const (
 	committedSeries = "strand_committer_transactions_total"
-	submittedSeries = "strand_gateway_submit"
+	submittedSeries = "strand_gateway_submit_total"
 	latencySeries   = "strand_gateway_commit_latency_seconds"
 )
 

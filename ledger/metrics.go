@@ -8,15 +8,15 @@ import (
 // Stats is a snapshot of the store's size and activity since it was
 // opened.
 type Stats struct {
-	Height     uint64        // blocks stored
-	Bytes      int64         // bytes in segment files
-	Segments   int           // segment files
-	Appends    uint64        // successful Append calls since open
-	Blocks     uint64        // blocks appended since open
-	Fsyncs     uint64        // segment fsyncs since open
-	FsyncTotal time.Duration // time spent in them
-	Damaged    int           `metric:"gauge"`   // damaged blocks not yet replaced (see Damage)
-	Replaced   uint64        `metric:"counter"` // damaged blocks replaced since open
+	Height     uint64        `metric:"gauge"`   // Blocks stored.
+	Bytes      int64         `metric:"gauge"`   // Bytes in segment files.
+	Segments   int           `metric:"gauge"`   // Segment files.
+	Appends    uint64        `metric:"counter"` // Successful appends (each one or more blocks) since the store opened.
+	Blocks     uint64        `metric:"counter"` // Blocks appended since the store opened.
+	Fsyncs     uint64        `metric:"counter"` // Segment fsyncs since the store opened.
+	FsyncTotal time.Duration `metric:"counter"` // Time spent in segment fsyncs since the store opened.
+	Damaged    int           `metric:"gauge"`   // Damaged blocks not yet replaced from the ordering service.
+	Replaced   uint64        `metric:"counter"` // Damaged blocks replaced since the store opened.
 	LastRepair Repair        // what OpenBlockStore repaired
 }
 

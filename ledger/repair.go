@@ -12,14 +12,14 @@ import (
 
 // Repair reports what OpenBlockStore found and fixed.
 type Repair struct {
-	Scanned      uint64 // frames scanned past the last indexed block (all of them when rebuilding)
-	Indexed      uint64 // blocks added to the index
-	IndexRebuilt bool   // the index was cleared and rebuilt from every segment
+	Scanned      uint64 `metric:"gauge"` // Frames scanned past the last indexed block when the store opened (all of them when rebuilding).
+	Indexed      uint64 `metric:"gauge"` // Blocks added to the index when the store opened.
+	IndexRebuilt bool   `metric:"gauge"` // 1 if the index was cleared and rebuilt from every segment when the store opened.
 	RebuildCause string // why, when IndexRebuilt
 
 	CutSegment string // the segment truncated; "" when nothing was cut
-	CutOffset  int64  // its new size
-	CutBytes   int64  // bytes removed
+	CutOffset  int64  `metric:"gauge"` // The new size of the segment truncated when the store opened (a torn tail), 0 if none.
+	CutBytes   int64  `metric:"gauge"` // Bytes cut from a torn tail when the store opened.
 	CutReason  string // what was wrong at CutOffset
 	Quarantine string // the file the cut bytes were kept in, when they were not a torn write
 

@@ -90,13 +90,13 @@ var (
 
 // ClientMetrics is a snapshot of a Client's counters.
 type ClientMetrics struct {
-	CacheHits   uint64 `metric:"counter"` // reads the local cache answered
-	RemoteReads uint64 `metric:"counter"` // keys read from the memory node
-	Unavailable uint64 `metric:"counter"` // calls that found the node unreachable
-	Losses      uint64 `metric:"counter"` // times the node was found below the applied height
-	CacheBytes  int64  `metric:"gauge"`
-	Height      uint64 `metric:"gauge"` // the applied height
-	CallLatency latency.Snapshot
+	CacheHits   uint64           `metric:"counter"` // Reads the local cache answered.
+	RemoteReads uint64           `metric:"counter"` // Keys read from the memory node.
+	Unavailable uint64           `metric:"counter"` // Calls that found the memory node unreachable.
+	Losses      uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
+	CacheBytes  int64            `metric:"gauge"`   // Bytes held by the local cache.
+	Height      uint64           `metric:"gauge"`   // The applied height.
+	CallLatency latency.Snapshot // Latency of a call to the memory node.
 }
 
 // Dial connects to the memory node and reads its height, which becomes

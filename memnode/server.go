@@ -57,14 +57,14 @@ type service struct {
 // Metrics is a snapshot of a memory node's counters.
 type Metrics struct {
 	Tiers        tiered.Metrics   // bytes held, hits per tier, flushes, evictions
-	Gets         uint64           `metric:"counter"` // GetMany calls
-	Scans        uint64           `metric:"counter"`
-	Applies      uint64           `metric:"counter"` // batches applied
-	Resent       uint64           `metric:"counter"` // batches acknowledged as already held
-	Refused      uint64           `metric:"counter"` // batches refused: from is not the published height, or not from the writer
-	GetLatency   latency.Snapshot // per GetMany, server side
-	ScanLatency  latency.Snapshot
-	ApplyLatency latency.Snapshot
+	Gets         uint64           `metric:"counter"` // Multi-get calls served.
+	Scans        uint64           `metric:"counter"` // Range scans served.
+	Applies      uint64           `metric:"counter"` // Batches applied.
+	Resent       uint64           `metric:"counter"` // Batches acknowledged as already held (a writer's re-send).
+	Refused      uint64           `metric:"counter"` // Batches refused: not from the published height, or not from the writer.
+	GetLatency   latency.Snapshot // Latency of a multi-get, server side.
+	ScanLatency  latency.Snapshot // Latency of a range scan, server side.
+	ApplyLatency latency.Snapshot // Latency of an apply, server side.
 }
 
 // String formats m on a few lines.

@@ -20,6 +20,7 @@ import (
 	"github.com/strand-ledger/strand/client"
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/metriclint"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
@@ -213,8 +214,8 @@ func TestNetwork(t *testing.T) {
 		}
 	}
 	// Every node serves Prometheus metrics.
-	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed", "strand_gateway_", `strand_committer_stage_seconds_bucket{stage="verify",le="0.0001"}`, "strand_gateway_endorse_latency_seconds_bucket", "strand_gateway_commit_latency_seconds_count", "strand_committer_signed_height", `strand_committer_busy_seconds_total{stage="persist"}`)
-	scrape(t, n.orderer.MetricsAddr(), "strand_orderer_blocks", "strand_blockstore_height", `strand_build_info{build_time="unknown",commit=`)
+	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed_total", "strand_gateway_", `strand_committer_stage_seconds_bucket{stage="verify",le="0.0001"}`, "strand_gateway_endorse_latency_seconds_bucket", "strand_gateway_commit_latency_seconds_count", "strand_committer_signed_height", `strand_committer_busy_seconds_total{stage="persist"}`)
+	scrape(t, n.orderer.MetricsAddr(), "strand_orderer_blocks_total", "strand_blockstore_height", `strand_build_info{build_time="unknown",commit=`)
 	// And the endpoints of a supervisor: alive, ready, and an index.
 	for _, c := range []struct {
 		addr, path string
@@ -272,6 +273,8 @@ func httpGet(t *testing.T, addr, path string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// scrape reads a node's whole /metrics page, checks that it holds each of
+// want, and lints it (Prometheus' conventions: internal/metriclint).
 func scrape(t *testing.T, addr string, want ...string) {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
@@ -287,6 +290,13 @@ func scrape(t *testing.T, addr string, want ...string) {
 		if !strings.Contains(string(body), w) {
 			t.Errorf("metrics at %s lack %q", addr, w)
 		}
+	}
+	problems, err := metriclint.Lint(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("metrics at %s: %s", addr, p)
 	}
 }
 

@@ -45,7 +45,7 @@ func TestRaftNetwork(t *testing.T) {
 		"strand_orderer_raft_commit", "strand_orderer_raft_applied",
 		"# TYPE strand_orderer_raft_proposal_seconds histogram", `strand_orderer_raft_proposal_seconds_bucket{le="0.0016"}`,
 		"# TYPE strand_orderer_raft_wal_fsync_seconds histogram", "strand_orderer_raft_wal_fsync_seconds_count",
-		`strand_orderer_raft_refused_by{key="not_member"}`, "strand_orderer_raft_config_seq")
+		`strand_orderer_raft_refused_by_total{kind="not_member"}`, "strand_orderer_raft_config_seq")
 	if err := n.orderers[leader].Close(); err != nil {
 		t.Fatal(err)
 	}

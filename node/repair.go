@@ -19,9 +19,9 @@ import (
 // Repairs counts what a peer repaired at start, with no operator: see
 // openState and repairBlocks.
 type Repairs struct {
-	StateRebuilds uint64        `metric:"counter"` // the state database rebuilt from the block store
-	Fetched       uint64        `metric:"counter"` // damaged blocks fetched from the ordering service and replaced
-	Took          time.Duration // how long the repair of damaged blocks took
+	StateRebuilds uint64        `metric:"counter"` // Times the state database was rebuilt from the block store at start.
+	Fetched       uint64        `metric:"counter"` // Damaged blocks fetched from the ordering service and replaced at start.
+	Took          time.Duration `metric:"gauge"`   // How long the repair of damaged blocks at start took.
 }
 
 // fetchTimeout bounds the search for one damaged block's copy among the

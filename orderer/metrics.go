@@ -11,28 +11,28 @@ import (
 
 // Metrics is a snapshot of the orderer's activity since New.
 type Metrics struct {
-	Submitted   uint64 // Submit calls
-	Admitted    uint64 // transactions queued for ordering
-	Refused     Refused
-	Queued      int    // admitted transactions waiting to be cut now
-	QueuedBytes int64  // their bytes
-	Height      uint64 // blocks in the store
-	Blocks      uint64 // blocks persisted since New
-	Txs         uint64 // transactions in them
-	TxBytes     uint64 // transaction bytes in them
-	Appends     uint64 // Append calls: one fsync of the group each
+	Submitted   uint64  `metric:"counter"` // Submit calls.
+	Admitted    uint64  `metric:"counter"` // Transactions admitted for ordering.
+	Refused     Refused // submissions refused, by reason
+	Queued      int     `metric:"gauge"`   // Admitted transactions waiting to be cut into a block now.
+	QueuedBytes int64   `metric:"gauge"`   // Bytes of the admitted transactions waiting to be cut now.
+	Height      uint64  `metric:"gauge"`   // Blocks in the orderer's block store.
+	Blocks      uint64  `metric:"counter"` // Blocks persisted since the orderer started.
+	Txs         uint64  `metric:"counter"` // Transactions in the blocks persisted since the orderer started.
+	TxBytes     uint64  `metric:"counter"` // Transaction bytes in the blocks persisted since the orderer started.
+	Appends     uint64  `metric:"counter"` // Block store appends: one fsync of a group of blocks each.
 	// Fsyncs counts the block store's segment fsyncs since it was opened
-	// (Appends plus segment roll-overs).
-	Fsyncs      uint64
-	AppendTotal time.Duration // time spent in Append
-	Delivered   uint64        // blocks sent by Deliver
+	// (appends plus segment roll-overs).
+	Fsyncs      uint64        `metric:"counter"`
+	AppendTotal time.Duration `metric:"counter"` // Time spent appending blocks to the block store.
+	Delivered   uint64        `metric:"counter"` // Blocks sent to peers by Deliver.
 	// Paced counts the cuts a stream-mode orderer held because a peer was
 	// behind (see "Pacing by the peers" in doc.go).
 	Paced uint64 `metric:"counter"`
 	// PacedToLimit counts the holds that lasted paceMaxHold: no report
 	// said the peers caught up before it ran out.
 	PacedToLimit uint64 `metric:"counter"`
-	Signed       uint64 // blocks this orderer signed: all, or the checkpoints
+	Signed       uint64 `metric:"counter"` // Blocks this orderer signed: all, or the checkpoints.
 	// Raft is the consensus side of a cluster member; nil for a single
 	// node.
 	Raft *RaftMetrics
@@ -40,44 +40,46 @@ type Metrics struct {
 
 // RaftMetrics is a snapshot of a Raft member's consensus activity.
 type RaftMetrics struct {
-	ID            uint64 `metric:"gauge"` // this member's Raft id
-	Leader        uint64 `metric:"gauge"` // the leader's id as last known; 0 if none
-	Term          uint64 `metric:"gauge"`
-	Commit        uint64 `metric:"gauge"` // commit index
-	Applied       uint64 `metric:"gauge"` // applied index
-	LeaderChanges uint64 `metric:"counter"`
-	Proposals     uint64 // batches proposed (this member's cuts, as leader)
-	Dropped       uint64 // proposals raft refused (no leader): their clients resubmit
-	// ProposalLatency is the time from proposal to apply of this
-	// member's own proposals: Raft replication plus the log fsyncs.
-	ProposalsApplied   uint64
-	ProposalLatency    time.Duration // total
-	ProposalLatencyMax time.Duration
-	// Proposal is the distribution of that latency (exported as the
-	// histogram strand_orderer_raft_proposal_seconds).
+	ID            uint64 `metric:"gauge"`   // This member's Raft id.
+	Leader        uint64 `metric:"gauge"`   // The leader's Raft id as last known; 0 if none.
+	Term          uint64 `metric:"gauge"`   // The Raft term.
+	Commit        uint64 `metric:"gauge"`   // The Raft commit index.
+	Applied       uint64 `metric:"gauge"`   // The Raft applied index.
+	LeaderChanges uint64 `metric:"counter"` // Leader changes this member saw.
+	Proposals     uint64 `metric:"counter"` // Batches proposed to Raft (this member's cuts, as leader).
+	Dropped       uint64 `metric:"counter"` // Proposals Raft refused (no leader): their clients resubmit.
+	// Proposals of this member applied.
+	ProposalsApplied uint64 `metric:"counter"`
+	// Time from proposal to apply of this member's own proposals (Raft
+	// replication plus the log fsyncs), summed.
+	ProposalLatency time.Duration `metric:"counter"`
+	// The longest time from proposal to apply of this member's proposals.
+	ProposalLatencyMax time.Duration `metric:"gauge"`
+	// Distribution of the time from proposal to apply of this member's
+	// own proposals: Raft replication plus the log fsyncs.
 	Proposal     latency.Snapshot
-	ForwardedOut uint64 // transactions this follower forwarded to the leader
-	ForwardedIn  uint64 // transactions the leader took from followers
-	SendErrors   uint64 // failed sends to other members
-	SendDropped  uint64 // messages dropped because a member's queue was full
-	Refused      uint64 `metric:"counter"` // callers, messages and fetched blocks refused, all kinds
+	ForwardedOut uint64 `metric:"counter"` // Transactions this follower forwarded to the leader.
+	ForwardedIn  uint64 `metric:"counter"` // Transactions the leader took from followers.
+	SendErrors   uint64 `metric:"counter"` // Failed sends to other members.
+	SendDropped  uint64 `metric:"counter"` // Messages dropped because a member's send queue was full.
+	Refused      uint64 `metric:"counter"` // Callers, messages and fetched blocks refused, all kinds.
 	// RefusedBy counts refusals by kind: not_member (the TLS certificate
 	// is no member orderer), wrong_sender (a message's From or To),
 	// malformed (bytes that do not decode), bad_block (a catch-up block
 	// that is not the next one, breaks the hash chain, or lacks an
 	// orderer's valid signature).
-	RefusedBy     map[string]uint64 `metric:"counter"`
-	StaleTerm     uint64            // messages of an older term (stepped: raft answers them with its term)
-	Snapshots     uint64            // log compactions here
-	SnapshotsIn   uint64            // snapshots installed from the leader
-	CatchUpBlocks uint64            // blocks fetched from other members
-	WAL           raftlog.Stats
+	RefusedBy     map[string]uint64 `metric:"counter,key=kind"`
+	StaleTerm     uint64            `metric:"counter"` // Messages of an older term (stepped: Raft answers them with its term).
+	Snapshots     uint64            `metric:"counter"` // Raft log compactions here.
+	SnapshotsIn   uint64            `metric:"counter"` // Raft snapshots installed from the leader.
+	CatchUpBlocks uint64            `metric:"counter"` // Blocks fetched from other members to catch up.
+	WAL           raftlog.Stats     // the Raft log's disk activity
 	// ConfigSeq is the number of config updates the channel has applied
 	// (as of this member), Orderers the size of its orderer set, and
 	// ConfigUpdates the updates this member applied since it started.
-	ConfigSeq     uint64 `metric:"gauge"`
-	Orderers      int    `metric:"gauge"`
-	ConfigUpdates uint64 `metric:"counter"`
+	ConfigSeq     uint64 `metric:"gauge"`   // Config updates the channel has applied, as of this member.
+	Orderers      int    `metric:"gauge"`   // Orderers in this member's orderer set.
+	ConfigUpdates uint64 `metric:"counter"` // Config updates this member applied since it started.
 }
 
 // String renders the Raft metrics on one line.
@@ -94,13 +96,18 @@ func (r RaftMetrics) String() string {
 
 // Refused counts refused Submit calls by reason.
 type Refused struct {
-	Malformed    uint64 // 400
-	WrongChannel uint64 // 404
-	Forbidden    uint64 // 403: unknown org, bad certificate, wrong role, expired, bad signature
-	Overloaded   uint64 // 429
-	Closed       uint64 // 503: closed or failed
-	Unavailable  uint64 // 503: Raft: no leader, or the leader unreachable
-	Context      uint64 // the caller's context was done
+	// Submissions refused, by reason: malformed (400), wrong_channel
+	// (404), forbidden (403: unknown org, bad certificate, wrong role,
+	// expired, bad signature), overloaded (429), closed (503: closed or
+	// failed), unavailable (503: no Raft leader, or it is unreachable),
+	// context (the caller gave up).
+	Malformed    uint64 `metric:"counter,family=,reason=malformed"`
+	WrongChannel uint64 `metric:"counter,family=,reason=wrong_channel"` // 404
+	Forbidden    uint64 `metric:"counter,family=,reason=forbidden"`     // 403: unknown org, bad certificate, wrong role, expired, bad signature
+	Overloaded   uint64 `metric:"counter,family=,reason=overloaded"`    // 429
+	Closed       uint64 `metric:"counter,family=,reason=closed"`        // 503: closed or failed
+	Unavailable  uint64 `metric:"counter,family=,reason=unavailable"`   // 503: Raft: no leader, or the leader unreachable
+	Context      uint64 `metric:"counter,family=,reason=context"`       // the caller's context was done
 }
 
 // Total returns the number of refusals.

@@ -97,8 +97,8 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	endLoad()
 	wg.Wait()
 	// The controller's own metrics show the boost and what it measured.
-	got := scrapeGauges(metrics, "strand_isolation_decisions", "strand_isolation_samples", "strand_isolation_throughput")
-	if got["strand_isolation_decisions"] == "" || got["strand_isolation_decisions"] == "0" || got["strand_isolation_throughput"] == "" {
+	got := scrapeGauges(metrics, "strand_isolation_decisions_total", "strand_isolation_samples_total", "strand_isolation_throughput")
+	if got["strand_isolation_decisions_total"] == "" || got["strand_isolation_decisions_total"] == "0" || got["strand_isolation_throughput"] == "" {
 		t.Fatalf("isolate's /metrics at %s: %v; want decisions > 0 and a throughput", metrics, got)
 	}
 
@@ -113,8 +113,8 @@ func testNetIsolate(t *testing.T, viaNetUp bool) {
 	}
 	netWaitGone(t, pids[victim.Name])
 	awaitCond(t, done, 10*time.Second, victim.Name+" dropped (strand_isolation_exited 1, controlled 2)", func() bool {
-		g := scrapeGauges(metrics, "strand_isolation_exited", "strand_isolation_controlled", "strand_isolation_periods")
-		return g["strand_isolation_exited"] == "1" && g["strand_isolation_controlled"] == "2"
+		g := scrapeGauges(metrics, "strand_isolation_exited_total", "strand_isolation_controlled", "strand_isolation_periods_total")
+		return g["strand_isolation_exited_total"] == "1" && g["strand_isolation_controlled"] == "2"
 	})
 	delete(pids, victim.Name)
 

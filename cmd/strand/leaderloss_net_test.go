@@ -80,7 +80,7 @@ func (n *raftNet) resubmitted() string {
 	out := ""
 	for _, nd := range n.lay.Nodes {
 		if nd.Role.String() == "peer" {
-			v := scrapeGauges(nd.Metrics, "strand_gateway_resubmitted")["strand_gateway_resubmitted"]
+			v := scrapeGauges(nd.Metrics, "strand_gateway_resubmitted_total")["strand_gateway_resubmitted_total"]
 			if _, err := strconv.Atoi(v); err != nil {
 				v = "?"
 			}

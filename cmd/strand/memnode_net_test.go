@@ -1,6 +1,8 @@
 package main
 
 import (
+	"io"
+	"net/http"
 	"os"
 	"regexp"
 	"strconv"
@@ -11,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/strand-ledger/strand/internal/metriclint"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
 )
@@ -126,12 +129,27 @@ func TestNetMemnodeKill(t *testing.T) {
 	}
 	nd, _ := n.lay.Node(peer)
 	pm := scrapeGauges(nd.Metrics, "strand_committer_state_losses_total", "strand_committer_state_waits_total",
-		"strand_memnode_client_cache_hits", "strand_memnode_client_remote_reads", "strand_memnode_client_unavailable")
+		"strand_memnode_client_cache_hits_total", "strand_memnode_client_remote_reads_total", "strand_memnode_client_unavailable_total")
 	t.Logf("peer metrics: %v", pm)
 	if pm["strand_committer_state_losses_total"] != "1" {
 		t.Errorf("strand_committer_state_losses_total = %q; want 1: the kill lost every block (nothing is flushed)", pm["strand_committer_state_losses_total"])
 	}
 	t.Logf("memory node metrics: %v", scrapeGauges(mn.Metrics, "strand_memnode_tiers_memory_bytes", "strand_memnode_tiers_height",
-		"strand_memnode_tiers_durable", "strand_memnode_applies", "strand_memnode_gets"))
+		"strand_memnode_tiers_durable", "strand_memnode_applies_total", "strand_memnode_gets_total"))
 	t.Logf("memory node log:\n%s", logTail(t, n.lay.LogFile(mn.Name)))
+	// A memory node's whole /metrics page follows Prometheus' conventions
+	// (the node package's tests lint peers' and orderers').
+	resp, err := http.Get("http://" + mn.Metrics + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := metriclint.Lint(page)
+	if err != nil || len(problems) > 0 {
+		t.Errorf("the memory node's metrics: %v %q", err, problems)
+	}
 }

@@ -87,7 +87,7 @@ func TestNetPeerRepairs(t *testing.T) {
 		if log := logRepairLines(t, n.lay.LogFile(peer), logSize); !strings.Contains(log, tc.want) {
 			t.Fatalf("%s: the peer's log does not say %q", tc.name, tc.want)
 		}
-		if m := scrapeGauges(nd.Metrics, "strand_repair_state_rebuilds", "strand_repair_fetched", "strand_blockstore_damaged"); m["strand_blockstore_damaged"] != "0" {
+		if m := scrapeGauges(nd.Metrics, "strand_repair_state_rebuilds_total", "strand_repair_fetched_total", "strand_blockstore_damaged"); m["strand_blockstore_damaged"] != "0" {
 			t.Fatalf("%s: metrics after the repair: %v", tc.name, m)
 		} else {
 			t.Logf("metrics after the repair: %v", m)
@@ -113,8 +113,8 @@ func TestNetPeerRepairs(t *testing.T) {
 	start := time.Now()
 	n.restart(t)
 	for {
-		m := scrapeGauges(nd.Metrics, "strand_blockstore_damaged", "strand_blockstore_replaced")
-		if m["strand_blockstore_damaged"] == "0" && m["strand_blockstore_replaced"] == "1" {
+		m := scrapeGauges(nd.Metrics, "strand_blockstore_damaged", "strand_blockstore_replaced_total")
+		if m["strand_blockstore_damaged"] == "0" && m["strand_blockstore_replaced_total"] == "1" {
 			t.Logf("orderer %s: block %d of %d replaced %v after net up began (%v)", ord, f.num, len(fr), time.Since(start).Round(time.Millisecond), m)
 			break
 		}

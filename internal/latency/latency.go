@@ -123,7 +123,10 @@ func (s Snapshot) Cumulative() map[float64]uint64 {
 		if i < len(s.Counts) {
 			n += s.Counts[i]
 		}
-		out[b.Seconds()] = n
+		// One division, correctly rounded: the nearest float64 to the
+		// bound in seconds, which prints as its decimal (1.6384, where
+		// Duration.Seconds' two-part sum gives 1.6383999999999999).
+		out[float64(b)/1e9] = n
 	}
 	return out
 }

@@ -58,14 +58,14 @@ type Repair struct {
 
 // Stats counts the log's I/O since Open.
 type Stats struct {
-	Saves      uint64        // Save calls that wrote something
-	Fsyncs     uint64        // fsyncs (of Save and Compact)
-	FsyncTotal time.Duration // time spent in those fsyncs
-	FsyncMax   time.Duration // the slowest one
-	Bytes      uint64        // bytes written
-	Compacts   uint64        // Compact calls that rewrote the file
-	Size       int64         // the file's size now
-	// Fsync is the distribution of the fsyncs' latencies.
+	Saves      uint64        `metric:"counter"` // Raft log saves that wrote something.
+	Fsyncs     uint64        `metric:"counter"` // Raft log fsyncs (of saves and compactions).
+	FsyncTotal time.Duration `metric:"counter"` // Time spent in Raft log fsyncs.
+	FsyncMax   time.Duration `metric:"gauge"`   // The slowest Raft log fsync.
+	Bytes      uint64        `metric:"counter"` // Bytes written to the Raft log.
+	Compacts   uint64        `metric:"counter"` // Raft log compactions that rewrote the file.
+	Size       int64         `metric:"gauge"`   // The Raft log file's size now.
+	// Distribution of the Raft log's fsync latencies.
 	Fsync latency.Snapshot
 }
 

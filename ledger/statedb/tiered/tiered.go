@@ -177,17 +177,19 @@ func (d *DB) Durable() uint64 { return d.flusher.durable() }
 
 // Metrics is a snapshot of a DB's counters.
 type Metrics struct {
-	CacheHits    uint64 // reads the local cache answered
-	MemoryHits   uint64 // reads the memory tier answered
-	StorageReads uint64 // reads that fell through to the storage tier
-	CacheBytes   int64
-	MemoryBytes  int64
-	MemoryBound  int64
-	Height       uint64 // the savepoint: blocks applied
-	Durable      uint64 // the storage tier's savepoint
-	Flushes      uint64 // writes of pending blocks to storage
-	Evicted      uint64 // versions dropped from the memory tier
-	Stalls       uint64 // Apply calls that waited for room
+	// Reads by the tier that answered them: cache (the local cache),
+	// memory (the memory tier), storage (fell through to Pebble).
+	CacheHits    uint64 `metric:"counter,family=reads,tier=cache"`
+	MemoryHits   uint64 `metric:"counter,family=reads,tier=memory"`  // reads the memory tier answered
+	StorageReads uint64 `metric:"counter,family=reads,tier=storage"` // reads that fell through to the storage tier
+	CacheBytes   int64  `metric:"gauge"`                             // Bytes held by the local cache.
+	MemoryBytes  int64  `metric:"gauge"`                             // Bytes held by the memory tier.
+	MemoryBound  int64  `metric:"gauge"`                             // The memory tier's byte limit.
+	Height       uint64 `metric:"gauge"`                             // The savepoint: blocks applied.
+	Durable      uint64 `metric:"gauge"`                             // The storage tier's savepoint: blocks durable in Pebble.
+	Flushes      uint64 `metric:"counter"`                           // Writes of pending blocks to the storage tier.
+	Evicted      uint64 `metric:"counter"`                           // Versions evicted from the memory tier.
+	Stalls       uint64 `metric:"counter"`                           // Applies that waited for room in the memory tier.
 }
 
 // String formats m on a few lines.
