@@ -10,6 +10,7 @@ import (
 	"github.com/strand-ledger/strand/bench/workload"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/node"
+	"github.com/strand-ledger/strand/orderer"
 )
 
 // Round is one benchmark round: a workload at a rate for a duration,
@@ -82,10 +83,10 @@ func (r *Round) embeddedDefaults() {
 		r.BatchMode = "block"
 	}
 	if r.BlockSize == 0 {
-		r.BlockSize = 100
+		r.BlockSize = orderer.DefaultMaxTxs
 	}
 	if r.BatchTimeout == 0 {
-		r.BatchTimeout = 2 * time.Millisecond
+		r.BatchTimeout = orderer.DefaultTimeout
 	}
 }
 

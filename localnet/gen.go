@@ -27,6 +27,7 @@ type gen struct {
 	join     string // node files' join (AddOrderer)
 	hosts    map[string]string
 	dataRoot string
+	stateDB  string // peers' backend, "" for the default
 }
 
 // dataDir is node name's data directory as its node file names it.
@@ -125,6 +126,8 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 	}
 	if state != nil {
 		n.StateDB.Backend, n.StateDB.Memnode = "memnode", *state
+	} else if role == identity.RolePeer {
+		n.StateDB.Backend = g.stateDB
 	}
 	g.metrics = g.metrics[1:]
 	n.EnsureDefaults()

@@ -62,6 +62,10 @@ type Spec struct {
 	// named goes with its peer; nodes not named stay on 127.0.0.1. Needs
 	// BasePort: the ports free on other machines cannot be found here.
 	Hosts map[string]string
+	// StateDB is the peers' state database backend (stateDB.backend in
+	// their node files); empty means node's default, pebble. Memnodes
+	// sets it to memnode.
+	StateDB string
 	// DataRoot, if set, is an absolute directory under which each node's
 	// data directory is written (DataRoot/<name>), such as
 	// /var/lib/strand on a server; empty: <dir>/data/<name>.
@@ -285,7 +289,7 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		return nil, err
 	}
 	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}, profile: spec.Profile,
-		metrics: ports[spec.nodes() : 2*spec.nodes()], hosts: maps.Clone(spec.Hosts), dataRoot: spec.DataRoot}
+		metrics: ports[spec.nodes() : 2*spec.nodes()], hosts: maps.Clone(spec.Hosts), dataRoot: spec.DataRoot, stateDB: spec.StateDB}
 	cluster := ports[2*spec.nodes() : len(ports)-2*spec.memnodes()]
 	mem := ports[len(ports)-2*spec.memnodes():]
 	ports = ports[:spec.nodes()]

@@ -85,9 +85,9 @@ type BatchConfig struct {
 	// leaves out "block", so channels written before modes existed keep
 	// their hash.
 	Mode     string        `yaml:"mode,omitempty" json:",omitempty"`
-	MaxTxs   int           `yaml:"maxTxs"`   // default 500, 1 to 100000
+	MaxTxs   int           `yaml:"maxTxs"`   // default 100, 1 to 100000
 	MaxBytes int           `yaml:"maxBytes"` // default 10 MiB, 1 KiB to 256 MiB
-	Timeout  time.Duration `yaml:"timeout"`  // default 2s, 1ms to 10m
+	Timeout  time.Duration `yaml:"timeout"`  // default 2ms, 1ms to 10m
 	// Checkpoint, if set, has the orderers sign only checkpoint blocks and
 	// the peers accept the blocks between them over the orderers'
 	// authenticated streams (orderer.Checkpoints, docs/streaming.md).
@@ -337,13 +337,13 @@ func checkBatch(ck *checker, b BatchConfig) {
 		ck.bad("batch.mode", b.Mode, "block or stream (empty means block)")
 	}
 	if b.MaxTxs < 1 || b.MaxTxs > 100000 {
-		ck.bad("batch.maxTxs", b.MaxTxs, "1 to 100000 (0 means 500)")
+		ck.bad("batch.maxTxs", b.MaxTxs, "1 to 100000 (0 means 100)")
 	}
 	if b.MaxBytes < 1<<10 || b.MaxBytes > 256<<20 {
 		ck.bad("batch.maxBytes", b.MaxBytes, "1024 to 268435456 (0 means 10485760)")
 	}
 	if b.Timeout < time.Millisecond || b.Timeout > 10*time.Minute {
-		ck.bad("batch.timeout", b.Timeout.String(), "a duration from 1ms to 10m such as 2s (0 means 2s)")
+		ck.bad("batch.timeout", b.Timeout.String(), "a duration from 1ms to 10m such as 2ms (0 means 2ms)")
 	}
 	if c := b.Checkpoint; c != nil {
 		if c.Blocks < 0 || c.Blocks > 1_000_000 {

@@ -177,7 +177,7 @@ func TestBatchConfigValidate(t *testing.T) {
 	}
 	var d BatchConfig
 	d.EnsureDefaults()
-	if d != (BatchConfig{Mode: ModeBlock, MaxTxs: 500, MaxBytes: 10 << 20, Timeout: 2 * time.Second}) || d.Validate() != nil {
-		t.Errorf("defaults %+v (Validate %v), want Fabric's 500 txs, 10 MiB, 2s", d, d.Validate())
+	if d != (BatchConfig{Mode: ModeBlock, MaxTxs: 100, MaxBytes: 10 << 20, Timeout: 2 * time.Millisecond}) || d.Validate() != nil {
+		t.Errorf("defaults %+v (Validate %v), want strand's 100 txs, 10 MiB, 2ms", d, d.Validate())
 	}
 }

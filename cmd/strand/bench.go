@@ -75,7 +75,7 @@ type validatorFlags struct {
 	modes            string
 	stateDB          string
 	alg              string
-	seed             int64
+	seed             uint64
 	noSync           bool
 	cryptoTime       time.Duration
 	jsonFile         string
@@ -118,9 +118,9 @@ invariant is checked.`,
 	fl.StringVar(&f.blockSizes, "block-size", "100,1", "transactions per block; a comma-separated list runs each")
 	fl.IntVar(&f.accounts, "accounts", 10000, "Smallbank accounts (two state keys each)")
 	fl.StringVar(&f.modes, "mode", "sequential,parallel", "stage-2 validation mode(s): sequential, parallel, or both comma-separated")
-	fl.StringVar(&f.stateDB, "state-db", "pebble", "state database: "+strings.Join(backend.Names(), ", "))
+	bindStateDB(fl, &f.stateDB)
 	fl.StringVar(&f.alg, "alg", "ecdsa-p256", "signature algorithm: ecdsa-p256 or ed25519")
-	fl.Int64Var(&f.seed, "seed", 1, "workload random seed")
+	bindSeed(fl, &f.seed)
 	fl.BoolVar(&f.noSync, "nosync", false, "do not fsync the block store (not durable; for comparison only)")
 	fl.DurationVar(&f.cryptoTime, "crypto-time", 2*time.Second, "how long to measure the crypto bound")
 	fl.StringVar(&f.jsonFile, "json", "", "also write the results as JSON to this file")
@@ -128,7 +128,9 @@ invariant is checked.`,
 	fl.StringVar(&f.htmlFile, "html", "", "write an HTML report to this file: the tables and a tx/s/J chart (\"\": none)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a Go allocation profile of the whole run to this file")
-	fl.StringVar(&f.dir, "dir", "", "ledger directory (default: a temporary directory, removed afterwards)")
+	fl.StringVar(&f.dir, "ledger-dir", "", "the peer's ledger directory (default: a temporary directory, removed afterwards)")
+	// --dir names a network everywhere else.
+	deprecatedAlias(fl, "dir", "ledger-dir", func(name string) { fl.StringVar(&f.dir, name, "", "") })
 	bindValidatorEnergy(fl, &f)
 	return cmd
 }
@@ -180,7 +182,7 @@ func runValidator(out io.Writer, f validatorFlags) error {
 		for _, mode := range modes {
 			for _, v := range ev.runs {
 				cfg := bench.ValidatorConfig{
-					Chain: bench.ChainSpec{Accounts: f.accounts, Blocks: blocks, BlockSize: size, Seed: f.seed, Alg: alg},
+					Chain: bench.ChainSpec{Accounts: f.accounts, Blocks: blocks, BlockSize: size, Seed: int64(f.seed), Alg: alg},
 					Mode:  mode, StateDB: f.stateDB, NoSync: f.noSync, CryptoTime: f.cryptoTime, Dir: f.dir,
 					Progress:      newProgress(fmt.Sprintf("block size %d, %s%s", size, mode, v.label())),
 					ReplayCommand: []string{exe, "bench", "validator-replay"},

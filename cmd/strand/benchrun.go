@@ -53,12 +53,14 @@ func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	fl.DurationVar(&r.Rate.StepTime, "step-time", 0, "maximum-rate: length of a step (default 2s)")
 	fl.IntVar(&r.Clients, "clients", 16, "concurrent clients, each with its own identity")
 	fl.DurationVar(&r.Duration, "duration", 10*time.Second, "how long the load runs")
-	fl.Uint64Var(&r.Seed, "seed", 1, "random seed of the workload")
+	bindSeed(fl, &r.Seed)
 	fl.IntVar(&r.Orgs, "orgs", 0, "embedded network: peer orgs, one peer each (default 2)")
-	fl.StringVar(&r.BatchMode, "batch-mode", "", "embedded network: block (default) or stream")
-	fl.IntVar(&r.BlockSize, "block-size", 0, "embedded network: most transactions per block (default 100)")
-	fl.DurationVar(&r.BatchTimeout, "batch-timeout", 0, "embedded network: cut a block after this long (default 2ms)")
-	fl.StringVar(&r.StateDB, "state-db", "", "embedded network: peers' state database backend (default pebble)")
+	// An embedded network's: a --net network keeps its own, so these are
+	// set in the round only when given (benchRounds).
+	bindBatchMode(fl, &r.BatchMode)
+	bindBlockSize(fl, &r.BlockSize, "")
+	bindBatchTimeout(fl, &r.BatchTimeout)
+	bindStateDB(fl, &r.StateDB)
 	fl.IntVar(&r.CheckpointBlocks, "checkpoint-blocks", 0, "embedded network: the orderer signs every Nth block only, peers trust its TLS stream in between (0: sign every block)")
 	fl.DurationVar(&r.CheckpointInterval, "checkpoint-interval", 0, "embedded network: the orderer also signs the first block this long after the last signed one (0: no time rule)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to this file")
@@ -130,7 +132,23 @@ func benchRounds(cmd *cobra.Command, f benchRunFlags) ([]bench.Round, error) {
 	case f.preset != "":
 		return bench.PresetRounds(f.preset)
 	}
-	return []bench.Round{f.round}, nil
+	r := f.round
+	// The network knobs apply to an embedded network only; a round from
+	// flags that did not give them leaves them to the round's defaults
+	// (the same values), so that it also runs against --net.
+	if !cmd.Flags().Changed(flagBatchMode) {
+		r.BatchMode = ""
+	}
+	if !cmd.Flags().Changed(flagBlockSize) {
+		r.BlockSize = 0
+	}
+	if !cmd.Flags().Changed(flagBatchTimeout) {
+		r.BatchTimeout = 0
+	}
+	if !cmd.Flags().Changed(flagStateDB) {
+		r.StateDB = ""
+	}
+	return []bench.Round{r}, nil
 }
 
 func runBench(ctx context.Context, cmd *cobra.Command, out io.Writer, f benchRunFlags) error {

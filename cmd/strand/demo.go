@@ -23,11 +23,11 @@ import (
 type demoFlags struct {
 	orgs, accounts, clients, maxTxs int
 	duration, timeout               time.Duration
-	seed                            int64
+	seed                            uint64
 	keep                            bool
 	cpuProfile                      string
 	net                             string
-	batchMode                       string
+	batchMode, stateDB              string
 	checkpoint                      int
 }
 
@@ -51,11 +51,12 @@ then checks the Smallbank invariant and that every peer holds the same state.`,
 	fl.IntVar(&f.accounts, "accounts", 1000, "Smallbank accounts")
 	fl.IntVar(&f.clients, "clients", 16, "concurrent clients, each with one transaction outstanding")
 	fl.DurationVar(&f.duration, "duration", 10*time.Second, "how long to run the load")
-	fl.IntVar(&f.maxTxs, "block-size", 100, "most transactions per block")
-	fl.DurationVar(&f.timeout, "batch-timeout", 2*time.Millisecond, "cut a block after this long even if not full")
-	fl.StringVar(&f.batchMode, "batch-mode", "block", "block: cut full blocks or at --batch-timeout; stream: cut whenever the orderer can take a block (StreamChain)")
+	bindBlockSize(fl, &f.maxTxs, "")
+	bindBatchTimeout(fl, &f.timeout)
+	bindBatchMode(fl, &f.batchMode)
+	bindStateDB(fl, &f.stateDB)
 	fl.IntVar(&f.checkpoint, "checkpoint-blocks", 0, "the orderer signs every Nth block only; peers trust its TLS stream in between (0: sign every block)")
-	fl.Int64Var(&f.seed, "seed", 1, "random seed of the workload")
+	bindSeed(fl, &f.seed)
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the load to this file")
 	fl.StringVar(&f.net, "net", "", "run the load against the network `strand net up` started in this directory instead of an embedded one")
 	fl.BoolVar(&f.keep, "keep", false, "keep the network's directory (crypto, config, ledgers) and print where it is")
@@ -76,8 +77,8 @@ func (f demoFlags) validate() error {
 		return fmt.Errorf("--block-size %d: want at least 1", f.maxTxs)
 	case f.timeout < time.Millisecond:
 		return fmt.Errorf("--batch-timeout %v: want at least 1ms", f.timeout)
-	case f.batchMode != "block" && f.batchMode != "stream":
-		return fmt.Errorf("--batch-mode %q: want block or stream", f.batchMode)
+	case checkBatchMode(f.batchMode) != nil:
+		return checkBatchMode(f.batchMode)
 	case f.checkpoint < 0 || f.checkpoint > 1_000_000:
 		return fmt.Errorf("--checkpoint-blocks %d: want 0 (sign every block) to 1000000", f.checkpoint)
 	}
@@ -89,11 +90,11 @@ const demoBalance = 1_000_000
 // round is the benchmark round the demo runs: Caliper's Smallbank modify
 // mix, each client keeping one transaction outstanding.
 func (f demoFlags) round() bench.Round {
-	r := bench.Round{Label: "demo", Workload: "smallbank", Clients: f.clients, Duration: f.duration, Seed: uint64(f.seed),
+	r := bench.Round{Label: "demo", Workload: "smallbank", Clients: f.clients, Duration: f.duration, Seed: f.seed,
 		Params: map[string]string{"accounts": strconv.Itoa(f.accounts), "balance": strconv.Itoa(demoBalance)},
 		Rate:   rate.Config{Kind: "fixed-load", Load: f.clients}}
 	if f.net == "" {
-		r.Orgs, r.BatchMode, r.BlockSize, r.BatchTimeout, r.CheckpointBlocks = f.orgs, f.batchMode, f.maxTxs, f.timeout, f.checkpoint
+		r.Orgs, r.BatchMode, r.BlockSize, r.BatchTimeout, r.CheckpointBlocks, r.StateDB = f.orgs, f.batchMode, f.maxTxs, f.timeout, f.checkpoint, f.stateDB
 	}
 	return r
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
 )
@@ -73,8 +74,8 @@ type specFlags struct {
 	orgs, peers, orderers, basePort int
 	profile, memnodes               bool
 	batchTimeout                    time.Duration
-	batchMaxTxs                     int
-	batchMode                       string
+	blockSize                       int
+	batchMode, stateDB              string
 	checkpoint                      int
 }
 
@@ -86,9 +87,10 @@ func (f *specFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports, then their metrics endpoints (0: free ports)")
 	fl.BoolVar(&f.profile, "profile", false, "serve Go's profiles (/debug/pprof/) on every node's metrics address")
 	fl.BoolVar(&f.memnodes, "memnodes", false, "give every peer a memory node of its own (strand memnode start) that keeps its state (stateDB.backend: memnode); its ports come after all the others")
-	fl.DurationVar(&f.batchTimeout, "batch-timeout", 0, "cut a non-empty block this long after its first transaction (0: the channel default, 2s)")
-	fl.IntVar(&f.batchMaxTxs, "batch-max-txs", 0, "cut a block at this many transactions (0: the channel default, 500)")
-	fl.StringVar(&f.batchMode, "batch-mode", "", "block or stream: cut blocks when full or timed out, or whenever the orderer can take one (empty: the channel default, block)")
+	bindBatchTimeout(fl, &f.batchTimeout)
+	bindBlockSize(fl, &f.blockSize, "batch-max-txs")
+	bindBatchMode(fl, &f.batchMode)
+	bindStateDB(fl, &f.stateDB)
 	fl.IntVar(&f.checkpoint, "checkpoint-blocks", 0, "orderers sign every Nth block only; peers trust their TLS streams in between (0: sign every block)")
 }
 
@@ -104,14 +106,26 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	if f.basePort < 0 || f.basePort > 65535 {
 		return localnet.Spec{}, fmt.Errorf("--base-port %d: want 0 (free ports) or a port up to 65535", f.basePort)
 	}
-	if f.batchTimeout < 0 || f.batchMaxTxs < 0 {
-		return localnet.Spec{}, fmt.Errorf("--batch-timeout %v, --batch-max-txs %d: want 0 (default) or more", f.batchTimeout, f.batchMaxTxs)
+	if f.batchTimeout < time.Millisecond || f.batchTimeout > 10*time.Minute {
+		return localnet.Spec{}, fmt.Errorf("--%s %v: want 1ms to 10m", flagBatchTimeout, f.batchTimeout)
 	}
-	if f.batchMode != "" && f.batchMode != "block" && f.batchMode != "stream" {
-		return localnet.Spec{}, fmt.Errorf("--batch-mode %q: want block or stream", f.batchMode)
+	if f.blockSize < 1 || f.blockSize > 100_000 {
+		return localnet.Spec{}, fmt.Errorf("--%s %d: want 1 to 100000", flagBlockSize, f.blockSize)
 	}
-	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes}
-	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.batchMaxTxs, f.batchMode
+	if err := checkBatchMode(f.batchMode); err != nil {
+		return localnet.Spec{}, err
+	}
+	if err := backend.Check(f.stateDB); err != nil {
+		return localnet.Spec{}, fmt.Errorf("--%s %q: want one of %s", flagStateDB, f.stateDB, strings.Join(backend.Names(), ", "))
+	}
+	if f.stateDB == backend.Memnode {
+		return localnet.Spec{}, fmt.Errorf("--%s %s: give --memnodes instead, which also starts a memory node for every peer", flagStateDB, f.stateDB)
+	}
+	if f.memnodes && f.stateDB != backend.Default {
+		return localnet.Spec{}, fmt.Errorf("--%s %s and --memnodes: with --memnodes the peers keep their state on their memory nodes; give one or the other", flagStateDB, f.stateDB)
+	}
+	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, StateDB: f.stateDB}
+	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.blockSize, f.batchMode
 	if f.checkpoint < 0 || f.checkpoint > 1_000_000 {
 		return localnet.Spec{}, fmt.Errorf("--checkpoint-blocks %d: want 0 (sign every block) to 1000000", f.checkpoint)
 	}
