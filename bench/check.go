@@ -22,6 +22,7 @@ func (l *load) result(ctl rate.Controller, elapsed time.Duration, u Usage) *Resu
 	sec := elapsed.Seconds()
 	res := &Result{
 		Label: l.r.Label, Workload: l.r.Workload, Round: l.r, Rate: ctl.Describe(), Network: "embedded", Measures: measures, Build: buildinfo.Read(),
+		Host:     readHost(time.Now().Add(-elapsed)),
 		ElapsedS: sec, SendTPS: float64(s.Sent) / sec, ThroughputTPS: float64(s.Committed) / sec,
 		GoodputTPS: float64(s.Valid) / sec, EvaluateTPS: float64(s.Evaluated) / sec,
 		Result: s, Usage: u, CPUPercent: map[string]float64{}, RSSMB: map[string]float64{},

@@ -25,6 +25,9 @@ type Result struct {
 	// Build is the strand binary that ran the round (with --net, the
 	// nodes' own builds are in their strand_build_info).
 	Build buildinfo.Info `json:"build"`
+	// Host is the machine the load ran on (with --net, the nodes' too
+	// when the network is local).
+	Host Host `json:"host"`
 
 	ElapsedS      float64 `json:"elapsed_s"`
 	SendTPS       float64 `json:"send_tps"`       // transactions started per second

@@ -49,7 +49,7 @@ func TestEnergyEverywhere(t *testing.T) {
 	for i, h := range rows[0] {
 		col[h] = rows[1][i]
 	}
-	if col["W"] != "10.00" || col["mJ/tx"] != "100.000" || col["tx/s/J"] != "10.0" || col["energy source"] != label {
+	if col["energy_watts"] != "10.00" || col["energy_mj_per_tx"] != "100.000" || col["tx_per_s_per_j"] != "10.0" || col["energy_source"] != label {
 		t.Errorf("CSV energy columns %v", col)
 	}
 	var hb bytes.Buffer

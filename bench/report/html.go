@@ -25,14 +25,19 @@ th{background:#f4f4f4}td.l{text-align:left}.chart{margin:0.5em 1em 0.5em 0;borde
 func WriteHTML(w io.Writer, title string, rs []*bench.Result) error {
 	var b strings.Builder
 	pageStart(&b, title)
+	if len(rs) > 0 {
+		// Which build ran the rounds, where: rs[0]'s (a report is one run).
+		fmt.Fprintf(&b, "<p>%s on %s</p>", esc(rs[0].Build.String()), esc(rs[0].Host.String()))
+	}
+	cols := slices.DeleteFunc(slices.Clone(columns), func(c column) bool { return c.shown != nil && !c.shown(rs) })
 	b.WriteString("<table><tr>")
-	for _, c := range columns {
+	for _, c := range cols {
 		fmt.Fprintf(&b, "<th>%s</th>", esc(c.name))
 	}
 	b.WriteString("</tr>")
 	for _, r := range rs {
 		b.WriteString("<tr>")
-		for i, c := range columns {
+		for i, c := range cols {
 			cls := ""
 			if i < 2 {
 				cls = ` class="l"`
@@ -64,18 +69,19 @@ func pageStart(b *strings.Builder, title string) {
 func roundHTML(b *strings.Builder, i int, r *bench.Result) {
 	fmt.Fprintf(b, `<h2 id="round-%d">%s</h2>`, i, esc(r.Label))
 	fmt.Fprintf(b, "<p>%s; %s</p>", esc(r.Rate), esc(paramString(r.Params)))
-	// Throughput and goodput over time.
-	var xs, tput, good, sent, eval []float64
-	for s, bk := range r.Series {
-		xs = append(xs, float64(s)+1)
-		tput, good, sent = append(tput, float64(bk.Committed)), append(good, float64(bk.Valid)), append(sent, float64(bk.Sent))
-		eval = append(eval, float64(bk.Evaluated))
+	// Throughput and goodput over time, on an axis as long as the round.
+	xs, widths := bucketEnds(len(r.Series), r.ElapsedS)
+	var tput, good, sent, eval []float64
+	for s, bk := range r.Series[:len(xs)] {
+		w := widths[s]
+		tput, good, sent = append(tput, float64(bk.Committed)/w), append(good, float64(bk.Valid)/w), append(sent, float64(bk.Sent)/w)
+		eval = append(eval, float64(bk.Evaluated)/w)
 	}
 	series := []line{{"sent", xs, sent}, {"committed", xs, tput}, {"VALID", xs, good}}
 	if r.Evaluated > 0 {
 		series = append(series, line{"evaluated", xs, eval})
 	}
-	b.WriteString(lineChart(fmt.Sprintf("throughput-%d", i), "throughput and goodput", "second of the round", "transactions per second", series))
+	b.WriteString(timeChart(fmt.Sprintf("throughput-%d", i), "throughput and goodput", "seconds into the round", "transactions per second", r.ElapsedS, series))
 	// Latency CDF.
 	var cdfs []line
 	for _, c := range []struct {
@@ -92,30 +98,27 @@ func roundHTML(b *strings.Builder, i int, r *bench.Result) {
 		cdfs = append(cdfs, l)
 	}
 	b.WriteString(lineChart(fmt.Sprintf("cdf-%d", i), "end-to-end latency CDF", "milliseconds", "fraction of transactions", cdfs))
-	// Latency by phase.
-	cats := append([]string{"end to end"}, phaseOrder(r)...)
-	var p50, p95, p99 []float64
-	for _, c := range cats {
-		s := r.Latency
-		if c != "end to end" {
-			s = r.Phases[c]
+	// Latency by phase: the sub-phases of end to end (whose own figures
+	// are the CDF and the table), not drawn beside their sum.
+	if cats := phaseOrder(r); len(cats) > 0 {
+		var p50, p95, p99 []float64
+		for _, c := range cats {
+			s := r.Phases[c]
+			p50, p95, p99 = append(p50, s.P50), append(p95, s.P95), append(p99, s.P99)
 		}
-		p50, p95, p99 = append(p50, s.P50), append(p95, s.P95), append(p99, s.P99)
+		b.WriteString(barChart(fmt.Sprintf("phases-%d", i), "latency by phase", "milliseconds", cats, []line{{"p50", nil, p50}, {"p95", nil, p95}, {"p99", nil, p99}}))
 	}
-	b.WriteString(barChart(fmt.Sprintf("phases-%d", i), "latency by phase", "milliseconds", cats, []line{{"p50", nil, p50}, {"p95", nil, p95}, {"p99", nil, p99}}))
 	// Resources by process.
 	var cpu []line
 	var procs []string
 	var rss []float64
 	for _, p := range r.Usage.Procs {
-		var px []float64
-		for s := range p.CPUSeries {
-			px = append(px, float64(s)+1)
-		}
+		// One sample per whole second of the round (procstat).
+		px, _ := bucketEnds(len(p.CPUSeries), float64(len(p.CPUSeries)))
 		cpu = append(cpu, line{p.Name, px, p.CPUSeries})
 		procs, rss = append(procs, p.Name), append(rss, p.RSSMB)
 	}
-	b.WriteString(lineChart(fmt.Sprintf("cpu-%d", i), "CPU by process", "second of the round", "% of one core", cpu))
+	b.WriteString(timeChart(fmt.Sprintf("cpu-%d", i), "CPU by process", "seconds into the round", "% of one core", r.ElapsedS, cpu))
 	b.WriteString(barChart(fmt.Sprintf("rss-%d", i), "peak resident memory by process", "MiB", procs, []line{{"RSS", nil, rss}}))
 	energyHTML(b, r)
 	// Codes, checks and configuration.
@@ -154,7 +157,7 @@ func configRows(r *bench.Result) [][2]string {
 			[2]string{"block size", fmt.Sprint(rd.BlockSize)}, [2]string{"batch timeout", rd.BatchTimeout.String()},
 			[2]string{"state database", stateDB(rd.StateDB)})
 	}
-	rows = append(rows, [2]string{"cores", fmt.Sprint(r.Usage.Cores)})
+	rows = append(rows, [2]string{"cores", fmt.Sprint(r.Usage.Cores)}, [2]string{"strand", r.Build.String()}, [2]string{"host", r.Host.String()})
 	if m := r.Usage.Machine; m.Available {
 		rows = append(rows, [2]string{"machine's cores during the round", m.String()})
 	}

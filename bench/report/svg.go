@@ -85,15 +85,53 @@ func legend(b *strings.Builder, title string, names []string) {
 	}
 }
 
-// lineChart draws series as polylines on linear axes from 0.
+// lineChart draws series as polylines on linear axes from 0, each
+// rounded up to a nice maximum.
 func lineChart(id, title, xlabel, ylabel string, ls []line) string {
-	var xmax, ymax float64
+	return drawLines(id, title, xlabel, ylabel, 0, ls)
+}
+
+// timeChart is a lineChart whose x axis is time and ends where the round
+// did (seconds), not at a rounded-up maximum: a 10 s round is drawn over
+// 0–10 s.
+func timeChart(id, title, xlabel, ylabel string, seconds float64, ls []line) string {
+	return drawLines(id, title, xlabel, ylabel, seconds, ls)
+}
+
+// bucketEnds places n one-second buckets of a round of elapsed seconds:
+// each at its end (1, 2, ... and elapsed for a last partial one), with
+// its width in seconds. A last bucket shorter than a tenth of a second
+// is left out: its rate would be noise (12 ms drawn as a full second made
+// every round seem to collapse at its end).
+func bucketEnds(n int, elapsed float64) (xs, widths []float64) {
+	for s := 0; s < n; s++ {
+		end := min(float64(s+1), elapsed)
+		w := end - float64(s)
+		if w < 0.1 {
+			if s == n-1 {
+				break
+			}
+			w, end = 1, float64(s+1) // a bucket before the last is whole
+		}
+		xs, widths = append(xs, end), append(widths, w)
+	}
+	return xs, widths
+}
+
+// drawLines draws a line chart; xmax 0 means the data's maximum rounded
+// up to a nice one.
+func drawLines(id, title, xlabel, ylabel string, xmax float64, ls []line) string {
+	var dataX, ymax float64
 	for _, l := range ls {
 		for i := range l.xs {
-			xmax, ymax = max(xmax, l.xs[i]), max(ymax, l.ys[i])
+			dataX, ymax = max(dataX, l.xs[i]), max(ymax, l.ys[i])
 		}
 	}
-	xmax, ymax = niceMax(xmax), niceMax(ymax)
+	if xmax <= 0 {
+		xmax = niceMax(dataX)
+	}
+	xmax = max(xmax, dataX)
+	ymax = niceMax(ymax)
 	var b strings.Builder
 	frame(&b, id, title, xlabel, ylabel, xmax, ymax)
 	names := make([]string, len(ls))

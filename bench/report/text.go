@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/strand-ledger/strand/bench"
 	"github.com/strand-ledger/strand/bench/stats"
@@ -57,38 +58,58 @@ func conflicts(r *bench.Result) int64 {
 	return r.ByCode["MVCC_READ_CONFLICT"] + r.ByCode["PHANTOM_READ_CONFLICT"]
 }
 
-// columns are the table's and the CSV's per-round figures.
-var columns = []struct {
-	name string
-	get  func(r *bench.Result) string
-}{
-	{"label", func(r *bench.Result) string { return r.Label }},
-	{"workload", func(r *bench.Result) string { return r.Workload }},
-	{"clients", func(r *bench.Result) string { return strconv.Itoa(r.Round.Clients) }},
-	{"seconds", func(r *bench.Result) string { return f1(r.ElapsedS) }},
-	{"sent/s", func(r *bench.Result) string { return f0(r.SendTPS) }},
-	{"throughput tx/s", func(r *bench.Result) string { return f0(r.ThroughputTPS) }},
-	{"goodput tx/s", func(r *bench.Result) string { return f0(r.GoodputTPS) }},
-	{"evaluations/s", func(r *bench.Result) string { return f0(r.EvaluateTPS) }},
-	{"p50 ms", func(r *bench.Result) string { return f1(latency(r).P50) }},
-	{"p95 ms", func(r *bench.Result) string { return f1(latency(r).P95) }},
-	{"p99 ms", func(r *bench.Result) string { return f1(latency(r).P99) }},
-	{"max ms", func(r *bench.Result) string { return f1(latency(r).Max) }},
-	{"conflicts", func(r *bench.Result) string { return strconv.FormatInt(conflicts(r), 10) }},
-	{"errors", func(r *bench.Result) string { return strconv.FormatInt(r.Errors, 10) }},
-	{"CPU %", func(r *bench.Result) string { return f0(sum(r.CPUPercent)) }},
-	{"RSS MiB", func(r *bench.Result) string { return f0(sum(r.RSSMB)) }},
-	{"W", energyW},
-	{"mJ/tx", energyMJPerTx},
-	{"tx/s/J", energyTxPerSecPerJ},
-	{"energy source", energySource},
-	{"checks", func(r *bench.Result) string {
+// column is one per-round figure of the table and the CSV: name is the
+// table's header (with units), csv the CSV's (snake_case, units in the
+// name), and shown, if set, says whether the table shows it for rs (a
+// column of zeros says nothing).
+type column struct {
+	name, csv string
+	get       func(r *bench.Result) string
+	shown     func(rs []*bench.Result) bool
+}
+
+// columns are the table's and the CSV's per-round figures: Caliper's
+// (succeeded, failed, send rate, min/avg/max latency, throughput) and
+// strand's.
+var columns = []column{
+	{name: "label", csv: "label", get: func(r *bench.Result) string { return r.Label }},
+	{name: "workload", csv: "workload", get: func(r *bench.Result) string { return r.Workload }},
+	{name: "clients", csv: "clients", get: func(r *bench.Result) string { return strconv.Itoa(r.Round.Clients) }},
+	{name: "seconds", csv: "seconds", get: func(r *bench.Result) string { return f1(r.ElapsedS) }},
+	{name: "succeeded", csv: "succeeded", get: func(r *bench.Result) string { return strconv.FormatInt(r.Valid+r.Evaluated, 10) }},
+	{name: "failed", csv: "failed", get: func(r *bench.Result) string { return strconv.FormatInt(failed(r), 10) }},
+	{name: "sent/s", csv: "send_tps", get: func(r *bench.Result) string { return f0(r.SendTPS) }},
+	{name: "throughput tx/s", csv: "throughput_tps", get: func(r *bench.Result) string { return f0(r.ThroughputTPS) }},
+	{name: "goodput tx/s", csv: "goodput_tps", get: func(r *bench.Result) string { return f0(r.GoodputTPS) }},
+	{name: "evaluations/s", csv: "evaluate_tps", get: func(r *bench.Result) string { return f0(r.EvaluateTPS) },
+		shown: func(rs []*bench.Result) bool {
+			return slices.ContainsFunc(rs, func(r *bench.Result) bool { return r.Evaluated > 0 })
+		}},
+	{name: "min ms", csv: "latency_min_ms", get: func(r *bench.Result) string { return f1(latency(r).Min) }},
+	{name: "avg ms", csv: "latency_avg_ms", get: func(r *bench.Result) string { return f1(latency(r).Mean) }},
+	{name: "p50 ms", csv: "latency_p50_ms", get: func(r *bench.Result) string { return f1(latency(r).P50) }},
+	{name: "p95 ms", csv: "latency_p95_ms", get: func(r *bench.Result) string { return f1(latency(r).P95) }},
+	{name: "p99 ms", csv: "latency_p99_ms", get: func(r *bench.Result) string { return f1(latency(r).P99) }},
+	{name: "max ms", csv: "latency_max_ms", get: func(r *bench.Result) string { return f1(latency(r).Max) }},
+	{name: "conflicts", csv: "conflicts", get: func(r *bench.Result) string { return strconv.FormatInt(conflicts(r), 10) }},
+	{name: "errors", csv: "errors", get: func(r *bench.Result) string { return strconv.FormatInt(r.Errors, 10) }},
+	{name: "CPU %", csv: "cpu_percent", get: func(r *bench.Result) string { return f0(sum(r.CPUPercent)) }},
+	{name: "RSS MiB", csv: "rss_mib", get: func(r *bench.Result) string { return f0(sum(r.RSSMB)) }},
+	{name: "W", csv: "energy_watts", get: energyW},
+	{name: "mJ/tx", csv: "energy_mj_per_tx", get: energyMJPerTx},
+	{name: "tx/s/J", csv: "tx_per_s_per_j", get: energyTxPerSecPerJ},
+	{name: "energy source", csv: "energy_source", get: energySource},
+	{name: "checks", csv: "checks", get: func(r *bench.Result) string {
 		if r.Passed() {
 			return "ok"
 		}
 		return "FAILED"
 	}},
 }
+
+// failed counts the round's transactions that did not succeed: committed
+// with another code than VALID, or refused or lost before commit.
+func failed(r *bench.Result) int64 { return r.Committed - r.Valid + r.Errors }
 
 // latency is the round's committed latency, or its evaluations' where
 // nothing was committed (a query-only round).
@@ -106,12 +127,13 @@ func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 // and warnings.
 func WriteTable(w io.Writer, rs []*bench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, c := range columns {
+	cols := slices.DeleteFunc(slices.Clone(columns), func(c column) bool { return c.shown != nil && !c.shown(rs) })
+	for _, c := range cols {
 		fmt.Fprint(tw, c.name+"\t")
 	}
 	fmt.Fprintln(tw)
 	for _, r := range rs {
-		for _, c := range columns {
+		for _, c := range cols {
 			fmt.Fprint(tw, c.get(r)+"\t")
 		}
 		fmt.Fprintln(tw)
@@ -197,27 +219,47 @@ func paramString(p map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// WriteCSV writes a header and one row per round: the table's columns,
-// then the counts by validation code as CODE=n pairs.
+// WriteCSV writes tidy CSV: a header of snake_case names with their units
+// in them, then one row per round: its configuration (network knobs,
+// build, host), the table's figures, one column per validation code and
+// one per workload parameter (the union over the rounds; empty where a
+// round has none). A round against --net leaves the network knobs it did
+// not set empty.
 func WriteCSV(w io.Writer, rs []*bench.Result) error {
-	cw := csv.NewWriter(w)
-	head := make([]string, 0, len(columns)+2)
-	for _, c := range columns {
-		head = append(head, c.name)
+	var codes, params []string
+	for _, r := range rs {
+		codes = append(codes, r.Codes()...)
+		params = append(params, slices.Collect(maps.Keys(r.Params))...)
 	}
-	if err := cw.Write(append(head, "by_code", "params")); err != nil {
+	slices.Sort(codes)
+	slices.Sort(params)
+	codes, params = slices.Compact(codes), slices.Compact(params)
+	cw := csv.NewWriter(w)
+	head := slices.Clone(configHead)
+	for _, c := range columns {
+		head = append(head, c.csv)
+	}
+	for _, c := range codes {
+		head = append(head, "code_"+c)
+	}
+	for _, p := range params {
+		head = append(head, "param_"+p)
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, r := range rs {
-		row := make([]string, 0, len(head)+2)
+		row := configRow(r)
 		for _, c := range columns {
 			row = append(row, c.get(r))
 		}
-		codes := make([]string, 0, len(r.ByCode))
-		for _, c := range r.Codes() {
-			codes = append(codes, fmt.Sprintf("%s=%d", c, r.ByCode[c]))
+		for _, c := range codes {
+			row = append(row, strconv.FormatInt(r.ByCode[c], 10))
 		}
-		if err := cw.Write(append(row, strings.Join(codes, ";"), paramString(r.Params))); err != nil {
+		for _, p := range params {
+			row = append(row, r.Params[p])
+		}
+		if err := cw.Write(row); err != nil {
 			return err
 		}
 	}
@@ -225,12 +267,48 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 	return cw.Error()
 }
 
+// configHead names the configuration columns of the CSV (configRow).
+var configHead = []string{"network", "rate", "orgs", "batch_mode", "block_size", "batch_timeout_ms", "state_db",
+	"strand_version", "commit", "go_version", "host", "cores", "cpu_model", "started"}
+
+func configRow(r *bench.Result) []string {
+	rd := r.Round
+	num := func(n int) string {
+		if n == 0 {
+			return ""
+		}
+		return strconv.Itoa(n)
+	}
+	timeout := ""
+	if rd.BatchTimeout > 0 {
+		timeout = strconv.FormatFloat(float64(rd.BatchTimeout)/float64(time.Millisecond), 'f', -1, 64)
+	}
+	started := ""
+	if !r.Host.Started.IsZero() {
+		started = r.Host.Started.Format(time.RFC3339)
+	}
+	return []string{r.Network, r.Rate, num(rd.Orgs), rd.BatchMode, num(rd.BlockSize), timeout, rd.StateDB,
+		r.Build.Version, r.Build.ShortCommit(), r.Build.GoVersion, r.Host.Name, num(r.Host.Cores), r.Host.CPUModel, started}
+}
+
 // Compare writes rounds of a and b side by side, matched by label (or by
-// position where labels differ), with b/a ratios.
+// position where labels differ), with b/a ratios: first, per pair, what
+// differs between them besides the figures (configuration, build,
+// machine, and the hypervisor's steal, which must match for the ratios to
+// mean anything), so that a ratio is never read without its cause.
 func Compare(w io.Writer, a, b []*bench.Result) {
 	byLabel := map[string]*bench.Result{}
 	for _, r := range b {
 		byLabel[r.Label] = r
+	}
+	for i, ra := range a {
+		rb, ok := byLabel[ra.Label]
+		if !ok && i < len(b) {
+			rb = b[i]
+		}
+		if rb != nil {
+			compareSetup(w, ra, rb)
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round\tfigure\tA\tB\tB/A\t")
@@ -273,4 +351,53 @@ func Compare(w io.Writer, a, b []*bench.Result) {
 		compareEnergy(tw, ra.Label, ra, rb)
 	}
 	tw.Flush()
+}
+
+// compareSetup writes what differs between two rounds' setups, and their
+// steal, before their figures.
+func compareSetup(w io.Writer, a, b *bench.Result) {
+	ca, cb := setupRows(a), setupRows(b)
+	var diffs []string
+	for i := range ca {
+		if ca[i][1] != cb[i][1] {
+			diffs = append(diffs, fmt.Sprintf("    %s: A %s, B %s", ca[i][0], orDash(ca[i][1]), orDash(cb[i][1])))
+		}
+	}
+	label := a.Label
+	if b.Label != a.Label {
+		label += " / " + b.Label
+	}
+	if len(diffs) == 0 {
+		fmt.Fprintf(w, "%s: same configuration, build and machine\n", label)
+	} else {
+		fmt.Fprintf(w, "%s: DIFFERENT setups\n%s\n", label, strings.Join(diffs, "\n"))
+	}
+	ma, mb := a.Usage.Machine, b.Usage.Machine
+	if ma.Available && mb.Available {
+		note := ""
+		if d := ma.StealPct - mb.StealPct; d > 2 || d < -2 {
+			note = " (more than 2 points apart: the machine was not the same; run again)"
+		}
+		fmt.Fprintf(w, "    steal: A %.1f%%, B %.1f%%%s\n", ma.StealPct, mb.StealPct, note)
+	}
+}
+
+// setupRows are a round's setup as compareSetup compares it.
+func setupRows(r *bench.Result) [][2]string {
+	rd := r.Round
+	return [][2]string{
+		{"workload", r.Workload}, {"parameters", paramString(r.Params)}, {"rate", r.Rate},
+		{"clients", strconv.Itoa(rd.Clients)}, {"duration", rd.Duration.String()}, {"network", r.Network},
+		{"orgs", strconv.Itoa(rd.Orgs)}, {"batch mode", rd.BatchMode}, {"block size", strconv.Itoa(rd.BlockSize)},
+		{"batch timeout", rd.BatchTimeout.String()}, {"state database", rd.StateDB},
+		{"strand", r.Build.Version + " " + r.Build.ShortCommit()}, {"go", r.Build.GoVersion},
+		{"host", r.Host.Name}, {"cores", strconv.Itoa(r.Usage.Cores)}, {"cpu", r.Host.CPUModel},
+	}
+}
+
+func orDash(s string) string {
+	if s == "" || s == "0" || s == "0s" {
+		return "-"
+	}
+	return s
 }
