@@ -129,8 +129,17 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		}
 		defer l.in.close()
 	}
+	tiers, err := watchTiers(r.Disagg, n.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+	}
 	meter.begin()
 	res := l.run(ctx, ctl, t)
+	if tiers != nil {
+		if res.Tiers, err = tiers.finish(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("no tier figures: %v", err))
+		}
+	}
 	if res.Energy, err = meter.end(res); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("no energy figures: %v", err))
 	}

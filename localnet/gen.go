@@ -22,6 +22,9 @@ type gen struct {
 	metrics []int // metrics ports not yet given to a node
 	profile bool
 	join    string // node files' join (AddOrderer)
+	// tuneNode and tuneMemnode are Spec.TuneNode and Spec.TuneMemnode.
+	tuneNode    func(*node.NodeConfig)
+	tuneMemnode func(*node.MemnodeConfig)
 }
 
 // org creates the CA of org and writes crypto/<org>/ca.pem and ca-key.pem.
@@ -93,6 +96,9 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 		n.StateDB.Backend, n.StateDB.Memnode = "memnode", *state
 	}
 	g.metrics = g.metrics[1:]
+	if g.tuneNode != nil {
+		g.tuneNode(n)
+	}
 	n.EnsureDefaults()
 	if err := n.Validate(); err != nil {
 		return fmt.Errorf("localnet: the generated node %q is invalid: %w", ep.Name, err)
@@ -133,6 +139,9 @@ func (g *gen) memnode(ca *identity.CA, peer, sub, addr, metrics string) (*node.M
 		CAs:     []string{orgCA},
 		Writer:  peer,
 		Metrics: metrics,
+	}
+	if g.tuneMemnode != nil {
+		g.tuneMemnode(m)
 	}
 	m.EnsureDefaults()
 	if err := m.Validate(); err != nil {

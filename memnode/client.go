@@ -80,6 +80,7 @@ type Client struct {
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
 	callLat                                     latency.Histogram
+	readLat                                     latency.Histogram // GetMany alone
 }
 
 var (
@@ -90,13 +91,14 @@ var (
 
 // ClientMetrics is a snapshot of a Client's counters.
 type ClientMetrics struct {
-	CacheHits   uint64 `metric:"counter"` // reads the local cache answered
-	RemoteReads uint64 `metric:"counter"` // keys read from the memory node
-	Unavailable uint64 `metric:"counter"` // calls that found the node unreachable
-	Losses      uint64 `metric:"counter"` // times the node was found below the applied height
-	CacheBytes  int64  `metric:"gauge"`
-	Height      uint64 `metric:"gauge"` // the applied height
-	CallLatency latency.Snapshot
+	CacheHits   uint64           `metric:"counter"` // reads the local cache answered
+	RemoteReads uint64           `metric:"counter"` // keys read from the memory node
+	Unavailable uint64           `metric:"counter"` // calls that found the node unreachable
+	Losses      uint64           `metric:"counter"` // times the node was found below the applied height
+	CacheBytes  int64            `metric:"gauge"`
+	Height      uint64           `metric:"gauge"` // the applied height
+	CallLatency latency.Snapshot // every call: reads, applies, savepoints
+	ReadLatency latency.Snapshot // GetMany: a read that missed the local cache
 }
 
 // Dial connects to the memory node and reads its height, which becomes
@@ -226,6 +228,7 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	start := time.Now()
 	resp, err := c.rpc.GetMany(ctx, req)
 	c.callLat.Since(start)
+	c.readLat.Since(start)
 	if err != nil {
 		return c.callErr("GetMany", err)
 	}
@@ -418,5 +421,6 @@ func (c *Client) Close() error {
 // Metrics returns the client's counters.
 func (c *Client) Metrics() ClientMetrics {
 	return ClientMetrics{CacheHits: c.cacheHits.Load(), RemoteReads: c.remoteReads.Load(), Unavailable: c.unavailable.Load(),
-		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot()}
+		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot(),
+		ReadLatency: c.readLat.Snapshot()}
 }

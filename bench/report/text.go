@@ -157,6 +157,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 			fmt.Fprintf(w, "  machine (%d cores): %s\n", r.Usage.Cores, m)
 		}
 		writeIsolation(w, r)
+		writeTiers(w, r)
 		for _, c := range r.Checks {
 			fmt.Fprintf(w, "  check ok: %s\n", c)
 		}
@@ -168,6 +169,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 		}
 	}
 	writeIsolationTable(w, rs)
+	writeTiersTable(w, rs)
 }
 
 // clip shortens s to at most n bytes.
@@ -205,7 +207,11 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 	for _, c := range columns {
 		head = append(head, c.name)
 	}
-	if err := cw.Write(append(head, "by_code", "params")); err != nil {
+	head = append(head, "by_code", "params")
+	for _, c := range tiersCSV {
+		head = append(head, c.name)
+	}
+	if err := cw.Write(head); err != nil {
 		return err
 	}
 	for _, r := range rs {
@@ -217,7 +223,8 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 		for _, c := range r.Codes() {
 			codes = append(codes, fmt.Sprintf("%s=%d", c, r.ByCode[c]))
 		}
-		if err := cw.Write(append(row, strings.Join(codes, ";"), paramString(r.Params))); err != nil {
+		row = append(row, strings.Join(codes, ";"), paramString(r.Params))
+		if err := cw.Write(append(row, tiersCells(r)...)); err != nil {
 			return err
 		}
 	}
