@@ -116,7 +116,7 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		if err := act.Move(t.Component, t.PID); err != nil {
 			return in, err
 		}
-		if q := r.CPUQuota[in.nodes[i].Role.String()]; q > 0 {
+		if q := r.CPUQuota[in.nodes[i].Kind()]; q > 0 {
 			if err := act.SetQuota(t.Component, q); err != nil {
 				return in, err
 			}

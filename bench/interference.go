@@ -61,8 +61,9 @@ type IsolationConfig struct {
 // throughput, isolation.DefaultCalibrationFraction as when learned.
 const thresholdFraction = isolation.DefaultCalibrationFraction
 
-// quotaRoles are the keys of cpu_quota.
-var quotaRoles = []string{"orderer", "peer"}
+// quotaRoles are the keys of cpu_quota: node kinds (localnet.Node.Kind);
+// memory nodes only on a round with memnodes (disagg.go).
+var quotaRoles = []string{"orderer", "peer", "memnode"}
 
 func (i Interference) set() bool {
 	return i.Network != "" || i.Hogs != 0 || i.HogsStop != 0 || i.Isolation != nil || len(i.CPUQuota) != 0 || i.CgroupParent != ""

@@ -21,6 +21,7 @@ type NetOptions struct {
 	Batch         node.BatchConfig // the ordering service's batch limits
 	StateDB       string           // peers' state database backend; "" = the default (pebble)
 	Keep          bool             // keep the directory at Close
+	Disagg        Disagg           // memory nodes, caches and memtables (disagg.go)
 }
 
 // Network is the network under load: embedded in this process (Orderer
@@ -53,7 +54,7 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 			n.Close()
 		}
 	}()
-	n.Layout, err = localnet.Generate(dir, localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch})
+	n.Layout, err = localnet.Generate(dir, o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch}))
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/ledger/statedb/tiered"
+	"github.com/strand-ledger/strand/memnode/memnodetest"
 	"github.com/strand-ledger/strand/policy"
 )
 
@@ -105,8 +107,21 @@ func (s *ReplaySpec) channel() (committer.Channel, error) {
 		Policies: map[string]*policy.Policy{s.Contract: pol}}, nil
 }
 
+// openStateDB opens the replaying peer's state database in dir. For
+// memnode it serves a memory node in this process (memnodetest: the real
+// server and client, gRPC over mutual TLS on 127.0.0.1, certificates of
+// a fresh CA) with the default memory tier and local cache, and its
+// Close stops the node too. The node's CPU is then counted with the
+// peer's: the figure is the peer and its memory tier together.
 func openStateDB(name, dir string) (statedb.DB, error) {
-	return backend.Open(name, dir, backend.Options{})
+	if name != backend.Memnode {
+		return backend.Open(name, dir, backend.Options{})
+	}
+	t, err := memnodetest.NewTLS()
+	if err != nil {
+		return nil, fmt.Errorf("bench: the replay's memory node: %w", err)
+	}
+	return memnodetest.Open(t, dir, tiered.Options{}, 0)
 }
 
 // Replay runs a fresh peer over the chain file in this process: setup

@@ -45,6 +45,9 @@ type Result struct {
 	// Isolation: hogs, controller and quotas (interference.go); nil
 	// when the round had none.
 	Isolation *IsolationResult `json:"isolation,omitempty"`
+	// Tiers: what each state tier answered, for a round with memory
+	// nodes (disagg.go); nil otherwise.
+	Tiers *TierResult `json:"tiers,omitempty"`
 
 	Knee     *rate.StepResult  `json:"knee,omitempty"`
 	Steps    []rate.StepResult `json:"steps,omitempty"`

@@ -42,6 +42,8 @@ type Round struct {
 
 	// Process network, interference, isolation and budgets (interference.go).
 	Interference `yaml:",inline"`
+	// Disaggregated peers and the monolithic peer's memtable (disagg.go).
+	Disagg `yaml:",inline"`
 }
 
 // EnsureDefaults fills unset fields: smallbank, 16 clients keeping one
@@ -127,9 +129,15 @@ func (r *Round) Validate(embedded bool) error {
 		if r.Interference.set() {
 			return fmt.Errorf("bench: round %q sets network, hogs, isolation, cpu_quota or cgroup_parent, which only apply to a network the round starts: want them unset with --net", r.Label)
 		}
+		if r.Disagg.set() {
+			return fmt.Errorf("bench: round %q sets memnodes, memory_mb, cache_mb, memtable_mb or compute_nodes, which only apply to a network the round starts: want them unset with --net", r.Label)
+		}
 		return nil
 	}
 	if err := r.Interference.validate(r.Duration); err != nil {
+		return fmt.Errorf("bench: round %q: %w", r.Label, err)
+	}
+	if err := r.Disagg.validate(r.Network == "processes", r.StateDB, r.CPUQuota); err != nil {
 		return fmt.Errorf("bench: round %q: %w", r.Label, err)
 	}
 	switch {
@@ -156,7 +164,7 @@ func (r *Round) Validate(embedded bool) error {
 // netOptions are the embedded network of the round.
 func (r *Round) netOptions(keep bool) NetOptions {
 	o := NetOptions{
-		Orgs: r.Orgs, ClientsPerOrg: (r.Clients + r.Orgs - 1) / r.Orgs, Keep: keep, StateDB: r.StateDB,
+		Orgs: r.Orgs, ClientsPerOrg: (r.Clients + r.Orgs - 1) / r.Orgs, Keep: keep, StateDB: r.StateDB, Disagg: r.Disagg,
 		Batch: node.BatchConfig{Mode: r.BatchMode, MaxTxs: r.BlockSize, MaxBytes: 16 << 20, Timeout: r.BatchTimeout},
 	}
 	if r.CheckpointBlocks > 0 || r.CheckpointInterval > 0 {

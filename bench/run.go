@@ -90,7 +90,7 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		if n, err = StartProcesses(r.netOptions(t.Keep), t.Command); err != nil {
 			return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 		}
-		t.logf("network up in %v: %d node processes, %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes), r.BatchMode)
+		t.logf("network up in %v: %d node processes (%d memory nodes among them), %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes), len(n.Layout.Memnodes), r.BatchMode)
 	} else if embedded {
 		settleMemory()
 		start := time.Now()
@@ -129,8 +129,17 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		}
 		defer l.in.close()
 	}
+	tiers, err := watchTiers(r.Disagg, n.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+	}
 	meter.begin()
 	res := l.run(ctx, ctl, t)
+	if tiers != nil {
+		if res.Tiers, err = tiers.finish(); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("no tier figures: %v", err))
+		}
+	}
 	if res.Energy, err = meter.end(res); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("no energy figures: %v", err))
 	}

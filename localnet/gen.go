@@ -28,6 +28,9 @@ type gen struct {
 	hosts    map[string]string
 	dataRoot string
 	stateDB  string // peers' backend, "" for the default
+	// tuneNode and tuneMemnode are Spec.TuneNode and Spec.TuneMemnode.
+	tuneNode    func(*node.NodeConfig)
+	tuneMemnode func(*node.MemnodeConfig)
 }
 
 // dataDir is node name's data directory as its node file names it.
@@ -130,6 +133,9 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 		n.StateDB.Backend = g.stateDB
 	}
 	g.metrics = g.metrics[1:]
+	if g.tuneNode != nil {
+		g.tuneNode(n)
+	}
 	n.EnsureDefaults()
 	if err := n.Validate(); err != nil {
 		return fmt.Errorf("localnet: the generated node %q is invalid: %w", ep.Name, err)
@@ -177,6 +183,9 @@ func (g *gen) memnode(ca *identity.CA, peer, sub string, ports []int) (*node.Mem
 		CAs:     []string{orgCA},
 		Writer:  peer,
 		Metrics: metrics,
+	}
+	if g.tuneMemnode != nil {
+		g.tuneMemnode(m)
 	}
 	m.EnsureDefaults()
 	if err := m.Validate(); err != nil {

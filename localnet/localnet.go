@@ -76,6 +76,13 @@ type Spec struct {
 	// memnode pointing at it. Its two ports (address, metrics) come after
 	// all the others.
 	Memnodes bool
+	// TuneNode and TuneMemnode, if set, adjust every generated node file
+	// (peers and orderers) and every memory node file before it is
+	// validated and written: benchmarks size state databases, caches and
+	// memory tiers through them. A change that makes a file invalid
+	// fails Generate with the file's error.
+	TuneNode    func(*node.NodeConfig)
+	TuneMemnode func(*node.MemnodeConfig)
 }
 
 // ContractSpec is one contract of the channel and its endorsement policy.
@@ -289,6 +296,7 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		return nil, err
 	}
 	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}, profile: spec.Profile,
+		tuneNode: spec.TuneNode, tuneMemnode: spec.TuneMemnode,
 		metrics: ports[spec.nodes() : 2*spec.nodes()], hosts: maps.Clone(spec.Hosts), dataRoot: spec.DataRoot, stateDB: spec.StateDB}
 	cluster := ports[2*spec.nodes() : len(ports)-2*spec.memnodes()]
 	mem := ports[len(ports)-2*spec.memnodes():]

@@ -80,6 +80,7 @@ type Client struct {
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
 	callLat                                     latency.Histogram
+	readLat                                     latency.Histogram // GetMany alone
 }
 
 var (
@@ -96,7 +97,8 @@ type ClientMetrics struct {
 	Losses      uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
 	CacheBytes  int64            `metric:"gauge"`   // Bytes held by the local cache.
 	Height      uint64           `metric:"gauge"`   // The applied height.
-	CallLatency latency.Snapshot // Latency of a call to the memory node.
+	CallLatency latency.Snapshot // Latency of a call to the memory node: reads, applies, savepoints.
+	ReadLatency latency.Snapshot // Latency of a read that missed the local cache (a multi-get).
 }
 
 // Dial connects to the memory node and reads its height, which becomes
@@ -226,6 +228,7 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	start := time.Now()
 	resp, err := c.rpc.GetMany(ctx, req)
 	c.callLat.Since(start)
+	c.readLat.Since(start)
 	if err != nil {
 		return c.callErr("GetMany", err)
 	}
@@ -418,5 +421,6 @@ func (c *Client) Close() error {
 // Metrics returns the client's counters.
 func (c *Client) Metrics() ClientMetrics {
 	return ClientMetrics{CacheHits: c.cacheHits.Load(), RemoteReads: c.remoteReads.Load(), Unavailable: c.unavailable.Load(),
-		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot()}
+		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot(),
+		ReadLatency: c.readLat.Snapshot()}
 }

@@ -76,7 +76,11 @@ type CheckpointConfig struct {
 type PebbleConfig struct {
 	// ValueSeparation: values of this many bytes or more go to blob files
 	// beside the LSM tree. Default 4096; -1 off; else 256 to 1073741824.
-	ValueSeparation int    `yaml:"valueSeparation,omitempty"`
+	ValueSeparation int `yaml:"valueSeparation,omitempty"`
+	// MemTableMB is one memtable's size; Pebble keeps up to four before
+	// it stalls writes. Default 16; 1 to 4095. Fabric's LevelDB default
+	// is 4, FlexChain's "large memtable" peer 4096 (docs/flexchain.md).
+	MemTableMB      int    `yaml:"memTableMB,omitempty"`
 	Compression     string `yaml:"compression,omitempty"`     // tables: snappy (default) | minlz | zstd | none
 	BlobCompression string `yaml:"blobCompression,omitempty"` // separated values: snappy (default) | minlz | zstd | none
 }
@@ -142,6 +146,7 @@ func (c *StateDBConfig) check(ck *checker) {
 	if v := c.Pebble.ValueSeparation; v != 0 && v != -1 && (v < 256 || v > 1<<30) {
 		ck.bad("stateDB.pebble.valueSeparation", v, "-1 (off) or 256 to 1073741824 bytes (0 means 4096)")
 	}
+	inRange("stateDB.pebble.memTableMB", c.Pebble.MemTableMB, 1, 4095, pebbledb.DefaultMemTableSize>>20)
 	oneOf("stateDB.pebble.compression", c.Pebble.Compression, pebbledb.Compressions...)
 	oneOf("stateDB.pebble.blobCompression", c.Pebble.BlobCompression, pebbledb.Compressions...)
 	oneOf("stateDB.leveldb.compression", c.LevelDB.Compression, "snappy", "none")
@@ -187,6 +192,7 @@ func (c *StateDBConfig) Options() backend.Options {
 	var o backend.Options
 	o.Pebble.CacheSize = cache
 	o.Pebble.ValueSeparation = c.Pebble.ValueSeparation
+	o.Pebble.MemTableSize = uint64(c.Pebble.MemTableMB) * mb
 	o.Pebble.Compression = c.Pebble.Compression
 	o.Pebble.BlobCompression = c.Pebble.BlobCompression
 	o.LevelDB.CacheSize = cache

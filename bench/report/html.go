@@ -48,6 +48,7 @@ func WriteHTML(w io.Writer, title string, rs []*bench.Result) error {
 	}
 	b.WriteString("</table>")
 	isolationHTML(&b, rs)
+	tiersHTML(&b, rs)
 	for i, r := range rs {
 		roundHTML(&b, i, r)
 	}

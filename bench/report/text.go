@@ -179,6 +179,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 			fmt.Fprintf(w, "  machine (%d cores): %s\n", r.Usage.Cores, m)
 		}
 		writeIsolation(w, r)
+		writeTiers(w, r)
 		for _, c := range r.Checks {
 			fmt.Fprintf(w, "  check ok: %s\n", c)
 		}
@@ -190,6 +191,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 		}
 	}
 	writeIsolationTable(w, rs)
+	writeTiersTable(w, rs)
 }
 
 // clip shortens s to at most n bytes.
@@ -245,6 +247,9 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 	for _, p := range params {
 		head = append(head, "param_"+p)
 	}
+	for _, c := range tiersCSV {
+		head = append(head, c.name)
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -259,7 +264,7 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 		for _, p := range params {
 			row = append(row, r.Params[p])
 		}
-		if err := cw.Write(row); err != nil {
+		if err := cw.Write(append(row, tiersCells(r)...)); err != nil {
 			return err
 		}
 	}

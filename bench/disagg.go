@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
+)
+
+// Disagg says how a round's peers keep their state: disaggregated, as
+// FlexChain's peers (docs/flexchain.md), or in the monolithic peer's own
+// Pebble with a memtable of a chosen size (FlexChain's "generic XOV").
+//
+// With Memnodes every peer keeps its state on a memory node of its own
+// (localnet.Spec.Memnodes, `strand memnode start`): a local cache in the
+// peer (CacheMB), the memory tier (MemoryMB, a byte limit) and the
+// storage tier (Pebble) in the memory node's process. The round then
+// reports what each tier answered (TierResult).
+type Disagg struct {
+	// Memnodes gives every peer its own memory node; it needs network:
+	// processes (a memory node is a process, so that cpu_quota.memnode
+	// can cap it).
+	Memnodes bool `yaml:"memnodes,omitempty" json:"memnodes,omitempty"`
+	// MemoryMB is each memory node's memory tier limit (memoryMB; default
+	// 256). Only with Memnodes.
+	MemoryMB int `yaml:"memory_mb,omitempty" json:"memory_mb,omitempty"`
+	// CacheMB is each peer's local cache in front of its memory node
+	// (stateDB.memnode.cacheMB; default 64, -1 none). Only with Memnodes.
+	CacheMB int `yaml:"cache_mb,omitempty" json:"cache_mb,omitempty"`
+	// MemtableMB is the monolithic peer's Pebble memtable
+	// (stateDB.pebble.memTableMB; default 16). Not with Memnodes: the
+	// peer's state is then on its memory node.
+	MemtableMB int `yaml:"memtable_mb,omitempty" json:"memtable_mb,omitempty"`
+	// ComputeNodes is the place of FlexChain's compute nodes per peer
+	// (its Fig. 5(a)), which are built apart from this harness; until
+	// they are, any value but 0 is refused.
+	ComputeNodes int `yaml:"compute_nodes,omitempty" json:"compute_nodes,omitempty"`
+}
+
+func (d Disagg) set() bool {
+	return d.Memnodes || d.MemoryMB != 0 || d.CacheMB != 0 || d.MemtableMB != 0 || d.ComputeNodes != 0
+}
+
+// validate checks the fields against each other and the round's network
+// (processes: network is "processes"), state database and CPU quotas.
+func (d Disagg) validate(processes bool, stateDB string, quota map[string]float64) error {
+	switch {
+	case d.ComputeNodes != 0:
+		return fmt.Errorf("compute_nodes = %d: compute nodes are not part of this harness yet (FlexChain Fig. 5(a)); want 0 or unset", d.ComputeNodes)
+	case d.Memnodes && !processes:
+		return fmt.Errorf("memnodes = true: want network: processes (each memory node is a process of its own)")
+	case d.MemoryMB != 0 && !d.Memnodes:
+		return fmt.Errorf("memory_mb = %d: want it only with memnodes: true (it is the memory tier's byte limit)", d.MemoryMB)
+	case d.MemoryMB < 0 || d.MemoryMB > 1<<20:
+		return fmt.Errorf("memory_mb = %d: want 1 to 1048576 (unset: 256)", d.MemoryMB)
+	case d.CacheMB != 0 && !d.Memnodes:
+		return fmt.Errorf("cache_mb = %d: want it only with memnodes: true (it is the peer's local cache in front of its memory node)", d.CacheMB)
+	case d.CacheMB < -1 || d.CacheMB > 1<<20:
+		return fmt.Errorf("cache_mb = %d: want -1 (no local cache) or 1 to 1048576 (unset: 64)", d.CacheMB)
+	case d.MemtableMB != 0 && d.Memnodes:
+		return fmt.Errorf("memtable_mb = %d: want it only without memnodes (it sizes the monolithic peer's own Pebble; a peer with a memory node keeps no state of its own)", d.MemtableMB)
+	case d.MemtableMB < 0 || d.MemtableMB > 4095:
+		return fmt.Errorf("memtable_mb = %d: want 1 to 4095 (unset: 16)", d.MemtableMB)
+	case d.MemtableMB != 0 && stateDB != "" && stateDB != "pebble":
+		return fmt.Errorf("memtable_mb = %d: want it only with state_db pebble (have %q)", d.MemtableMB, stateDB)
+	case quota["memnode"] != 0 && !d.Memnodes:
+		return fmt.Errorf("cpu_quota.memnode = %g: want it only with memnodes: true", quota["memnode"])
+	}
+	return nil
+}
+
+// tuneNode sizes a generated peer's state database.
+func (d Disagg) tuneNode(n *node.NodeConfig) {
+	if n.Role != "peer" {
+		return
+	}
+	if d.MemtableMB > 0 {
+		n.StateDB.Pebble.MemTableMB = d.MemtableMB
+	}
+	if d.CacheMB != 0 {
+		n.StateDB.Memnode.CacheMB = d.CacheMB
+	}
+	if d.Memnodes {
+		// The committer's cache of recently written values
+		// (pipeline.stateCacheMB) would answer most reads before the
+		// memory node's client sees them: off, the client's local cache
+		// (cache_mb) is the peer's only one, and every read is counted
+		// in one of the tiers.
+		n.Pipeline.StateCacheMB = -1
+	}
+}
+
+// tuneMemnode sizes a generated memory node's memory tier.
+func (d Disagg) tuneMemnode(m *node.MemnodeConfig) {
+	if d.MemoryMB > 0 {
+		m.MemoryMB = d.MemoryMB
+	}
+}
+
+// spec adds the disaggregation to a network's spec.
+func (d Disagg) spec(s localnet.Spec) localnet.Spec {
+	s.Memnodes = d.Memnodes
+	s.TuneNode, s.TuneMemnode = d.tuneNode, d.tuneMemnode
+	return s
+}

@@ -1,0 +1,83 @@
+//go:build linux
+
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestMemnodeRound runs a real YCSB round on node processes whose peers
+// keep their state on memory nodes of their own, with a memory tier of
+// 1 MiB (smaller than the records) and a local cache of 1 MiB: the round
+// commits, every read is counted in one tier, remote reads have a
+// latency, the memory nodes are measured like the other nodes, and the
+// memory nodes' CPU quota is in the kernel during the round (as root).
+func TestMemnodeRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	bin, err := strandBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Round{Label: "tiered", Workload: "ycsb", Params: map[string]string{"mix": "a", "records": "400", "value_size": "4000", "zipf": "0"},
+		Clients: 4, Duration: 2 * time.Second,
+		Interference: Interference{Network: "processes"}, Disagg: Disagg{Memnodes: true, MemoryMB: 1, CacheMB: 1}}
+	var mu sync.Mutex
+	quotas := map[string]string{}
+	var seen func(Progress)
+	if os.Geteuid() == 0 {
+		parent := cgroupTestParent(t)
+		r.CgroupParent, r.CPUQuota = parent, map[string]float64{"memnode": 0.5}
+		seen = func(Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = filepath.WalkDir(parent, func(path string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "memnode-") {
+					b, _ := os.ReadFile(filepath.Join(path, "cpu.cfs_quota_us"))
+					quotas[d.Name()] = strings.TrimSpace(string(b))
+				}
+				return nil
+			})
+		}
+	}
+	res, err := Run(context.Background(), r, Target{Command: []string{bin}, Progress: seen})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	tr := res.Tiers
+	if tr == nil {
+		t.Fatalf("no tier figures; warnings %v", res.Warnings)
+	}
+	if res.Committed == 0 || tr.CacheHits+tr.MemoryHits+tr.StorageReads == 0 || tr.RemoteCalls == 0 || !(tr.RemoteP50Ms > 0) {
+		t.Errorf("committed %d, tiers %+v: want commits, reads in the tiers and timed remote calls", res.Committed, *tr)
+	}
+	if s := tr.CachePct + tr.MemoryPct + tr.StoragePct; s < 99.9 || s > 100.1 {
+		t.Errorf("tier percentages sum to %v, want 100", s)
+	}
+	if tr.MemoryMB != 1 || tr.CacheMB != 1 {
+		t.Errorf("tiers report memory %d MiB, cache %d MiB; want 1 and 1", tr.MemoryMB, tr.CacheMB)
+	}
+	var memnodes int
+	for name := range res.CPUPercent {
+		if strings.HasPrefix(name, "memnode.") {
+			memnodes++
+		}
+	}
+	if memnodes != 2 {
+		t.Errorf("processes measured: %v, want both memory nodes among them", res.CPUPercent)
+	}
+	if os.Geteuid() == 0 {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(quotas) != 2 || quotas["memnode-peer0-org1"] != "50000" || quotas["memnode-peer0-org2"] != "50000" {
+			t.Errorf("memory nodes' cpu.cfs_quota_us during the round: %v, want 50000 (0.5 cores of 100 ms) for both", quotas)
+		}
+	}
+}
