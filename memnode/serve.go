@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -28,7 +29,19 @@ type ServerOptions struct {
 	// Writer is the common name of the one client certificate that may
 	// Apply; "": the first client to Apply, until the node restarts.
 	Writer string
+	// WatchBufferBytes bounds what one Watch subscriber may have queued
+	// on the node (the keys of the batches not yet sent to it); one that
+	// falls further behind is sent a resync. Default 1 MiB; 4 KiB to
+	// 1 GiB.
+	WatchBufferBytes int
 }
+
+// Server defaults and bounds.
+const (
+	DefaultWatchBufferBytes = 1 << 20
+	minWatchBufferBytes     = 4 << 10
+	maxWatchBufferBytes     = 1 << 30
+)
 
 // Server is a running memory node: the tiers in dir, served on a
 // listener.
@@ -53,12 +66,22 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 	if opts.MaxStreams == 0 {
 		opts.MaxStreams = 256
 	}
+	if opts.WatchBufferBytes == 0 {
+		opts.WatchBufferBytes = DefaultWatchBufferBytes
+	}
+	if b := opts.WatchBufferBytes; b < minWatchBufferBytes || b > maxWatchBufferBytes {
+		return nil, fmt.Errorf("memnode: WatchBufferBytes %d: want 0 (default 1 MiB) or %d to %d", b, minWatchBufferBytes, maxWatchBufferBytes)
+	}
 	opts.Tiers.NoCache = true
 	db, err := tiered.Open(dir, opts.Tiers)
 	if err != nil {
 		return nil, fmt.Errorf("memnode: %w", err)
 	}
-	s := &Server{svc: &service{db: db, writer: opts.Writer}, addr: lis.Addr().String(), done: make(chan error, 1)}
+	svc, err := newService(db, opts.Writer, opts.WatchBufferBytes)
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	s := &Server{svc: svc, addr: lis.Addr().String(), done: make(chan error, 1)}
 	s.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(opts.TLS)),
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes), grpc.MaxSendMsgSize(opts.MaxMessageBytes),
 		grpc.MaxConcurrentStreams(opts.MaxStreams))
@@ -83,14 +106,22 @@ func (s *Server) Kill() error { return s.halt(true) }
 // nothing. After Kill or Close, both do nothing.
 func (s *Server) Close() error { return s.halt(false) }
 
+// closeGrace is how long Close lets running calls finish.
+const closeGrace = 10 * time.Second
+
 func (s *Server) halt(kill bool) error {
 	s.once.Do(func() {
 		closeDB := s.svc.db.Close
+		s.svc.feed.close() // Watch calls never end on their own
 		if kill {
 			s.grpc.Stop()
 			closeDB = s.svc.db.CloseLosingMemory
 		} else {
+			// A call blocked sending to a client that does not read
+			// (a Watch) would hold GracefulStop forever: cut it off.
+			cut := time.AfterFunc(closeGrace, s.grpc.Stop)
 			s.grpc.GracefulStop()
+			cut.Stop()
 		}
 		err := <-s.done
 		if errors.Is(err, grpc.ErrServerStopped) {
