@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
@@ -26,6 +27,8 @@ type ServerOptions struct {
 	MaxMessageBytes int
 	// MaxStreams bounds the concurrent calls of one connection. Default 256.
 	MaxStreams uint32
+	// Limits bound each client's calls and Watch streams.
+	Limits Limits
 	// Writer is the common name of the one client certificate that may
 	// Apply; "": the first client to Apply, until the node restarts.
 	Writer string
@@ -72,6 +75,10 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 	if b := opts.WatchBufferBytes; b < minWatchBufferBytes || b > maxWatchBufferBytes {
 		return nil, fmt.Errorf("memnode: WatchBufferBytes %d: want 0 (default 1 MiB) or %d to %d", b, minWatchBufferBytes, maxWatchBufferBytes)
 	}
+	opts.Limits.EnsureDefaults()
+	if err := opts.Limits.Validate(); err != nil {
+		return nil, err
+	}
 	opts.Tiers.NoCache = true
 	db, err := tiered.Open(dir, opts.Tiers)
 	if err != nil {
@@ -81,10 +88,16 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, errors.Join(err, db.Close())
 	}
+	svc.limits = newLimiter(opts.Limits)
 	s := &Server{svc: svc, addr: lis.Addr().String(), done: make(chan error, 1)}
 	s.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(opts.TLS)),
+		grpc.UnaryInterceptor(svc.limits.unary), grpc.StreamInterceptor(svc.limits.stream),
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes), grpc.MaxSendMsgSize(opts.MaxMessageBytes),
-		grpc.MaxConcurrentStreams(opts.MaxStreams))
+		grpc.MaxConcurrentStreams(opts.MaxStreams),
+		// Clients ping every keepaliveTime (a reader's silent feed);
+		// the node pings too, to free a vanished subscriber's backlog.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 2, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}))
 	api.RegisterMemoryNodeServer(s.grpc, s.svc)
 	go func() { s.done <- s.grpc.Serve(lis) }()
 	return s, nil

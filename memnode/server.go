@@ -50,7 +50,8 @@ type service struct {
 	mu     sync.Mutex // serialises Apply's check and write, and guards claimed
 	// claimed is the writer once one applied (or was configured).
 	claimed *string
-	feed    *hub // the Watch subscribers
+	feed    *hub     // the Watch subscribers
+	limits  *limiter // each client's calls; nil in tests that call the service directly
 
 	gets, scans, applies, resent, refused atomic.Uint64
 	getLat, scanLat, applyLat             latency.Histogram
@@ -76,6 +77,7 @@ type Metrics struct {
 	Refused      uint64           `metric:"counter"` // batches refused: from is not the published height, or not from the writer
 	Watchers     int              `metric:"gauge"`   // Watch subscribers
 	Overflows    uint64           `metric:"counter"` // subscribers that fell behind and were sent a resync
+	OverLimit    uint64           `metric:"counter"` // calls refused by a client limit (Limits)
 	GetLatency   latency.Snapshot // per GetMany, server side
 	ScanLatency  latency.Snapshot
 	ApplyLatency latency.Snapshot
@@ -84,12 +86,16 @@ type Metrics struct {
 // String formats m on a few lines.
 func (m Metrics) String() string {
 	return fmt.Sprintf("%scalls: %d gets, %d scans, %d applies (%d re-sent, %d refused)\n"+
-		"watch: %d subscribers, %d fell behind\nlatency: get %v, scan %v, apply %v\n",
-		m.Tiers, m.Gets, m.Scans, m.Applies, m.Resent, m.Refused, m.Watchers, m.Overflows, m.GetLatency, m.ScanLatency, m.ApplyLatency)
+		"watch: %d subscribers, %d fell behind; %d calls over a client's limit\nlatency: get %v, scan %v, apply %v\n",
+		m.Tiers, m.Gets, m.Scans, m.Applies, m.Resent, m.Refused, m.Watchers, m.Overflows, m.OverLimit, m.GetLatency, m.ScanLatency, m.ApplyLatency)
 }
 
 func (s *service) metrics() Metrics {
-	return Metrics{Tiers: s.db.Metrics(), Gets: s.gets.Load(), Scans: s.scans.Load(), Applies: s.applies.Load(),
+	var over uint64
+	if s.limits != nil {
+		over = s.limits.refused.Load()
+	}
+	return Metrics{OverLimit: over, Tiers: s.db.Metrics(), Gets: s.gets.Load(), Scans: s.scans.Load(), Applies: s.applies.Load(),
 		Resent: s.resent.Load(), Refused: s.refused.Load(), Watchers: s.feed.watchers(), Overflows: s.feed.overflows.Load(),
 		GetLatency: s.getLat.Snapshot(), ScanLatency: s.scanLat.Snapshot(), ApplyLatency: s.applyLat.Snapshot()}
 }

@@ -39,7 +39,8 @@ func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node: memnode listen %s: %w", cfg.Listen, err)
 	}
-	srv, err := memnode.Serve(cfg.DataDir, lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20, Writer: cfg.Writer})
+	srv, err := memnode.Serve(cfg.DataDir, lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20, Writer: cfg.Writer,
+		Limits: cfg.Limits(), WatchBufferBytes: cfg.WatchBufferKB << 10})
 	if err != nil {
 		_ = lis.Close()
 		return nil, err
