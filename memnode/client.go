@@ -185,10 +185,16 @@ func (c *Client) callErr(op string, err error) error {
 		c.unavailable.Add(1)
 		return fmt.Errorf("%w: memnode %s: %s: %s", statedb.ErrUnavailable, c.opts.Address, op, st.Message())
 	case codes.ResourceExhausted:
-		if !strings.HasPrefix(st.Message(), "memnode:") { // gRPC's own: a message size
-			return fmt.Errorf("memnode %s: %s: %s: %s (the bounds: maxMessageMB in the memory node's file, ClientOptions.MaxMessageBytes here)",
-				c.opts.Address, op, st.Code(), st.Message())
+		if strings.HasPrefix(st.Message(), "memnode:") {
+			// A client limit (Limits): load that passes, so retryable,
+			// lest the committer take it for a failure of the node.
+			c.unavailable.Add(1)
+			return fmt.Errorf("%w: memnode %s: %s: %s", statedb.ErrUnavailable, c.opts.Address, op, st.Message())
 		}
+		// gRPC's own: a message over the size bound, which no retry
+		// mends.
+		return fmt.Errorf("memnode %s: %s: %s: %s (the bounds: maxMessageMB in the memory node's file, ClientOptions.MaxMessageBytes here)",
+			c.opts.Address, op, st.Code(), st.Message())
 	}
 	return fmt.Errorf("memnode %s: %s: %s: %s", c.opts.Address, op, st.Code(), st.Message())
 }

@@ -136,7 +136,7 @@ func (f *follower) run(ctx context.Context, first chan<- error) {
 		}
 		f.drop()
 		if first != nil {
-			first <- errors.Join(err, ctx.Err())
+			first <- err
 			return
 		}
 		if ctx.Err() != nil {

@@ -18,7 +18,10 @@ import (
 // memory or its goroutines from the others. A client is a client
 // certificate's common name: compute nodes that share one share its
 // limits. What a call over a limit gets is ResourceExhausted naming the
-// limit, at once; nothing waits.
+// limit, at once; nothing waits. Client takes it for load that passes:
+// statedb.ErrUnavailable, which the committer waits out. Give compute
+// nodes certificates of their own, so that their limits are not the
+// committer's.
 //
 // Apply is not counted: only the writer's are served (one at a time,
 // under the service's lock) and the rest are refused before any work,

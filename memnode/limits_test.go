@@ -124,6 +124,9 @@ func TestClientLimits(t *testing.T) {
 	if err := watch(peer0); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "maxWatchesPerClient") {
 		t.Fatalf("peer0's second Watch: %v; want ResourceExhausted naming maxWatchesPerClient", err)
 	}
+	if _, err := n.DialReader(-1); !errors.Is(err, statedb.ErrUnavailable) || !strings.Contains(err.Error(), "maxWatchesPerClient") {
+		t.Fatalf("a reader dialled as peer0 with its Watch taken: %v; want ErrUnavailable (retryable) naming maxWatchesPerClient", err)
+	}
 	if err := watch(compute1); err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +137,8 @@ func TestClientLimits(t *testing.T) {
 	if err := watch(rawClient(t, n.Addr(), compute2TLS)); status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "maxWatches)") {
 		t.Fatalf("a third Watch on the node: %v; want ResourceExhausted naming maxWatches", err)
 	}
-	if m := n.Server().Metrics(); m.OverLimit != 3 || m.Watchers != 2 {
-		t.Errorf("node counted %d calls over a limit and %d subscribers; want 3 and 2", m.OverLimit, m.Watchers)
+	if m := n.Server().Metrics(); m.OverLimit != 4 || m.Watchers != 2 {
+		t.Errorf("node counted %d calls over a limit and %d subscribers; want 4 and 2", m.OverLimit, m.Watchers)
 	}
 }
 
