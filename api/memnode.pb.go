@@ -683,6 +683,204 @@ func (x *MemSavepointResponse) GetDurable() uint64 {
 	return 0
 }
 
+type MemWatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemWatchRequest) Reset() {
+	*x = MemWatchRequest{}
+	mi := &file_memnode_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemWatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemWatchRequest) ProtoMessage() {}
+
+func (x *MemWatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_memnode_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemWatchRequest.ProtoReflect.Descriptor instead.
+func (*MemWatchRequest) Descriptor() ([]byte, []int) {
+	return file_memnode_proto_rawDescGZIP(), []int{11}
+}
+
+// MemChange is one message of Watch: a change (one applied batch) or a
+// resync.
+type MemChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// height is the batch's height, or for a resync the height the
+	// subscriber starts over at.
+	Height uint64 `protobuf:"varint,1,opt,name=height,proto3" json:"height,omitempty"`
+	// from is the height before the batch: the previous message's height.
+	From uint64 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	// resync: forget every cached key; the state is described from height
+	// on. The first message of a Watch is a resync.
+	Resync bool `protobuf:"varint,3,opt,name=resync,proto3" json:"resync,omitempty"`
+	// applied_unix_nano is the node's clock when it published height (for
+	// the subscriber's lag; comparable across hosts only as far as their
+	// clocks agree).
+	AppliedUnixNano int64 `protobuf:"varint,4,opt,name=applied_unix_nano,json=appliedUnixNano,proto3" json:"applied_unix_nano,omitempty"`
+	// head is the node's published height when the message was sent.
+	Head uint64 `protobuf:"varint,5,opt,name=head,proto3" json:"head,omitempty"`
+	// epoch is drawn at random when the node starts: another epoch means
+	// the node restarted.
+	Epoch uint64 `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// namespaces holds the keys the batch wrote, one group per namespace.
+	Namespaces    []*MemChangedKeys `protobuf:"bytes,7,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemChange) Reset() {
+	*x = MemChange{}
+	mi := &file_memnode_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemChange) ProtoMessage() {}
+
+func (x *MemChange) ProtoReflect() protoreflect.Message {
+	mi := &file_memnode_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemChange.ProtoReflect.Descriptor instead.
+func (*MemChange) Descriptor() ([]byte, []int) {
+	return file_memnode_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *MemChange) GetHeight() uint64 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *MemChange) GetFrom() uint64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *MemChange) GetResync() bool {
+	if x != nil {
+		return x.Resync
+	}
+	return false
+}
+
+func (x *MemChange) GetAppliedUnixNano() int64 {
+	if x != nil {
+		return x.AppliedUnixNano
+	}
+	return 0
+}
+
+func (x *MemChange) GetHead() uint64 {
+	if x != nil {
+		return x.Head
+	}
+	return 0
+}
+
+func (x *MemChange) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *MemChange) GetNamespaces() []*MemChangedKeys {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
+}
+
+// MemChangedKeys is the keys a batch wrote in one namespace.
+type MemChangedKeys struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Namespace []byte                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
+	// keys are packed: each key is its length (unsigned varint) and its
+	// bytes, back to back. A batch writes many short keys; one field for
+	// them all costs a byte or two a key.
+	Keys          []byte `protobuf:"bytes,2,opt,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemChangedKeys) Reset() {
+	*x = MemChangedKeys{}
+	mi := &file_memnode_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemChangedKeys) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemChangedKeys) ProtoMessage() {}
+
+func (x *MemChangedKeys) ProtoReflect() protoreflect.Message {
+	mi := &file_memnode_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemChangedKeys.ProtoReflect.Descriptor instead.
+func (*MemChangedKeys) Descriptor() ([]byte, []int) {
+	return file_memnode_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *MemChangedKeys) GetNamespace() []byte {
+	if x != nil {
+		return x.Namespace
+	}
+	return nil
+}
+
+func (x *MemChangedKeys) GetKeys() []byte {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
 var File_memnode_proto protoreflect.FileDescriptor
 
 const file_memnode_proto_rawDesc = "" +
@@ -731,13 +929,28 @@ const file_memnode_proto_rawDesc = "" +
 	"\x13MemSavepointRequest\"H\n" +
 	"\x14MemSavepointResponse\x12\x16\n" +
 	"\x06height\x18\x01 \x01(\x04R\x06height\x12\x18\n" +
-	"\adurable\x18\x02 \x01(\x04R\adurable2\xa3\x02\n" +
+	"\adurable\x18\x02 \x01(\x04R\adurable\"\x11\n" +
+	"\x0fMemWatchRequest\"\xe1\x01\n" +
+	"\tMemChange\x12\x16\n" +
+	"\x06height\x18\x01 \x01(\x04R\x06height\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\x04R\x04from\x12\x16\n" +
+	"\x06resync\x18\x03 \x01(\bR\x06resync\x12*\n" +
+	"\x11applied_unix_nano\x18\x04 \x01(\x03R\x0fappliedUnixNano\x12\x12\n" +
+	"\x04head\x18\x05 \x01(\x04R\x04head\x12\x14\n" +
+	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\x12:\n" +
+	"\n" +
+	"namespaces\x18\a \x03(\v2\x1a.strand.api.MemChangedKeysR\n" +
+	"namespaces\"B\n" +
+	"\x0eMemChangedKeys\x12\x1c\n" +
+	"\tnamespace\x18\x01 \x01(\fR\tnamespace\x12\x12\n" +
+	"\x04keys\x18\x02 \x01(\fR\x04keys2\xe2\x02\n" +
 	"\n" +
 	"MemoryNode\x12@\n" +
 	"\aGetMany\x12\x19.strand.api.MemGetRequest\x1a\x1a.strand.api.MemGetResponse\x12?\n" +
 	"\x04Scan\x12\x1a.strand.api.MemScanRequest\x1a\x17.strand.api.MemScanPage(\x010\x01\x12B\n" +
 	"\x05Apply\x12\x1b.strand.api.MemApplyRequest\x1a\x1c.strand.api.MemApplyResponse\x12N\n" +
-	"\tSavepoint\x12\x1f.strand.api.MemSavepointRequest\x1a .strand.api.MemSavepointResponseB%Z#github.com/strand-ledger/strand/apib\x06proto3"
+	"\tSavepoint\x12\x1f.strand.api.MemSavepointRequest\x1a .strand.api.MemSavepointResponse\x12=\n" +
+	"\x05Watch\x12\x1b.strand.api.MemWatchRequest\x1a\x15.strand.api.MemChange0\x01B%Z#github.com/strand-ledger/strand/apib\x06proto3"
 
 var (
 	file_memnode_proto_rawDescOnce sync.Once
@@ -751,7 +964,7 @@ func file_memnode_proto_rawDescGZIP() []byte {
 	return file_memnode_proto_rawDescData
 }
 
-var file_memnode_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_memnode_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_memnode_proto_goTypes = []any{
 	(*MemKey)(nil),               // 0: strand.api.MemKey
 	(*MemValue)(nil),             // 1: strand.api.MemValue
@@ -764,25 +977,31 @@ var file_memnode_proto_goTypes = []any{
 	(*MemApplyResponse)(nil),     // 8: strand.api.MemApplyResponse
 	(*MemSavepointRequest)(nil),  // 9: strand.api.MemSavepointRequest
 	(*MemSavepointResponse)(nil), // 10: strand.api.MemSavepointResponse
+	(*MemWatchRequest)(nil),      // 11: strand.api.MemWatchRequest
+	(*MemChange)(nil),            // 12: strand.api.MemChange
+	(*MemChangedKeys)(nil),       // 13: strand.api.MemChangedKeys
 }
 var file_memnode_proto_depIdxs = []int32{
 	0,  // 0: strand.api.MemGetRequest.keys:type_name -> strand.api.MemKey
 	1,  // 1: strand.api.MemGetResponse.values:type_name -> strand.api.MemValue
 	1,  // 2: strand.api.MemScanPage.values:type_name -> strand.api.MemValue
 	6,  // 3: strand.api.MemApplyRequest.writes:type_name -> strand.api.MemWrite
-	2,  // 4: strand.api.MemoryNode.GetMany:input_type -> strand.api.MemGetRequest
-	4,  // 5: strand.api.MemoryNode.Scan:input_type -> strand.api.MemScanRequest
-	7,  // 6: strand.api.MemoryNode.Apply:input_type -> strand.api.MemApplyRequest
-	9,  // 7: strand.api.MemoryNode.Savepoint:input_type -> strand.api.MemSavepointRequest
-	3,  // 8: strand.api.MemoryNode.GetMany:output_type -> strand.api.MemGetResponse
-	5,  // 9: strand.api.MemoryNode.Scan:output_type -> strand.api.MemScanPage
-	8,  // 10: strand.api.MemoryNode.Apply:output_type -> strand.api.MemApplyResponse
-	10, // 11: strand.api.MemoryNode.Savepoint:output_type -> strand.api.MemSavepointResponse
-	8,  // [8:12] is the sub-list for method output_type
-	4,  // [4:8] is the sub-list for method input_type
-	4,  // [4:4] is the sub-list for extension type_name
-	4,  // [4:4] is the sub-list for extension extendee
-	0,  // [0:4] is the sub-list for field type_name
+	13, // 4: strand.api.MemChange.namespaces:type_name -> strand.api.MemChangedKeys
+	2,  // 5: strand.api.MemoryNode.GetMany:input_type -> strand.api.MemGetRequest
+	4,  // 6: strand.api.MemoryNode.Scan:input_type -> strand.api.MemScanRequest
+	7,  // 7: strand.api.MemoryNode.Apply:input_type -> strand.api.MemApplyRequest
+	9,  // 8: strand.api.MemoryNode.Savepoint:input_type -> strand.api.MemSavepointRequest
+	11, // 9: strand.api.MemoryNode.Watch:input_type -> strand.api.MemWatchRequest
+	3,  // 10: strand.api.MemoryNode.GetMany:output_type -> strand.api.MemGetResponse
+	5,  // 11: strand.api.MemoryNode.Scan:output_type -> strand.api.MemScanPage
+	8,  // 12: strand.api.MemoryNode.Apply:output_type -> strand.api.MemApplyResponse
+	10, // 13: strand.api.MemoryNode.Savepoint:output_type -> strand.api.MemSavepointResponse
+	12, // 14: strand.api.MemoryNode.Watch:output_type -> strand.api.MemChange
+	10, // [10:15] is the sub-list for method output_type
+	5,  // [5:10] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_memnode_proto_init() }
@@ -796,7 +1015,7 @@ func file_memnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memnode_proto_rawDesc), len(file_memnode_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

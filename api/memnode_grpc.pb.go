@@ -29,6 +29,7 @@ const (
 	MemoryNode_Scan_FullMethodName      = "/strand.api.MemoryNode/Scan"
 	MemoryNode_Apply_FullMethodName     = "/strand.api.MemoryNode/Apply"
 	MemoryNode_Savepoint_FullMethodName = "/strand.api.MemoryNode/Savepoint"
+	MemoryNode_Watch_FullMethodName     = "/strand.api.MemoryNode/Watch"
 )
 
 // MemoryNodeClient is the client API for MemoryNode service.
@@ -48,6 +49,13 @@ type MemoryNodeClient interface {
 	Apply(ctx context.Context, in *MemApplyRequest, opts ...grpc.CallOption) (*MemApplyResponse, error)
 	// Savepoint returns the published height and the storage savepoint.
 	Savepoint(ctx context.Context, in *MemSavepointRequest, opts ...grpc.CallOption) (*MemSavepointResponse, error)
+	// Watch streams the changes to the published state, for the caches of
+	// readers (compute nodes): first a resync at the node's height, then
+	// one change per applied batch, in order, naming the keys it wrote. A
+	// subscriber that falls behind (its buffer on the node full) gets a
+	// resync at a later height in place of the changes it missed: Apply
+	// never waits for a subscriber.
+	Watch(ctx context.Context, in *MemWatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MemChange], error)
 }
 
 type memoryNodeClient struct {
@@ -101,6 +109,25 @@ func (c *memoryNodeClient) Savepoint(ctx context.Context, in *MemSavepointReques
 	return out, nil
 }
 
+func (c *memoryNodeClient) Watch(ctx context.Context, in *MemWatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MemChange], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MemoryNode_ServiceDesc.Streams[1], MemoryNode_Watch_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[MemWatchRequest, MemChange]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryNode_WatchClient = grpc.ServerStreamingClient[MemChange]
+
 // MemoryNodeServer is the server API for MemoryNode service.
 // All implementations must embed UnimplementedMemoryNodeServer
 // for forward compatibility.
@@ -118,6 +145,13 @@ type MemoryNodeServer interface {
 	Apply(context.Context, *MemApplyRequest) (*MemApplyResponse, error)
 	// Savepoint returns the published height and the storage savepoint.
 	Savepoint(context.Context, *MemSavepointRequest) (*MemSavepointResponse, error)
+	// Watch streams the changes to the published state, for the caches of
+	// readers (compute nodes): first a resync at the node's height, then
+	// one change per applied batch, in order, naming the keys it wrote. A
+	// subscriber that falls behind (its buffer on the node full) gets a
+	// resync at a later height in place of the changes it missed: Apply
+	// never waits for a subscriber.
+	Watch(*MemWatchRequest, grpc.ServerStreamingServer[MemChange]) error
 	mustEmbedUnimplementedMemoryNodeServer()
 }
 
@@ -139,6 +173,9 @@ func (UnimplementedMemoryNodeServer) Apply(context.Context, *MemApplyRequest) (*
 }
 func (UnimplementedMemoryNodeServer) Savepoint(context.Context, *MemSavepointRequest) (*MemSavepointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Savepoint not implemented")
+}
+func (UnimplementedMemoryNodeServer) Watch(*MemWatchRequest, grpc.ServerStreamingServer[MemChange]) error {
+	return status.Error(codes.Unimplemented, "method Watch not implemented")
 }
 func (UnimplementedMemoryNodeServer) mustEmbedUnimplementedMemoryNodeServer() {}
 func (UnimplementedMemoryNodeServer) testEmbeddedByValue()                    {}
@@ -222,6 +259,17 @@ func _MemoryNode_Savepoint_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _MemoryNode_Watch_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(MemWatchRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(MemoryNodeServer).Watch(m, &grpc.GenericServerStream[MemWatchRequest, MemChange]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryNode_WatchServer = grpc.ServerStreamingServer[MemChange]
+
 // MemoryNode_ServiceDesc is the grpc.ServiceDesc for MemoryNode service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -248,6 +296,11 @@ var MemoryNode_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _MemoryNode_Scan_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "Watch",
+			Handler:       _MemoryNode_Watch_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "memnode.proto",

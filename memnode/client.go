@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
@@ -35,10 +37,18 @@ type ClientOptions struct {
 	CallTimeout time.Duration
 	// MaxMessageBytes bounds a message either way. Default 256 MiB.
 	MaxMessageBytes int
+	// Follow makes the client a reader: a compute node that simulates
+	// and endorses on the state while only the peer's committer writes
+	// it. Its cache follows the node's change feed (Watch) and its fence
+	// the node's height; Apply fails with ErrReader. See Client.
+	Follow bool
 }
 
 // Client defaults.
 const (
+	keepaliveTime    = 10 * time.Second
+	keepaliveTimeout = 5 * time.Second
+
 	DefaultCacheBytes      = 64 << 20
 	DefaultCallTimeout     = 30 * time.Second
 	DefaultMaxMessageBytes = 256 << 20
@@ -51,7 +61,30 @@ func (o *ClientOptions) ensureDefaults() {
 }
 
 // Client is the statedb.DB of a compute node whose state lives on a
-// memory node: a local cache (tiered.Cache) in front of gRPC calls.
+// memory node: a local cache (tiered.Cache) in front of gRPC calls. It
+// is the writer (the peer's committer, whose Apply writes its cache
+// through) or, with ClientOptions.Follow, a reader.
+//
+// A reader, such as a compute node's state for simulation, is built so:
+//
+//	tlsConf, _ := node.TLSConfigs(...)   // client side of mutual TLS, as the peer's
+//	state, err := memnode.Dial(memnode.ClientOptions{
+//		Address:    "127.0.0.1:7070", // the peer's memory node
+//		TLS:        tlsConf,
+//		CacheBytes: 64 << 20,         // 0: 64 MiB; -1: no cache (every read goes to the node)
+//		Follow:     true,
+//	})
+//	// state is a statedb.DB (and VersionGetter, Dumper) for the endorser;
+//	// Apply fails with ErrReader. state.Synced(ctx, h) waits until the
+//	// feed has reached height h (say, the height a client saw committed).
+//	// state.Metrics().Feed says how stale the cache runs; export it as the
+//	// peer does (node.NewStructCollector("memnode_client", ...)).
+//	defer state.Close()
+//
+// Dial returns once the feed's first message is in, so the cache is live
+// from the start. What keeps a reader's answers no older than its feed,
+// and when its cache is dropped, is written above type follower; the
+// writer's fence follows.
 //
 // The fence, the invariant that keeps a restarted memory node from
 // serving old state as current: applied is the height this client last
@@ -70,9 +103,12 @@ type Client struct {
 	rpc   api.MemoryNodeClient
 	gate  statedb.Gate
 	cache *tiered.Cache // nil when CacheBytes is -1
+	// follow is a reader's feed; nil for the writer.
+	follow *follower
 
-	// mu orders Apply's publish (applied and the cache move together)
-	// against the reads' cache lookups.
+	// mu orders Apply's publish (applied and the cache move together),
+	// and a reader's processing of its feed, against the reads' cache
+	// lookups.
 	mu      sync.RWMutex
 	applied atomic.Uint64
 	lost    atomic.Bool
@@ -96,9 +132,10 @@ type ClientMetrics struct {
 	Unavailable uint64           `metric:"counter"` // Calls that found the memory node unreachable.
 	Losses      uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
 	CacheBytes  int64            `metric:"gauge"`   // Bytes held by the local cache.
-	Height      uint64           `metric:"gauge"`   // The applied height.
+	Height      uint64           `metric:"gauge"`   // The applied height; a reader's: the highest the memory node showed it.
 	CallLatency latency.Snapshot // Latency of a call to the memory node: reads, applies, savepoints.
 	ReadLatency latency.Snapshot // Latency of a read that missed the local cache (a multi-get).
+	Feed        FeedMetrics      // a reader's change feed; zero for the writer
 }
 
 // Dial connects to the memory node and reads its height, which becomes
@@ -115,6 +152,9 @@ func Dial(opts ClientOptions) (*Client, error) {
 		// (gRPC's default backoff grows to two minutes).
 		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: 2 * time.Second,
 			Backoff: backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second}}),
+		// A reader's feed is a stream that may stay silent for long:
+		// pings find a dead connection within keepaliveTime+Timeout.
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)))
 	if err != nil {
 		return nil, fmt.Errorf("memnode: client for %s: %w", opts.Address, err)
@@ -129,6 +169,13 @@ func Dial(opts ClientOptions) (*Client, error) {
 	if opts.CacheBytes > 0 {
 		c.cache = tiered.NewCache(opts.CacheBytes, sp)
 	}
+	if opts.Follow {
+		c.cache.Reset(notLive) // until the feed's first resync
+		if err := c.startFollow(); err != nil {
+			_ = conn.Close()
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -139,6 +186,17 @@ func (c *Client) callErr(op string, err error) error {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted:
 		c.unavailable.Add(1)
 		return fmt.Errorf("%w: memnode %s: %s: %s", statedb.ErrUnavailable, c.opts.Address, op, st.Message())
+	case codes.ResourceExhausted:
+		if strings.HasPrefix(st.Message(), "memnode:") {
+			// A client limit (Limits): load that passes, so retryable,
+			// lest the committer take it for a failure of the node.
+			c.unavailable.Add(1)
+			return fmt.Errorf("%w: memnode %s: %s: %s", statedb.ErrUnavailable, c.opts.Address, op, st.Message())
+		}
+		// gRPC's own: a message over the size bound, which no retry
+		// mends.
+		return fmt.Errorf("memnode %s: %s: %s: %s (the bounds: maxMessageMB in the memory node's file, ClientOptions.MaxMessageBytes here)",
+			c.opts.Address, op, st.Code(), st.Message())
 	}
 	return fmt.Errorf("memnode %s: %s: %s: %s", c.opts.Address, op, st.Code(), st.Message())
 }
@@ -146,8 +204,13 @@ func (c *Client) callErr(op string, err error) error {
 // lostErr records that the node answered from height h, below floor,
 // a height it had acknowledged.
 func (c *Client) lostErr(op string, h, floor uint64) error {
-	c.lost.Store(true)
 	c.losses.Add(1)
+	if c.follow != nil {
+		c.follow.drop()
+		return fmt.Errorf("%w: memnode %s: %s: the node is at height %d, below the %d it showed this reader; it answers again once the peer has re-applied its blocks",
+			statedb.ErrStateLost, c.opts.Address, op, h, floor)
+	}
+	c.lost.Store(true)
 	return fmt.Errorf("%w: memnode %s: %s: the node is at height %d, this peer applied %d",
 		statedb.ErrStateLost, c.opts.Address, op, h, floor)
 }
@@ -203,9 +266,13 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	}
 	defer c.gate.Exit()
 	var missed []int
+	var now int64 // a reader stamps its hits, to count the stale ones
+	if c.follow != nil {
+		now = time.Now().UnixNano()
+	}
 	c.mu.RLock()
 	for _, i := range s.Order() {
-		if v, found, ok := c.cache.Get(string(s.Key(i))); ok {
+		if v, found, ok := c.cache.GetAt(string(s.Key(i)), now); ok {
 			fill(i, statedb.Result{Value: v, Found: found})
 			c.cacheHits.Add(1)
 			continue
@@ -237,6 +304,9 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	}
 	if h := resp.GetHeight(); h < floor {
 		return c.lostErr("GetMany", h, floor)
+	}
+	if c.follow != nil {
+		raise(&c.applied, resp.GetHeight())
 	}
 	c.remoteReads.Add(uint64(len(missed)))
 	for j, i := range missed {
@@ -318,6 +388,9 @@ func (c *Client) stream(op string, req *api.MemScanRequest, fn func(k []byte, v 
 			if height = page.GetHeight(); height < floor {
 				return 0, c.lostErr(op, height, floor)
 			}
+			if c.follow != nil {
+				raise(&c.applied, height)
+			}
 		}
 		if len(page.GetKeys()) != len(page.GetValues()) {
 			return 0, fmt.Errorf("memnode %s: %s page of %d keys and %d values", c.opts.Address, op, len(page.GetKeys()), len(page.GetValues()))
@@ -346,6 +419,9 @@ func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
 		return err
 	}
 	defer c.gate.Exit()
+	if c.follow != nil {
+		return fmt.Errorf("%w: memnode %s: Apply of height %d by a client with ClientOptions.Follow", ErrReader, c.opts.Address, height)
+	}
 	c.applyMu.Lock()
 	defer c.applyMu.Unlock()
 	from := c.applied.Load()
@@ -382,10 +458,23 @@ func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
 
 // Savepoint implements statedb.DB: the applied height; once the node was
 // found to have lost state, the node's height, at which the client then
-// starts over (cache emptied).
+// starts over (cache emptied). A reader's is the node's height, fenced
+// as its reads are.
 func (c *Client) Savepoint() (uint64, error) {
 	if c.gate.Closed() {
 		return 0, statedb.ErrClosed
+	}
+	if c.follow != nil {
+		floor := c.applied.Load()
+		h, err := c.remoteSavepoint()
+		if err != nil {
+			return 0, err
+		}
+		if h < floor {
+			return 0, c.lostErr("Savepoint", h, floor)
+		}
+		raise(&c.applied, h)
+		return h, nil
 	}
 	if !c.lost.Load() {
 		return c.applied.Load(), nil
@@ -412,6 +501,9 @@ func (c *Client) Close() error {
 	if err := c.gate.Shut(); err != nil {
 		return err
 	}
+	if c.follow != nil {
+		c.follow.stop()
+	}
 	if err := c.conn.Close(); err != nil {
 		return fmt.Errorf("memnode: closing the connection to %s: %w", c.opts.Address, err)
 	}
@@ -422,5 +514,5 @@ func (c *Client) Close() error {
 func (c *Client) Metrics() ClientMetrics {
 	return ClientMetrics{CacheHits: c.cacheHits.Load(), RemoteReads: c.remoteReads.Load(), Unavailable: c.unavailable.Load(),
 		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot(),
-		ReadLatency: c.readLat.Snapshot()}
+		ReadLatency: c.readLat.Snapshot(), Feed: c.follow.metrics()}
 }

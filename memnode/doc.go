@@ -1,16 +1,17 @@
 // Package memnode is the memory node of FlexChain's disaggregated peer
 // (§4.1): the memory tier as a service, over gRPC with mutual TLS.
 //
-//	peer: committer / endorsers ─▶ Client (statedb.DB: local cache) ══gRPC══▶ Server
-//	                                                   memory tier (bytes) ─flush, evict─▶ storage tier (Pebble)
+//	peer: committer ─▶ Client (writer: local cache) ══gRPC══▶ Server
+//	compute nodes ─▶ Client (Follow: cache) ◀══Watch══╝      memory tier (bytes) ─flush, evict─▶ storage tier (Pebble)
 //
-// The Server serves a tiered.DB opened without its cache (its callers keep
-// their own): versioned GetMany, a client-paced streamed Scan (one height
-// per scan, pages of 16 doubling to 512 keys), Apply of a batch with the
-// height it brings the state from and to, and Savepoint. Eviction and
-// flushing are tiered's: a background flusher writes blocks through to
-// storage with their height as the storage savepoint, then evicts cold
-// durable versions within the byte limit.
+// The Server serves a tiered.DB opened without its cache (its callers
+// keep their own): versioned GetMany, a client-paced streamed Scan (one
+// height per scan, pages of 16 doubling to 512 keys), Apply of a batch
+// with the height it brings the state from and to, Savepoint, and
+// Watch, the change feed of readers' caches. Eviction and flushing are
+// tiered's: a background flusher writes blocks through to storage with
+// their height as the storage savepoint, then evicts cold durable
+// versions within the byte limit.
 //
 // Invariants:
 //   - One writer per node (the peer's committer). Apply applies a batch
@@ -30,10 +31,26 @@
 //   - Unreachable: every call fails with statedb.ErrUnavailable naming the
 //     node's address; nothing is retried inside the client (the
 //     committer waits and retries; an endorsement fails and says why).
-//   - The client's cache is written through by its own Apply, so with one
-//     writer it is never stale. Compute nodes that do not write (the next
-//     step) will need change notifications; MVCC at validation re-checks
-//     every read, so a stale cache costs conflicts, never correctness.
+//   - The writer's cache is written through by its own Apply, so with
+//     one writer it is never stale.
+//   - Readers (ClientOptions.Follow: compute nodes that simulate and
+//     endorse while only the peer's committer writes) follow the change
+//     feed, Watch: a resync at the node's height, then per applied batch
+//     its height and the keys it wrote. A reader's cache describes the
+//     feed's height (each change invalidates its keys), so an answer is
+//     never older than the feed when the read began; it is dropped on a
+//     resync, a lost stream, or a node found below the highest height it
+//     showed the reader, whose reads then fail with ErrStateLost until
+//     the primary has re-applied (the rules: type follower). MVCC at
+//     validation re-checks every read, so a stale cache costs conflicts,
+//     never correctness; FeedMetrics says how stale it runs.
+//   - The feed never holds up Apply: each subscriber's queue on the
+//     node is bounded in bytes (WatchBufferBytes), and one that would
+//     overflow becomes a resync at the newest height (type backlog).
+//   - Each client (a certificate's common name) holds at most
+//     Limits.MaxCallsPerClient running reads and MaxWatchesPerClient
+//     feeds; beyond, calls are refused at once with ResourceExhausted
+//     naming the limit. Messages are bounded by MaxMessageBytes.
 //
 // The caller's duties: Apply is serialised (one committer); a Scan
 // callback must not Close.

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
@@ -25,10 +27,24 @@ type ServerOptions struct {
 	MaxMessageBytes int
 	// MaxStreams bounds the concurrent calls of one connection. Default 256.
 	MaxStreams uint32
+	// Limits bound each client's calls and Watch streams.
+	Limits Limits
 	// Writer is the common name of the one client certificate that may
 	// Apply; "": the first client to Apply, until the node restarts.
 	Writer string
+	// WatchBufferBytes bounds what one Watch subscriber may have queued
+	// on the node (the keys of the batches not yet sent to it); one that
+	// falls further behind is sent a resync. Default 1 MiB; 4 KiB to
+	// 1 GiB.
+	WatchBufferBytes int
 }
+
+// Server defaults and bounds.
+const (
+	DefaultWatchBufferBytes = 1 << 20
+	minWatchBufferBytes     = 4 << 10
+	maxWatchBufferBytes     = 1 << 30
+)
 
 // Server is a running memory node: the tiers in dir, served on a
 // listener.
@@ -53,15 +69,35 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 	if opts.MaxStreams == 0 {
 		opts.MaxStreams = 256
 	}
+	if opts.WatchBufferBytes == 0 {
+		opts.WatchBufferBytes = DefaultWatchBufferBytes
+	}
+	if b := opts.WatchBufferBytes; b < minWatchBufferBytes || b > maxWatchBufferBytes {
+		return nil, fmt.Errorf("memnode: WatchBufferBytes %d: want 0 (default 1 MiB) or %d to %d", b, minWatchBufferBytes, maxWatchBufferBytes)
+	}
+	opts.Limits.EnsureDefaults()
+	if err := opts.Limits.Validate(); err != nil {
+		return nil, err
+	}
 	opts.Tiers.NoCache = true
 	db, err := tiered.Open(dir, opts.Tiers)
 	if err != nil {
 		return nil, fmt.Errorf("memnode: %w", err)
 	}
-	s := &Server{svc: &service{db: db, writer: opts.Writer}, addr: lis.Addr().String(), done: make(chan error, 1)}
+	svc, err := newService(db, opts.Writer, opts.WatchBufferBytes)
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	svc.limits = newLimiter(opts.Limits)
+	s := &Server{svc: svc, addr: lis.Addr().String(), done: make(chan error, 1)}
 	s.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(opts.TLS)),
+		grpc.UnaryInterceptor(svc.limits.unary), grpc.StreamInterceptor(svc.limits.stream),
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes), grpc.MaxSendMsgSize(opts.MaxMessageBytes),
-		grpc.MaxConcurrentStreams(opts.MaxStreams))
+		grpc.MaxConcurrentStreams(opts.MaxStreams),
+		// Clients ping every keepaliveTime (a reader's silent feed);
+		// the node pings too, to free a vanished subscriber's backlog.
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 2, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}))
 	api.RegisterMemoryNodeServer(s.grpc, s.svc)
 	go func() { s.done <- s.grpc.Serve(lis) }()
 	return s, nil
@@ -83,14 +119,22 @@ func (s *Server) Kill() error { return s.halt(true) }
 // nothing. After Kill or Close, both do nothing.
 func (s *Server) Close() error { return s.halt(false) }
 
+// closeGrace is how long Close lets running calls finish.
+const closeGrace = 10 * time.Second
+
 func (s *Server) halt(kill bool) error {
 	s.once.Do(func() {
 		closeDB := s.svc.db.Close
+		s.svc.feed.close() // Watch calls never end on their own
 		if kill {
 			s.grpc.Stop()
 			closeDB = s.svc.db.CloseLosingMemory
 		} else {
+			// A call blocked sending to a client that does not read
+			// (a Watch) would hold GracefulStop forever: cut it off.
+			cut := time.AfterFunc(closeGrace, s.grpc.Stop)
 			s.grpc.GracefulStop()
+			cut.Stop()
 		}
 		err := <-s.done
 		if errors.Is(err, grpc.ErrServerStopped) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,9 +50,21 @@ type service struct {
 	mu     sync.Mutex // serialises Apply's check and write, and guards claimed
 	// claimed is the writer once one applied (or was configured).
 	claimed *string
+	feed    *hub     // the Watch subscribers
+	limits  *limiter // each client's calls; nil in tests that call the service directly
 
 	gets, scans, applies, resent, refused atomic.Uint64
 	getLat, scanLat, applyLat             latency.Histogram
+}
+
+// newService serves db, whose published height the feed starts at; the
+// epoch is drawn at random.
+func newService(db *tiered.DB, writer string, watchBuffer int) (*service, error) {
+	height, err := db.Savepoint()
+	if err != nil {
+		return nil, fmt.Errorf("memnode: %w", err)
+	}
+	return &service{db: db, writer: writer, feed: newHub(height, time.Now().UnixNano(), rand.Uint64(), watchBuffer)}, nil
 }
 
 // Metrics is a snapshot of a memory node's counters.
@@ -62,6 +75,9 @@ type Metrics struct {
 	Applies      uint64           `metric:"counter"` // Batches applied.
 	Resent       uint64           `metric:"counter"` // Batches acknowledged as already held (a writer's re-send).
 	Refused      uint64           `metric:"counter"` // Batches refused: not from the published height, or not from the writer.
+	Watchers     int              `metric:"gauge"`   // Watch subscribers (readers following the change feed).
+	Overflows    uint64           `metric:"counter"` // Watch subscribers that fell behind and were sent a resync.
+	OverLimit    uint64           `metric:"counter"` // Calls refused by a per-client limit.
 	GetLatency   latency.Snapshot // Latency of a multi-get, server side.
 	ScanLatency  latency.Snapshot // Latency of a range scan, server side.
 	ApplyLatency latency.Snapshot // Latency of an apply, server side.
@@ -70,13 +86,17 @@ type Metrics struct {
 // String formats m on a few lines.
 func (m Metrics) String() string {
 	return fmt.Sprintf("%scalls: %d gets, %d scans, %d applies (%d re-sent, %d refused)\n"+
-		"latency: get %v, scan %v, apply %v\n",
-		m.Tiers, m.Gets, m.Scans, m.Applies, m.Resent, m.Refused, m.GetLatency, m.ScanLatency, m.ApplyLatency)
+		"watch: %d subscribers, %d fell behind; %d calls over a client's limit\nlatency: get %v, scan %v, apply %v\n",
+		m.Tiers, m.Gets, m.Scans, m.Applies, m.Resent, m.Refused, m.Watchers, m.Overflows, m.OverLimit, m.GetLatency, m.ScanLatency, m.ApplyLatency)
 }
 
 func (s *service) metrics() Metrics {
-	return Metrics{Tiers: s.db.Metrics(), Gets: s.gets.Load(), Scans: s.scans.Load(), Applies: s.applies.Load(),
-		Resent: s.resent.Load(), Refused: s.refused.Load(),
+	var over uint64
+	if s.limits != nil {
+		over = s.limits.refused.Load()
+	}
+	return Metrics{OverLimit: over, Tiers: s.db.Metrics(), Gets: s.gets.Load(), Scans: s.scans.Load(), Applies: s.applies.Load(),
+		Resent: s.resent.Load(), Refused: s.refused.Load(), Watchers: s.feed.watchers(), Overflows: s.feed.overflows.Load(),
 		GetLatency: s.getLat.Snapshot(), ScanLatency: s.scanLat.Snapshot(), ApplyLatency: s.applyLat.Snapshot()}
 }
 
@@ -192,6 +212,7 @@ func (s *service) Apply(ctx context.Context, req *api.MemApplyRequest) (*api.Mem
 			return nil, statusOf(fmt.Sprintf("Apply from %d to %d", h, req.GetHeight()), err)
 		}
 		s.applies.Add(1)
+		s.publish(b.Writes, h, req.GetHeight())
 		h = req.GetHeight()
 	case req.GetHeight() <= h && req.GetFrom() < h:
 		// Its first Apply may have been without sync, or its answer lost

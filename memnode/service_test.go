@@ -32,7 +32,10 @@ func TestApplyRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := &service{db: db}
+	s, err := newService(db, "", DefaultWatchBufferBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
 	put := func(from, height uint64, val string, sync bool) *api.MemApplyResponse {
 		t.Helper()
 		var b statedb.Batch
@@ -148,7 +151,10 @@ func TestOneWriter(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := &service{db: db, writer: tc.configured}
+		s, err := newService(db, tc.configured, DefaultWatchBufferBytes)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if tc.configured != "" {
 			if _, err := s.Apply(as(tc.other), batch(0, 1, "x")); status.Code(err) != codes.PermissionDenied {
 				t.Errorf("writer %q configured: Apply from %q: %v, want PermissionDenied", tc.configured, tc.other, err)

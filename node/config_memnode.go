@@ -8,6 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
+	"github.com/strand-ledger/strand/memnode"
 )
 
 // MemnodeConfig is the file of a memory node (`strand memnode start
@@ -32,6 +33,17 @@ type MemnodeConfig struct {
 	// MaxMessageMB bounds one message (a state batch of a group of
 	// blocks). Default 256; 1 to 2047.
 	MaxMessageMB int `yaml:"maxMessageMB"`
+	// Per-client limits (a client is a TLS certificate's common name):
+	// running calls (Apply not counted) and change-feed (Watch)
+	// streams, and the feed streams of all clients. Defaults 64, 8,
+	// 256; 1 to 65536.
+	MaxCallsPerClient   int `yaml:"maxCallsPerClient"`
+	MaxWatchesPerClient int `yaml:"maxWatchesPerClient"`
+	MaxWatches          int `yaml:"maxWatches"`
+	// WatchBufferKB bounds what the node queues for one feed subscriber
+	// (a compute node); one further behind is told to resync, dropping
+	// its cache. Default 1024; 4 to 1048576.
+	WatchBufferKB int `yaml:"watchBufferKB"`
 	// TLS is the memory node's key pair; CAs are the PEM CA certificates
 	// of the orgs whose peers may connect (mutual TLS).
 	TLS KeyPair  `yaml:"tls"`
@@ -89,6 +101,12 @@ func (m *MemnodeConfig) EnsureDefaults() {
 	if m.MaxMessageMB == 0 {
 		m.MaxMessageMB = 256
 	}
+	l := m.Limits()
+	l.EnsureDefaults()
+	m.MaxCallsPerClient, m.MaxWatchesPerClient, m.MaxWatches = l.MaxCallsPerClient, l.MaxWatchesPerClient, l.MaxWatches
+	if m.WatchBufferKB == 0 {
+		m.WatchBufferKB = memnode.DefaultWatchBufferBytes >> 10
+	}
 	if m.Log.Level == "" {
 		m.Log.Level = "info"
 	}
@@ -119,6 +137,10 @@ func (m *MemnodeConfig) Validate() error {
 	inRange("memoryMB", m.MemoryMB, 1, 1<<20, "256")
 	inRange("storageCacheMB", m.StorageCacheMB, 1, 65536, "128")
 	inRange("maxMessageMB", m.MaxMessageMB, 1, 2047, "256")
+	inRange("maxCallsPerClient", m.MaxCallsPerClient, 1, 1<<16, fmt.Sprint(memnode.DefaultMaxCallsPerClient))
+	inRange("maxWatchesPerClient", m.MaxWatchesPerClient, 1, 1<<16, fmt.Sprint(memnode.DefaultMaxWatchesPerClient))
+	inRange("maxWatches", m.MaxWatches, 1, 1<<16, fmt.Sprint(memnode.DefaultMaxWatches))
+	inRange("watchBufferKB", m.WatchBufferKB, 4, 1<<20, "1024")
 	if m.FlushBlocks != 0 {
 		inRange("flushBlocks", m.FlushBlocks, 1, 1e6, "64")
 	}
@@ -137,6 +159,11 @@ func (m *MemnodeConfig) Validate() error {
 		ck.bad("log.format", m.Log.Format, "text or json")
 	}
 	return ck.err()
+}
+
+// Limits converts the file's client limits to the server's.
+func (m *MemnodeConfig) Limits() memnode.Limits {
+	return memnode.Limits{MaxCallsPerClient: m.MaxCallsPerClient, MaxWatchesPerClient: m.MaxWatchesPerClient, MaxWatches: m.MaxWatches}
 }
 
 // Tiers converts the file's sizes to the tiers' options.

@@ -48,7 +48,8 @@ func StartMemnode(cfg *MemnodeConfig) (*Memnode, error) {
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("node: memnode listen %s: %w", cfg.Listen, err), lock.release())
 	}
-	srv, err := memnode.Serve(filepath.Join(cfg.DataDir, "state"), lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20, Writer: cfg.Writer})
+	srv, err := memnode.Serve(filepath.Join(cfg.DataDir, "state"), lis, memnode.ServerOptions{Tiers: cfg.Tiers(), TLS: serverTLS, MaxMessageBytes: cfg.MaxMessageMB << 20, Writer: cfg.Writer,
+		Limits: cfg.Limits(), WatchBufferBytes: cfg.WatchBufferKB << 10})
 	if err != nil {
 		_ = lis.Close()
 		return nil, errors.Join(err, lock.release())

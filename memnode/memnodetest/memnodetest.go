@@ -22,6 +22,8 @@ import (
 // peer, both issued by one CA of org MemOrg.
 type TLS struct {
 	Server, Client *tls.Config
+	ca             *identity.CA
+	pool           *x509.CertPool
 	// The PEM files' contents, for configs written to disk.
 	CACert, ServerCert, ServerKey, ClientCert, ClientKey []byte
 }
@@ -33,7 +35,7 @@ func NewTLS() (*TLS, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &TLS{}
+	t := &TLS{ca: ca}
 	if t.CACert, _, err = ca.MarshalPEM(); err != nil {
 		return nil, err
 	}
@@ -61,22 +63,43 @@ func NewTLS() (*TLS, error) {
 	t.Server = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{sc},
 		ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: pool}
 	t.Client = &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cc}, RootCAs: pool}
+	t.pool = pool
 	return t, nil
+}
+
+// ClientAs issues another client certificate of the CA, with common name
+// cn, and returns the client side of mutual TLS with it.
+func (t *TLS) ClientAs(cn string) (*tls.Config, error) {
+	certPEM, keyPEM, err := t.ca.IssueTLS(cn, identity.RolePeer, []string{"127.0.0.1", "localhost"})
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{cert}, RootCAs: t.pool}, nil
 }
 
 // Node is a memory node in process that can be killed and restarted on
 // the same address.
 type Node struct {
-	tls   *TLS
-	dir   string
-	tiers tiered.Options
-	addr  string
-	srv   *memnode.Server
+	tls  *TLS
+	dir  string
+	opts memnode.ServerOptions
+	addr string
+	srv  *memnode.Server
 }
 
 // Start serves the tiers in dir on a fresh 127.0.0.1 port.
 func Start(t *TLS, dir string, tiers tiered.Options) (*Node, error) {
-	n := &Node{tls: t, dir: dir, tiers: tiers, addr: "127.0.0.1:0"}
+	return StartOptions(t, dir, memnode.ServerOptions{Tiers: tiers})
+}
+
+// StartOptions is Start with the server's options (TLS is t's).
+func StartOptions(t *TLS, dir string, opts memnode.ServerOptions) (*Node, error) {
+	opts.TLS = t.Server
+	n := &Node{tls: t, dir: dir, opts: opts, addr: "127.0.0.1:0"}
 	return n, n.Restart()
 }
 
@@ -98,7 +121,7 @@ func (n *Node) Restart() error {
 	if err != nil {
 		return fmt.Errorf("memnodetest: listen %s: %w", n.addr, err)
 	}
-	srv, err := memnode.Serve(n.dir, lis, memnode.ServerOptions{Tiers: n.tiers, TLS: n.tls.Server})
+	srv, err := memnode.Serve(n.dir, lis, n.opts)
 	if err != nil {
 		_ = lis.Close()
 		return err
@@ -110,6 +133,11 @@ func (n *Node) Restart() error {
 // Dial connects a client to the node.
 func (n *Node) Dial(cacheBytes int64) (*memnode.Client, error) {
 	return memnode.Dial(memnode.ClientOptions{Address: n.addr, TLS: n.tls.Client, CacheBytes: cacheBytes})
+}
+
+// DialReader connects a reader (ClientOptions.Follow) to the node.
+func (n *Node) DialReader(cacheBytes int64) (*memnode.Client, error) {
+	return memnode.Dial(memnode.ClientOptions{Address: n.addr, TLS: n.tls.Client, CacheBytes: cacheBytes, Follow: true})
 }
 
 // Served is a client whose Close also stops its in-process memory node

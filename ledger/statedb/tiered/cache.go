@@ -37,6 +37,7 @@ type cached struct {
 	key   string // statedb.AppendKey(ns, key)
 	val   statedb.Value
 	found bool
+	hit   int64 // the caller's clock at the last GetAt; 0: none
 }
 
 // cachedOverhead approximates an entry's cost beyond key and data: the
@@ -71,7 +72,11 @@ func (c *Cache) Reset(height uint64) {
 }
 
 // Get returns the key's value (a copy) and whether it exists, if cached.
-func (c *Cache) Get(key string) (v statedb.Value, found, ok bool) {
+func (c *Cache) Get(key string) (v statedb.Value, found, ok bool) { return c.GetAt(key, 0) }
+
+// GetAt is Get that stamps the entry with now (the caller's clock, in
+// Unix nanoseconds), for Invalidate's count of stale hits.
+func (c *Cache) GetAt(key string, now int64) (v statedb.Value, found, ok bool) {
 	if c == nil {
 		return statedb.Value{}, false, false
 	}
@@ -83,6 +88,7 @@ func (c *Cache) Get(key string) (v statedb.Value, found, ok bool) {
 	}
 	c.mu.lru.MoveToFront(el)
 	e := el.Value.(*cached)
+	e.hit = max(e.hit, now)
 	return statedb.Value{Data: bytes.Clone(e.val.Data), Version: e.val.Version}, e.found, true
 }
 
@@ -116,6 +122,45 @@ func (c *Cache) Apply(writes []statedb.Write, height uint64) {
 		}
 		c.setLocked(e)
 	}
+}
+
+// Invalidate drops the keys keys yields (encoded) from the cache, which
+// then describes height: the cache of a reader that does not apply the
+// batches itself, told of each batch's keys by a change feed, in order.
+// It returns how many of the dropped entries a GetAt stamped at or after
+// since (the batch's publication, on the caller's clock): hits that
+// handed out a version the batch had already replaced at its source.
+func (c *Cache) Invalidate(height uint64, keys func(yield func(string) bool), since int64) (stale int) {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.height = height
+	for k := range keys {
+		el, ok := c.mu.items[k]
+		if !ok {
+			continue
+		}
+		e := el.Value.(*cached)
+		if e.hit != 0 && e.hit >= since {
+			stale++
+		}
+		c.mu.bytes -= e.size()
+		c.mu.lru.Remove(el)
+		delete(c.mu.items, k)
+	}
+	return stale
+}
+
+// Height returns the height the cache describes.
+func (c *Cache) Height() uint64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.height
 }
 
 // setLocked inserts or replaces e, then evicts from the cold end until

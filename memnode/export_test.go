@@ -1,0 +1,10 @@
+package memnode
+
+import "context"
+
+// WaitFeed waits until cond holds of a reader's feed metrics, checked
+// whenever the feed's state changes: tests wait on the feed's loss or
+// resync without sleeping.
+func WaitFeed(ctx context.Context, c *Client, cond func(FeedMetrics) bool) error {
+	return c.follow.wait(ctx, func() bool { return cond(c.follow.metrics()) })
+}
