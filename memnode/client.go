@@ -76,6 +76,10 @@ type Client struct {
 	mu      sync.RWMutex
 	applied atomic.Uint64
 	lost    atomic.Bool
+	// readAt is the highest height a read answer carried (at least the
+	// height at Dial): a reader that never applies (a compute node) learns
+	// the node's height from it.
+	readAt  atomic.Uint64
 	applyMu sync.Mutex // serialises Apply and Savepoint's start over
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
@@ -124,6 +128,7 @@ func Dial(opts ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	c.applied.Store(sp)
+	c.readAt.Store(sp)
 	if opts.CacheBytes > 0 {
 		c.cache = tiered.NewCache(opts.CacheBytes, sp)
 	}
@@ -235,6 +240,7 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	if h := resp.GetHeight(); h < floor {
 		return c.lostErr("GetMany", h, floor)
 	}
+	c.sawHeight(resp.GetHeight())
 	c.remoteReads.Add(uint64(len(missed)))
 	for j, i := range missed {
 		r := decodeValue(resp.Values[j])
@@ -315,6 +321,7 @@ func (c *Client) stream(op string, req *api.MemScanRequest, fn func(k []byte, v 
 			if height = page.GetHeight(); height < floor {
 				return 0, c.lostErr(op, height, floor)
 			}
+			c.sawHeight(height)
 		}
 		if len(page.GetKeys()) != len(page.GetValues()) {
 			return 0, fmt.Errorf("memnode %s: %s page of %d keys and %d values", c.opts.Address, op, len(page.GetKeys()), len(page.GetValues()))
@@ -398,10 +405,29 @@ func (c *Client) Savepoint() (uint64, error) {
 	}
 	c.mu.Lock()
 	c.applied.Store(sp)
+	c.readAt.Store(sp)
 	c.cache.Reset(sp)
 	c.mu.Unlock()
 	c.lost.Store(false)
 	return sp, nil
+}
+
+// sawHeight raises ReadHeight to h.
+func (c *Client) sawHeight(h uint64) {
+	for {
+		r := c.readAt.Load()
+		if h <= r || c.readAt.CompareAndSwap(r, h) {
+			return
+		}
+	}
+}
+
+// ReadHeight is the highest height a read answer of the node carried, or
+// the applied height if that is higher: a lower bound of the height the
+// next read reads at, unless the node loses state. A compute node, which
+// reads and never applies, reports it as its height.
+func (c *Client) ReadHeight() uint64 {
+	return max(c.readAt.Load(), c.applied.Load())
 }
 
 // Close implements statedb.DB; the memory node keeps running.
