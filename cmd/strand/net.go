@@ -25,7 +25,7 @@ const defaultNetDir = "./strand-net"
 
 func netCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "net", Short: "Run a local network: every node a process of its own on 127.0.0.1"}
-	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd())
+	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd(), netScaleCmd())
 	return cmd
 }
 
@@ -97,6 +97,9 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 		fmt.Fprintf(out, "generated a network of %d orgs, %d peer(s) each, %d orderer(s) in %s\n", spec.Orgs, spec.PeersPerOrg, spec.Orderers, lay.Dir)
 		if len(lay.Memnodes) > 0 {
 			fmt.Fprintf(out, "every peer keeps its state in a memory node of its own (%d memory nodes)\n", len(lay.Memnodes))
+		}
+		if spec.Compute > 0 {
+			fmt.Fprintf(out, "every peer has %d compute node(s) that endorse for it (strand net scale --compute changes that live)\n", spec.Compute)
 		}
 		if note := quorumNote(spec.Orderers); note != "" {
 			fmt.Fprintln(cmd.ErrOrStderr(), note)

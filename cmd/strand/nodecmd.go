@@ -72,6 +72,7 @@ type specFlags struct {
 	profile, memnodes               bool
 	batchTimeout                    time.Duration
 	batchMaxTxs                     int
+	compute                         int
 	batchMode                       string
 	checkpoint                      int
 }
@@ -84,6 +85,7 @@ func (f *specFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports, then their metrics endpoints (0: free ports)")
 	fl.BoolVar(&f.profile, "profile", false, "serve Go's profiles (/debug/pprof/) on every node's metrics address")
 	fl.BoolVar(&f.memnodes, "memnodes", false, "give every peer a memory node of its own (strand memnode start) that keeps its state (stateDB.backend: memnode); its ports come after all the others")
+	fl.IntVar(&f.compute, "compute", 0, "give every peer this many compute nodes (strand compute start) that endorse over its memory node; needs --memnodes; strand net scale changes it live")
 	fl.DurationVar(&f.batchTimeout, "batch-timeout", 0, "cut a non-empty block this long after its first transaction (0: the channel default, 2s)")
 	fl.IntVar(&f.batchMaxTxs, "batch-max-txs", 0, "cut a block at this many transactions (0: the channel default, 500)")
 	fl.StringVar(&f.batchMode, "batch-mode", "", "block or stream: cut blocks when full or timed out, or whenever the orderer can take one (empty: the channel default, block)")
@@ -108,7 +110,13 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	if f.batchMode != "" && f.batchMode != "block" && f.batchMode != "stream" {
 		return localnet.Spec{}, fmt.Errorf("--batch-mode %q: want block or stream", f.batchMode)
 	}
-	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes}
+	if f.compute < 0 || f.compute > localnet.MaxComputePerPeer {
+		return localnet.Spec{}, fmt.Errorf("--compute %d: want 0 to %d compute nodes per peer", f.compute, localnet.MaxComputePerPeer)
+	}
+	if f.compute > 0 && !f.memnodes {
+		return localnet.Spec{}, fmt.Errorf("--compute %d needs --memnodes: compute nodes read their peer's state from its memory node", f.compute)
+	}
+	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, Compute: f.compute}
 	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.batchMaxTxs, f.batchMode
 	if f.checkpoint < 0 || f.checkpoint > 1_000_000 {
 		return localnet.Spec{}, fmt.Errorf("--checkpoint-blocks %d: want 0 (sign every block) to 1000000", f.checkpoint)
