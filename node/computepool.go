@@ -48,15 +48,8 @@ func (s *poolServer) Join(req *api.JoinRequest, stream api.ComputePool_JoinServe
 	if err != nil {
 		return status.Errorf(codes.PermissionDenied, "node: joining the pool of %s: %v", s.primary, err)
 	}
-	if m.Org != s.org || m.Role != identity.RolePeer {
-		return status.Errorf(codes.PermissionDenied, "node: %s is %s of org %s; only a peer of org %s (the primary %s's org) may join its pool",
-			who, m.Role, m.Org, s.org, s.primary)
-	}
-	if req.GetName() != m.Name {
-		return status.Errorf(codes.InvalidArgument, "node: a compute node joins as %q but its certificate names %q; want the same name", req.GetName(), m.Name)
-	}
-	if why := checkHostPort(req.GetAddress()); why != "" {
-		return status.Errorf(codes.InvalidArgument, "node: compute node %s joins with address %q; want %s", m.Name, req.GetAddress(), why)
+	if err := admitJoin(req, m, who, s.org, s.primary); err != nil {
+		return err
 	}
 	creds := credentials.NewTLS(expectName(ExpectServer(s.clientTLS, identity.RolePeer), m.Name))
 	cc, err := grpc.NewClient(req.GetAddress(), append(grpctune.DialOptions(), grpc.WithTransportCredentials(creds), orderer.Redial)...)
@@ -77,6 +70,23 @@ func (s *poolServer) Join(req *api.JoinRequest, stream api.ComputePool_JoinServe
 	}
 	<-ctx.Done()
 	s.log.Info("compute node left the pool", "compute", m.Name, "why", ctx.Err())
+	return nil
+}
+
+// admitJoin checks a Join request of member m (described by who) against
+// the primary's org: a peer of that org, joining under its certificate's
+// name, at a host:port. The error is a gRPC status naming what is wrong.
+func admitJoin(req *api.JoinRequest, m *identity.Member, who, org, primary string) error {
+	if m.Org != org || m.Role != identity.RolePeer {
+		return status.Errorf(codes.PermissionDenied, "node: %s is %s of org %s; only a peer of org %s (the primary %s's org) may join its pool",
+			who, m.Role, m.Org, org, primary)
+	}
+	if req.GetName() != m.Name {
+		return status.Errorf(codes.InvalidArgument, "node: a compute node joins as %q but its certificate names %q; want the same name", req.GetName(), m.Name)
+	}
+	if why := checkHostPort(req.GetAddress()); why != "" {
+		return status.Errorf(codes.InvalidArgument, "node: compute node %s joins with address %q; want %s", m.Name, req.GetAddress(), why)
+	}
 	return nil
 }
 
