@@ -73,7 +73,7 @@ type Pool struct {
 		members []*member // in joining order; the primary first with PrimaryAlways
 		next    int       // where the next scan starts
 	}
-	joins, leaves atomic.Uint64
+	joins, leaves, failovers atomic.Uint64
 }
 
 type member struct {
@@ -200,6 +200,7 @@ func (p *Pool) ask(ctx context.Context, sp *api.SignedProposal) (string, *api.Pr
 			return m.name, r, nil
 		}
 		m.failed.Add(1)
+		p.failovers.Add(1)
 		tried = append(tried, m)
 		failures = append(failures, fmt.Sprintf("%s: %s", m.name, rpcerr.Short(err)))
 		if ctx.Err() != nil {
@@ -211,12 +212,15 @@ func (p *Pool) ask(ctx context.Context, sp *api.SignedProposal) (string, *api.Pr
 // PoolMetrics is a snapshot of a pool. The maps are keyed by member name;
 // a member that left is no longer listed.
 type PoolMetrics struct {
-	Members  int               `metric:"gauge"`   // members now, the primary included when it endorses
-	Joins    uint64            `metric:"counter"` // compute nodes added
-	Leaves   uint64            `metric:"counter"` // compute nodes removed (their Join stream ended)
-	InFlight map[string]int64  `metric:"gauge"`   // proposals this gateway has in flight on each member
-	Served   map[string]uint64 `metric:"counter"` // proposals each member answered
-	Failed   map[string]uint64 `metric:"counter"` // asks that failed at the transport
+	Members int    `metric:"gauge"`   // members now, the primary included when it endorses
+	Joins   uint64 `metric:"counter"` // compute nodes added
+	Leaves  uint64 `metric:"counter"` // compute nodes removed (their Join stream ended)
+	// Failovers counts the asks that failed at the transport, members
+	// since gone included: each cost its proposal an ask of another member.
+	Failovers uint64            `metric:"counter"`
+	InFlight  map[string]int64  `metric:"gauge"`   // proposals this gateway has in flight on each member
+	Served    map[string]uint64 `metric:"counter"` // proposals each member answered
+	Failed    map[string]uint64 `metric:"counter"` // asks that failed at the transport
 }
 
 // String formats the snapshot on one line, members sorted by name.
@@ -227,7 +231,7 @@ func (m PoolMetrics) String() string {
 	}
 	slices.Sort(names)
 	var b strings.Builder
-	fmt.Fprintf(&b, "pool: %d members, %d joins, %d leaves", m.Members, m.Joins, m.Leaves)
+	fmt.Fprintf(&b, "pool: %d members, %d joins, %d leaves, %d failovers", m.Members, m.Joins, m.Leaves, m.Failovers)
 	for _, n := range names {
 		fmt.Fprintf(&b, "; %s in-flight %d served %d failed %d", n, m.InFlight[n], m.Served[n], m.Failed[n])
 	}
@@ -242,7 +246,7 @@ func (p *Pool) Metrics() PoolMetrics {
 	if !slices.Contains(ms, p.primary) {
 		ms = append(ms, p.primary) // it answers as the fallback
 	}
-	out := PoolMetrics{Joins: p.joins.Load(), Leaves: p.leaves.Load(), Members: len(p.Members()),
+	out := PoolMetrics{Joins: p.joins.Load(), Leaves: p.leaves.Load(), Failovers: p.failovers.Load(), Members: len(p.Members()),
 		InFlight: map[string]int64{}, Served: map[string]uint64{}, Failed: map[string]uint64{}}
 	for _, m := range ms {
 		out.InFlight[m.name], out.Served[m.name], out.Failed[m.name] = m.inflight.Load(), m.served.Load(), m.failed.Load()

@@ -165,7 +165,7 @@ func TestPoolFailover(t *testing.T) {
 		endorseOK(t, gw, opening(t, user))
 	}
 	m := pool.Metrics()
-	if m.Failed["compute0"] == 0 || m.Served["compute1"] != 4 || m.Served["compute0"] != 0 {
+	if m.Failed["compute0"] == 0 || m.Failovers != m.Failed["compute0"] || m.Served["compute1"] != 4 || m.Served["compute0"] != 0 {
 		t.Fatalf("with compute0 stopped: %s; want compute1 to answer all four", m)
 	}
 	remove0()

@@ -49,6 +49,9 @@ type Peer struct {
 	base
 	Committer *committer.Committer
 	State     statedb.DB
+	// Pool is the endorsement pool of its gateway: its own endorser and
+	// the compute nodes that joined it.
+	Pool *gateway.Pool
 
 	channel string
 	repairs Repairs // written before serving starts, read by metrics
@@ -136,6 +139,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		}
 	}
 	pool := gateway.NewPool(cfg.Name, gateway.LocalEndorser(e), cfg.Compute.PrimaryMode())
+	p.Pool = pool
 	gw, err := gateway.New(gateway.Config{
 		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: remote, Policies: comCh.Policies,
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,

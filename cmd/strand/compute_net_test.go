@@ -18,7 +18,7 @@ import (
 // poolGauges scrapes peer's endorsement pool metrics.
 func (n *raftNet) poolGauges(peer string) map[string]string {
 	nd, _ := n.lay.Node(peer)
-	return scrapeGauges(nd.Metrics, "strand_pool_members", "strand_pool_joins", "strand_pool_leaves")
+	return scrapeGauges(nd.Metrics, "strand_pool_members", "strand_pool_joins", "strand_pool_leaves", "strand_pool_failovers")
 }
 
 // awaitPool waits up to 20 s until peer's pool says what holds.
@@ -111,8 +111,7 @@ func TestNetComputeKill(t *testing.T) {
 		t.Fatalf("%d endorsements refused with a 5xx and no retry hint, the first: %s", len(l.failed), l.failed[0])
 	}
 	nd, _ := n.lay.Node(peer)
-	pm := scrapeGauges(nd.Metrics, "strand_pool_members", "strand_pool_joins", "strand_pool_leaves")
-	t.Logf("%s pool: %v", peer, pm)
+	t.Logf("%s pool: %v", peer, n.poolGauges(peer))
 	served := scrapeLabelled(t, nd.Metrics, "strand_pool_served")
 	t.Logf("proposals served: %v; failed asks: %v", served, scrapeLabelled(t, nd.Metrics, "strand_pool_failed"))
 	var byCompute float64
