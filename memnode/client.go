@@ -78,7 +78,9 @@ type Client struct {
 	lost    atomic.Bool
 	// readAt is the highest height a read answer carried (at least the
 	// height at Dial): a reader that never applies (a compute node) learns
-	// the node's height from it.
+	// the node's height from it, and it is part of the fence (the floor of
+	// a read is ReadHeight), so a reader also meets a node that lost what
+	// it had read.
 	readAt  atomic.Uint64
 	applyMu sync.Mutex // serialises Apply and Savepoint's start over
 
@@ -225,7 +227,7 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	}
 	// The fence is read before the call: a height acknowledged by then
 	// is one the node held before it read.
-	floor := c.applied.Load()
+	floor := c.ReadHeight()
 	ctx, cancel := c.ctx()
 	defer cancel()
 	start := time.Now()
@@ -293,7 +295,7 @@ func (c *Client) Dump(fn func(ns, key string, v statedb.Value) error) (uint64, e
 func (c *Client) stream(op string, req *api.MemScanRequest, fn func(k []byte, v statedb.Value) (bool, error)) (uint64, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // ends the stream when fn stops early
-	floor := c.applied.Load()
+	floor := c.ReadHeight()
 	stream, err := c.rpc.Scan(ctx)
 	if err == nil {
 		err = stream.Send(req)
