@@ -114,6 +114,116 @@ func (x *ProposalBatchResponse) GetResponses() []*ProposalResponse {
 	return nil
 }
 
+type JoinRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The compute node's name: the common name of its TLS certificate.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Where the compute node serves the Endorser service (host:port); the
+	// primary dials it there and expects the same certificate.
+	Address       string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinRequest) Reset() {
+	*x = JoinRequest{}
+	mi := &file_services_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinRequest) ProtoMessage() {}
+
+func (x *JoinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
+func (*JoinRequest) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *JoinRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+type JoinEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The number of members of the primary's pool once this node joined
+	// (the first event), the primary included when it endorses.
+	Members uint32 `protobuf:"varint,1,opt,name=members,proto3" json:"members,omitempty"`
+	// The primary's committed height when it sent the event (advisory).
+	Height        uint64 `protobuf:"varint,2,opt,name=height,proto3" json:"height,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinEvent) Reset() {
+	*x = JoinEvent{}
+	mi := &file_services_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinEvent) ProtoMessage() {}
+
+func (x *JoinEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinEvent.ProtoReflect.Descriptor instead.
+func (*JoinEvent) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *JoinEvent) GetMembers() uint32 {
+	if x != nil {
+		return x.Members
+	}
+	return 0
+}
+
+func (x *JoinEvent) GetHeight() uint64 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
 // Call is one unary call carried by Mux.Calls.
 type Call struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -127,7 +237,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_services_proto_msgTypes[2]
+	mi := &file_services_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -139,7 +249,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[2]
+	mi := &file_services_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -152,7 +262,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{2}
+	return file_services_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Call) GetId() uint64 {
@@ -196,7 +306,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -208,7 +318,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -221,7 +331,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{3}
+	return file_services_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Reply) GetId() uint64 {
@@ -270,7 +380,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -282,7 +392,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -295,7 +405,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{4}
+	return file_services_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SubmitRequest) GetTransaction() []byte {
@@ -337,7 +447,7 @@ type SubmitBatchRequest struct {
 
 func (x *SubmitBatchRequest) Reset() {
 	*x = SubmitBatchRequest{}
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -349,7 +459,7 @@ func (x *SubmitBatchRequest) String() string {
 func (*SubmitBatchRequest) ProtoMessage() {}
 
 func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -362,7 +472,7 @@ func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitBatchRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{5}
+	return file_services_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SubmitBatchRequest) GetTransactions() [][]byte {
@@ -396,7 +506,7 @@ type SubmitBatchResponse struct {
 
 func (x *SubmitBatchResponse) Reset() {
 	*x = SubmitBatchResponse{}
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -408,7 +518,7 @@ func (x *SubmitBatchResponse) String() string {
 func (*SubmitBatchResponse) ProtoMessage() {}
 
 func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -421,7 +531,7 @@ func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitBatchResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{6}
+	return file_services_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubmitBatchResponse) GetResponses() []*SubmitResponse {
@@ -450,7 +560,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -462,7 +572,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -475,7 +585,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{7}
+	return file_services_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubmitResponse) GetStatus() int32 {
@@ -524,7 +634,7 @@ type DeliverRequest struct {
 
 func (x *DeliverRequest) Reset() {
 	*x = DeliverRequest{}
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -536,7 +646,7 @@ func (x *DeliverRequest) String() string {
 func (*DeliverRequest) ProtoMessage() {}
 
 func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -549,7 +659,7 @@ func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverRequest.ProtoReflect.Descriptor instead.
 func (*DeliverRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{8}
+	return file_services_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DeliverRequest) GetChannel() string {
@@ -582,7 +692,7 @@ type DeliverResponse struct {
 
 func (x *DeliverResponse) Reset() {
 	*x = DeliverResponse{}
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +704,7 @@ func (x *DeliverResponse) String() string {
 func (*DeliverResponse) ProtoMessage() {}
 
 func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +717,7 @@ func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverResponse.ProtoReflect.Descriptor instead.
 func (*DeliverResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{9}
+	return file_services_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *DeliverResponse) GetBlock() []byte {
@@ -628,7 +738,7 @@ type EvaluateResponse struct {
 
 func (x *EvaluateResponse) Reset() {
 	*x = EvaluateResponse{}
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -640,7 +750,7 @@ func (x *EvaluateResponse) String() string {
 func (*EvaluateResponse) ProtoMessage() {}
 
 func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -653,7 +763,7 @@ func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{10}
+	return file_services_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *EvaluateResponse) GetStatus() int32 {
@@ -681,7 +791,10 @@ type EndorseResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Status  int32                  `protobuf:"varint,1,opt,name=status,proto3" json:"status,omitempty"`
 	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	// With status 429: how long the caller should wait before trying again.
+	// With status 429 (overloaded) or a retryable 503 (no endorser of the
+	// gateway's logical peer could answer: a compute node died, the memory
+	// tier is unreachable): how long the caller should wait before trying
+	// again.
 	RetryAfterMs uint32 `protobuf:"varint,5,opt,name=retry_after_ms,json=retryAfterMs,proto3" json:"retry_after_ms,omitempty"`
 	Result       []byte `protobuf:"bytes,3,opt,name=result,proto3" json:"result,omitempty"`
 	// The TxPayload's exact bytes (header, contract, the response every
@@ -693,7 +806,7 @@ type EndorseResponse struct {
 
 func (x *EndorseResponse) Reset() {
 	*x = EndorseResponse{}
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +818,7 @@ func (x *EndorseResponse) String() string {
 func (*EndorseResponse) ProtoMessage() {}
 
 func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +831,7 @@ func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndorseResponse.ProtoReflect.Descriptor instead.
 func (*EndorseResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{11}
+	return file_services_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EndorseResponse) GetStatus() int32 {
@@ -765,7 +878,7 @@ type CommitStatusRequest struct {
 
 func (x *CommitStatusRequest) Reset() {
 	*x = CommitStatusRequest{}
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -777,7 +890,7 @@ func (x *CommitStatusRequest) String() string {
 func (*CommitStatusRequest) ProtoMessage() {}
 
 func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -790,7 +903,7 @@ func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusRequest.ProtoReflect.Descriptor instead.
 func (*CommitStatusRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{12}
+	return file_services_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CommitStatusRequest) GetTxId() string {
@@ -810,7 +923,7 @@ type CommitStatusResponse struct {
 
 func (x *CommitStatusResponse) Reset() {
 	*x = CommitStatusResponse{}
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +935,7 @@ func (x *CommitStatusResponse) String() string {
 func (*CommitStatusResponse) ProtoMessage() {}
 
 func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +948,7 @@ func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusResponse.ProtoReflect.Descriptor instead.
 func (*CommitStatusResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{13}
+	return file_services_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CommitStatusResponse) GetCode() TxValidationCode {
@@ -861,7 +974,7 @@ type BlockEventsRequest struct {
 
 func (x *BlockEventsRequest) Reset() {
 	*x = BlockEventsRequest{}
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -873,7 +986,7 @@ func (x *BlockEventsRequest) String() string {
 func (*BlockEventsRequest) ProtoMessage() {}
 
 func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -886,7 +999,7 @@ func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEventsRequest.ProtoReflect.Descriptor instead.
 func (*BlockEventsRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{14}
+	return file_services_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *BlockEventsRequest) GetStart() uint64 {
@@ -908,7 +1021,7 @@ type BlockEvent struct {
 
 func (x *BlockEvent) Reset() {
 	*x = BlockEvent{}
-	mi := &file_services_proto_msgTypes[15]
+	mi := &file_services_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -920,7 +1033,7 @@ func (x *BlockEvent) String() string {
 func (*BlockEvent) ProtoMessage() {}
 
 func (x *BlockEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[15]
+	mi := &file_services_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -933,7 +1046,7 @@ func (x *BlockEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEvent.ProtoReflect.Descriptor instead.
 func (*BlockEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{15}
+	return file_services_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *BlockEvent) GetNumber() uint64 {
@@ -975,7 +1088,7 @@ type TxEvent struct {
 
 func (x *TxEvent) Reset() {
 	*x = TxEvent{}
-	mi := &file_services_proto_msgTypes[16]
+	mi := &file_services_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1100,7 @@ func (x *TxEvent) String() string {
 func (*TxEvent) ProtoMessage() {}
 
 func (x *TxEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[16]
+	mi := &file_services_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1113,7 @@ func (x *TxEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxEvent.ProtoReflect.Descriptor instead.
 func (*TxEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{16}
+	return file_services_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *TxEvent) GetTxId() string {
@@ -1033,7 +1146,13 @@ const file_services_proto_rawDesc = "" +
 	"\rProposalBatch\x128\n" +
 	"\tproposals\x18\x01 \x03(\v2\x1a.strand.api.SignedProposalR\tproposals\"S\n" +
 	"\x15ProposalBatchResponse\x12:\n" +
-	"\tresponses\x18\x01 \x03(\v2\x1c.strand.api.ProposalResponseR\tresponses\"g\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1c.strand.api.ProposalResponseR\tresponses\";\n" +
+	"\vJoinRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\"=\n" +
+	"\tJoinEvent\x12\x18\n" +
+	"\amembers\x18\x01 \x01(\rR\amembers\x12\x16\n" +
+	"\x06height\x18\x02 \x01(\x04R\x06height\"g\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x18\n" +
@@ -1105,7 +1224,9 @@ const file_services_proto_rawDesc = "" +
 	"\aDeliver\x12\x1a.strand.api.DeliverRequest\x1a\x1b.strand.api.DeliverResponse0\x012\xa9\x01\n" +
 	"\bEndorser\x12K\n" +
 	"\x0fProcessProposal\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.ProposalResponse\x12P\n" +
-	"\x10ProcessProposals\x12\x19.strand.api.ProposalBatch\x1a!.strand.api.ProposalBatchResponse2\xf0\x02\n" +
+	"\x10ProcessProposals\x12\x19.strand.api.ProposalBatch\x1a!.strand.api.ProposalBatchResponse2G\n" +
+	"\vComputePool\x128\n" +
+	"\x04Join\x12\x17.strand.api.JoinRequest\x1a\x15.strand.api.JoinEvent0\x012\xf0\x02\n" +
 	"\aGateway\x12D\n" +
 	"\bEvaluate\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.EvaluateResponse\x12B\n" +
 	"\aEndorse\x12\x1a.strand.api.SignedProposal\x1a\x1b.strand.api.EndorseResponse\x12?\n" +
@@ -1127,62 +1248,66 @@ func file_services_proto_rawDescGZIP() []byte {
 	return file_services_proto_rawDescData
 }
 
-var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_services_proto_goTypes = []any{
 	(*ProposalBatch)(nil),         // 0: strand.api.ProposalBatch
 	(*ProposalBatchResponse)(nil), // 1: strand.api.ProposalBatchResponse
-	(*Call)(nil),                  // 2: strand.api.Call
-	(*Reply)(nil),                 // 3: strand.api.Reply
-	(*SubmitRequest)(nil),         // 4: strand.api.SubmitRequest
-	(*SubmitBatchRequest)(nil),    // 5: strand.api.SubmitBatchRequest
-	(*SubmitBatchResponse)(nil),   // 6: strand.api.SubmitBatchResponse
-	(*SubmitResponse)(nil),        // 7: strand.api.SubmitResponse
-	(*DeliverRequest)(nil),        // 8: strand.api.DeliverRequest
-	(*DeliverResponse)(nil),       // 9: strand.api.DeliverResponse
-	(*EvaluateResponse)(nil),      // 10: strand.api.EvaluateResponse
-	(*EndorseResponse)(nil),       // 11: strand.api.EndorseResponse
-	(*CommitStatusRequest)(nil),   // 12: strand.api.CommitStatusRequest
-	(*CommitStatusResponse)(nil),  // 13: strand.api.CommitStatusResponse
-	(*BlockEventsRequest)(nil),    // 14: strand.api.BlockEventsRequest
-	(*BlockEvent)(nil),            // 15: strand.api.BlockEvent
-	(*TxEvent)(nil),               // 16: strand.api.TxEvent
-	(*SignedProposal)(nil),        // 17: strand.api.SignedProposal
-	(*ProposalResponse)(nil),      // 18: strand.api.ProposalResponse
-	(TxValidationCode)(0),         // 19: strand.api.TxValidationCode
-	(*Event)(nil),                 // 20: strand.api.Event
+	(*JoinRequest)(nil),           // 2: strand.api.JoinRequest
+	(*JoinEvent)(nil),             // 3: strand.api.JoinEvent
+	(*Call)(nil),                  // 4: strand.api.Call
+	(*Reply)(nil),                 // 5: strand.api.Reply
+	(*SubmitRequest)(nil),         // 6: strand.api.SubmitRequest
+	(*SubmitBatchRequest)(nil),    // 7: strand.api.SubmitBatchRequest
+	(*SubmitBatchResponse)(nil),   // 8: strand.api.SubmitBatchResponse
+	(*SubmitResponse)(nil),        // 9: strand.api.SubmitResponse
+	(*DeliverRequest)(nil),        // 10: strand.api.DeliverRequest
+	(*DeliverResponse)(nil),       // 11: strand.api.DeliverResponse
+	(*EvaluateResponse)(nil),      // 12: strand.api.EvaluateResponse
+	(*EndorseResponse)(nil),       // 13: strand.api.EndorseResponse
+	(*CommitStatusRequest)(nil),   // 14: strand.api.CommitStatusRequest
+	(*CommitStatusResponse)(nil),  // 15: strand.api.CommitStatusResponse
+	(*BlockEventsRequest)(nil),    // 16: strand.api.BlockEventsRequest
+	(*BlockEvent)(nil),            // 17: strand.api.BlockEvent
+	(*TxEvent)(nil),               // 18: strand.api.TxEvent
+	(*SignedProposal)(nil),        // 19: strand.api.SignedProposal
+	(*ProposalResponse)(nil),      // 20: strand.api.ProposalResponse
+	(TxValidationCode)(0),         // 21: strand.api.TxValidationCode
+	(*Event)(nil),                 // 22: strand.api.Event
 }
 var file_services_proto_depIdxs = []int32{
-	17, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
-	18, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
-	7,  // 2: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
-	13, // 3: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
-	19, // 4: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
-	16, // 5: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
-	20, // 6: strand.api.TxEvent.event:type_name -> strand.api.Event
-	4,  // 7: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
-	5,  // 8: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
-	8,  // 9: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
-	17, // 10: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
+	19, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
+	20, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
+	9,  // 2: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
+	15, // 3: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
+	21, // 4: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
+	18, // 5: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
+	22, // 6: strand.api.TxEvent.event:type_name -> strand.api.Event
+	6,  // 7: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
+	7,  // 8: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
+	10, // 9: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
+	19, // 10: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
 	0,  // 11: strand.api.Endorser.ProcessProposals:input_type -> strand.api.ProposalBatch
-	17, // 12: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
-	17, // 13: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
-	4,  // 14: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
-	12, // 15: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
-	14, // 16: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
-	2,  // 17: strand.api.Mux.Calls:input_type -> strand.api.Call
-	7,  // 18: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
-	6,  // 19: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
-	9,  // 20: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
-	18, // 21: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
-	1,  // 22: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
-	10, // 23: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
-	11, // 24: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
-	7,  // 25: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
-	13, // 26: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
-	15, // 27: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
-	3,  // 28: strand.api.Mux.Calls:output_type -> strand.api.Reply
-	18, // [18:29] is the sub-list for method output_type
-	7,  // [7:18] is the sub-list for method input_type
+	2,  // 12: strand.api.ComputePool.Join:input_type -> strand.api.JoinRequest
+	19, // 13: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
+	19, // 14: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
+	6,  // 15: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
+	14, // 16: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
+	16, // 17: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
+	4,  // 18: strand.api.Mux.Calls:input_type -> strand.api.Call
+	9,  // 19: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
+	8,  // 20: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
+	11, // 21: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
+	20, // 22: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
+	1,  // 23: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
+	3,  // 24: strand.api.ComputePool.Join:output_type -> strand.api.JoinEvent
+	12, // 25: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
+	13, // 26: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
+	9,  // 27: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
+	15, // 28: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
+	17, // 29: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
+	5,  // 30: strand.api.Mux.Calls:output_type -> strand.api.Reply
+	19, // [19:31] is the sub-list for method output_type
+	7,  // [7:19] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1200,9 +1325,9 @@ func file_services_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_services_proto_rawDesc), len(file_services_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
-			NumServices:   4,
+			NumServices:   5,
 		},
 		GoTypes:           file_services_proto_goTypes,
 		DependencyIndexes: file_services_proto_depIdxs,

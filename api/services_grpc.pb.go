@@ -377,6 +377,125 @@ var Endorser_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
+	ComputePool_Join_FullMethodName = "/strand.api.ComputePool/Join"
+)
+
+// ComputePoolClient is the client API for ComputePool service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// ComputePool is served by a primary peer (FlexChain's logical peer: one
+// committer plus compute nodes that share its memory tier). A compute node
+// joins its primary's endorsement pool for exactly as long as its Join
+// stream lives: the primary drops it the moment the stream breaks (its
+// process died, its connection was cut). Only a peer of the primary's own
+// org may join (its mutual-TLS certificate says so).
+type ComputePoolClient interface {
+	Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[JoinEvent], error)
+}
+
+type computePoolClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewComputePoolClient(cc grpc.ClientConnInterface) ComputePoolClient {
+	return &computePoolClient{cc}
+}
+
+func (c *computePoolClient) Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[JoinEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ComputePool_ServiceDesc.Streams[0], ComputePool_Join_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[JoinRequest, JoinEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ComputePool_JoinClient = grpc.ServerStreamingClient[JoinEvent]
+
+// ComputePoolServer is the server API for ComputePool service.
+// All implementations must embed UnimplementedComputePoolServer
+// for forward compatibility.
+//
+// ComputePool is served by a primary peer (FlexChain's logical peer: one
+// committer plus compute nodes that share its memory tier). A compute node
+// joins its primary's endorsement pool for exactly as long as its Join
+// stream lives: the primary drops it the moment the stream breaks (its
+// process died, its connection was cut). Only a peer of the primary's own
+// org may join (its mutual-TLS certificate says so).
+type ComputePoolServer interface {
+	Join(*JoinRequest, grpc.ServerStreamingServer[JoinEvent]) error
+	mustEmbedUnimplementedComputePoolServer()
+}
+
+// UnimplementedComputePoolServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedComputePoolServer struct{}
+
+func (UnimplementedComputePoolServer) Join(*JoinRequest, grpc.ServerStreamingServer[JoinEvent]) error {
+	return status.Error(codes.Unimplemented, "method Join not implemented")
+}
+func (UnimplementedComputePoolServer) mustEmbedUnimplementedComputePoolServer() {}
+func (UnimplementedComputePoolServer) testEmbeddedByValue()                     {}
+
+// UnsafeComputePoolServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ComputePoolServer will
+// result in compilation errors.
+type UnsafeComputePoolServer interface {
+	mustEmbedUnimplementedComputePoolServer()
+}
+
+func RegisterComputePoolServer(s grpc.ServiceRegistrar, srv ComputePoolServer) {
+	// If the following call panics, it indicates UnimplementedComputePoolServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&ComputePool_ServiceDesc, srv)
+}
+
+func _ComputePool_Join_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(JoinRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ComputePoolServer).Join(m, &grpc.GenericServerStream[JoinRequest, JoinEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ComputePool_JoinServer = grpc.ServerStreamingServer[JoinEvent]
+
+// ComputePool_ServiceDesc is the grpc.ServiceDesc for ComputePool service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var ComputePool_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "strand.api.ComputePool",
+	HandlerType: (*ComputePoolServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Join",
+			Handler:       _ComputePool_Join_Handler,
+			ServerStreams: true,
+		},
+	},
+	Metadata: "services.proto",
+}
+
+const (
 	Gateway_Evaluate_FullMethodName     = "/strand.api.Gateway/Evaluate"
 	Gateway_Endorse_FullMethodName      = "/strand.api.Gateway/Endorse"
 	Gateway_Submit_FullMethodName       = "/strand.api.Gateway/Submit"

@@ -189,7 +189,9 @@ const (
 // SubmitWithRetry is Submit that runs the transaction again, as a new
 // proposal, up to retries more times while it commits with
 // MVCC_READ_CONFLICT or PHANTOM_READ_CONFLICT, or while the gateway
-// answers 429 (overloaded; it then waits the gateway's hint first).
+// answers 429 (overloaded) or refuses an endorsement with a retryable 503
+// (a compute node or the memory tier did not answer); it then waits the
+// gateway's hint first.
 func (c *Contract) SubmitWithRetry(ctx context.Context, retries int, fn string, args ...string) (*Commit, error) {
 	backoff := retryBackoff
 	for attempt := 0; ; attempt++ {

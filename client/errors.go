@@ -18,12 +18,14 @@ var ErrTooLarge = errors.New("client: request too large")
 // proposal. Status follows HTTP: 400 malformed, 403 creator or signature
 // refused, 404 unknown channel or contract, 409 tx id used, 429 the peer
 // is overloaded (try again after RetryAfter), 5xx the contract or the
-// network failed.
+// network failed; a 503 with a RetryAfter is retryable (no endorser of the
+// gateway's logical peer answered: a compute node died, the memory tier
+// is unreachable).
 type EndorseError struct {
 	TxID       string
 	Status     int32
 	Message    string
-	RetryAfter time.Duration // with 429: the gateway's hint
+	RetryAfter time.Duration // with 429 or a retryable 503: the gateway's hint
 }
 
 func (e *EndorseError) Error() string {
@@ -42,10 +44,10 @@ type SubmitError struct {
 }
 
 // overloaded returns the retry hint of a 429 from endorsement or
-// submission.
+// submission, or of an endorsement's 503 that carries one.
 func overloaded(err error) (time.Duration, bool) {
 	var ee *EndorseError
-	if errors.As(err, &ee) && ee.Status == http.StatusTooManyRequests {
+	if errors.As(err, &ee) && (ee.Status == http.StatusTooManyRequests || ee.Status == http.StatusServiceUnavailable && ee.RetryAfter > 0) {
 		return ee.RetryAfter, true
 	}
 	var se *SubmitError

@@ -52,6 +52,26 @@ func TestStateErrorsFailTheCall(t *testing.T) {
 	}
 }
 
+// TestStateUnavailableIsRetryable: a state database that does not answer
+// (statedb.ErrUnavailable) or lost state (statedb.ErrStateLost) refuses
+// with 503 naming ErrStateUnavailable, counted as StateUnavailable.
+func TestStateUnavailableIsRetryable(t *testing.T) {
+	f := newFixture(t)
+	f.state = downState{}
+	e := f.newEndorser(t, f.peer1)
+	for _, fn := range []string{"swallow", "do"} {
+		var args []string
+		if fn == "do" {
+			args = []string{"range", "a", "b", "0", ""}
+		}
+		sp := sign(t, proposal(t, f.client, testChannel, testNS, fn, args...), f.client)
+		checkRefused(t, e.ProcessProposal(t.Context(), sp), 503, "state unavailable", "try again")
+	}
+	if m := e.Metrics(); m.StateUnavailable != 2 || m.Internal != 0 {
+		t.Fatalf("StateUnavailable %d and Internal %d, want 2 and 0", m.StateUnavailable, m.Internal)
+	}
+}
+
 func TestSeen(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config(f.peer1)

@@ -2,9 +2,11 @@ package endorser
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
 // Sentinel errors, checked with errors.Is. Every error from Simulate and
@@ -26,6 +28,10 @@ var (
 	ErrQuarantined     = errors.New("endorser: contract has too many calls running past their deadline")
 	ErrQueryWrites     = errors.New("endorser: a query that writes")
 	ErrInternal        = errors.New("endorser: internal error")
+	// ErrStateUnavailable: the state database did not answer or lost
+	// state (statedb.ErrUnavailable, statedb.ErrStateLost: a memory node
+	// down or restarted). Retryable: 503.
+	ErrStateUnavailable = errors.New("endorser: state unavailable (retryable)")
 
 	// Errors the stub returns to a contract.
 	ErrSimulationOver = errors.New("endorser: simulation is over")
@@ -71,10 +77,19 @@ func statusFor(sentinel error) int32 {
 		return http.StatusConflict
 	case ErrTimedOut:
 		return http.StatusGatewayTimeout
-	case ErrQuarantined:
+	case ErrQuarantined, ErrStateUnavailable:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
+}
+
+// stateRefusal is the refusal of a call of what whose state read failed
+// with err: 503 when the state database may answer a retry, else 500.
+func stateRefusal(what string, err error) *refusal {
+	if errors.Is(err, statedb.ErrUnavailable) || errors.Is(err, statedb.ErrStateLost) {
+		return refuse(ErrStateUnavailable, err, fmt.Sprintf("%s: state unavailable: %v; try again", what, err))
+	}
+	return refuse(ErrInternal, err, fmt.Sprintf("%s: reading state: %v", what, err))
 }
 
 // contractStatus is the status of a contract's *contract.Error: its own if

@@ -294,6 +294,18 @@ func (failingState) Scan(string, string, string, func(string, statedb.Value) boo
 	return errors.New("disk read error")
 }
 
+// downState is a State whose reads find the database unavailable (a
+// memory node that does not answer).
+type downState struct{}
+
+func (downState) Get(string, string) (statedb.Value, bool, error) {
+	return statedb.Value{}, false, fmt.Errorf("%w: memnode 127.0.0.1:1: GetMany: connection refused", statedb.ErrUnavailable)
+}
+
+func (downState) Scan(string, string, string, func(string, statedb.Value) bool) error {
+	return fmt.Errorf("%w: memnode 127.0.0.1:1: Scan: the node restarted", statedb.ErrStateLost)
+}
+
 // rangeStillValid mirrors committer/mvcc.go: the range read's covered
 // span, re-scanned now, holds exactly the keys and versions it recorded.
 func rangeStillValid(t testing.TB, db State, rr *api.RangeRead) bool {

@@ -37,6 +37,9 @@ type Metrics struct {
 	Quarantined     uint64 `metric:"counter,family=refused,reason=quarantined"`      // 503: the contract had MaxOverdue calls running past their deadline
 	QueryWrites     uint64 `metric:"counter,family=refused,reason=query_writes"`     // 400: an Evaluate whose simulation wrote
 	Internal        uint64 `metric:"counter,family=refused,reason=internal"`         // 500: state, tx index, encoding or signing failed
+	// 503: the state database did not answer or had lost state (a
+	// memory node down or restarted); retryable.
+	StateUnavailable uint64 `metric:"counter,family=refused,reason=state_unavailable"`
 
 	// Contract calls still running after their deadline (each holds a
 	// goroutine; see run).
@@ -46,7 +49,7 @@ type Metrics struct {
 // Refused returns the number of proposals refused for any reason.
 func (m Metrics) Refused() uint64 {
 	return m.BadProposal + m.WrongChannel + m.BadCreator + m.Expired + m.BadTxID + m.BadSignature +
-		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Quarantined + m.QueryWrites + m.Internal
+		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Quarantined + m.QueryWrites + m.Internal + m.StateUnavailable
 }
 
 // String formats the snapshot on a few readable lines, leaving out zero
@@ -67,6 +70,7 @@ func (m Metrics) String() string {
 		{"duplicate tx id", m.DuplicateTxID}, {"unknown contract", m.UnknownContract},
 		{"contract error", m.ContractFailed}, {"contract panic", m.Panicked}, {"timed out", m.TimedOut},
 		{"quarantined contract", m.Quarantined}, {"query that writes", m.QueryWrites}, {"internal error", m.Internal},
+		{"state unavailable", m.StateUnavailable},
 	} {
 		if r.n > 0 {
 			fmt.Fprintf(&b, "  refused, %s: %d\n", r.name, r.n)
@@ -82,11 +86,11 @@ type counters struct {
 }
 
 // reasons, in the order of reasonSentinels.
-const numReasons = 14
+const numReasons = 15
 
 var reasonSentinels = [numReasons]error{
 	ErrBadProposal, ErrWrongChannel, ErrBadCreator, ErrExpired, ErrBadTxID, ErrBadSignature,
-	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrQuarantined, ErrQueryWrites, ErrInternal,
+	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrQuarantined, ErrQueryWrites, ErrInternal, ErrStateUnavailable,
 }
 
 // refused counts err under its refusal's own sentinel (not one its cause
@@ -110,6 +114,6 @@ func (c *counters) snapshot() Metrics {
 		Proposals: c.proposals.Load(), Endorsed: c.endorsed.Load(),
 		BadProposal: r(0), WrongChannel: r(1), BadCreator: r(2), Expired: r(3), BadTxID: r(4), BadSignature: r(5),
 		DuplicateTxID: r(6), UnknownContract: r(7), ContractFailed: r(8), Panicked: r(9), TimedOut: r(10), Quarantined: r(11),
-		QueryWrites: r(12), Internal: r(13),
+		QueryWrites: r(12), Internal: r(13), StateUnavailable: r(14),
 	}
 }

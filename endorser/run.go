@@ -120,7 +120,7 @@ func (e *Endorser) judge(st *stub, o outcome) error {
 	// A failed state read fails the call whatever the contract did with
 	// the error: a read missing from the set could hide a conflict.
 	if err := st.stateErr(); err != nil {
-		return refuse(ErrInternal, err, fmt.Sprintf("%s: reading state: %v", what, err))
+		return stateRefusal(what, err)
 	}
 	if o.err == nil {
 		return nil

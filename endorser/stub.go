@@ -272,7 +272,7 @@ func (s *stub) finish() (*api.RWSet, *api.Event, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.err != nil {
-		return nil, nil, refuse(ErrInternal, s.mu.err, fmt.Sprintf("contract %q function %q: reading state: %v", s.ns, s.fn, s.mu.err))
+		return nil, nil, stateRefusal(fmt.Sprintf("contract %q function %q", s.ns, s.fn), s.mu.err)
 	}
 	rw := &api.RWSet{}
 	if len(s.mu.reads) == 0 && len(s.mu.writes) == 0 && len(s.mu.ranges) == 0 {

@@ -3,8 +3,10 @@
 // the gateway does the rest.
 //
 //	Evaluate      ─▶ the local endorser; nothing is ordered
-//	Endorse       ─▶ the local endorser and, in parallel, one peer of each
-//	                 other org the contract's policy needs ─▶ TxPayload bytes
+//	Endorse       ─▶ the local org's pool (the local endorser, or a compute
+//	                 node of this logical peer) and, in parallel, one peer
+//	                 of each other org the contract's policy needs
+//	                 ─▶ TxPayload bytes
 //	Submit        ─▶ the ordering service (fail over in preference order)
 //	CommitStatus  ─▶ the block store's tx index, else the committer's events
 //	BlockEvents   ─▶ stored blocks, then live commit events
@@ -31,6 +33,13 @@
 //   - A remote peer that fails (transport error) is replaced by the org's
 //     next peer; a peer that answers with a refusal is not: the refusal is
 //     the answer, reported with the peer's name.
+//   - The local org's endorsement goes to one member of the Pool: the
+//     primary's own endorser and the compute nodes that joined it, which
+//     read the same memory tier. The member with the fewest proposals in
+//     flight from this gateway is asked, ties round-robin; a transport
+//     failure asks the next member (pool.go). Every 503 Endorse answers
+//     carries a retry hint (retry_after_ms): no endorser could answer, or
+//     the memory tier did not.
 //   - CommitStatus subscribes to commit events before it looks the tx id
 //     up, so a transaction committed between the two is never missed. A
 //     block is appended to the block store before its event is published.

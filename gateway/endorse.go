@@ -34,6 +34,11 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 		if r := recover(); r != nil {
 			resp = refusal(http.StatusInternalServerError, "gateway: endorsing: unexpected panic: %v", r)
 		}
+		if resp.Status == http.StatusServiceUnavailable && resp.RetryAfterMs == 0 {
+			// Every 503 here may pass: no endorser answered, or the
+			// shared memory tier did not (see the client's retry path).
+			resp.RetryAfterMs = uint32(unavailableRetry.Milliseconds())
+		}
 		if resp.Status != http.StatusOK {
 			g.metrics.endorseRefused.Add(1)
 		} else {
@@ -59,6 +64,15 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 	if !ok {
 		return refusal(http.StatusNotFound, "gateway: contract %q has no endorsement policy on channel %q, expected one of: %s",
 			p.Contract, g.cfg.Channel, g.names), nil
+	}
+	if g.pool.Compute() {
+		// Compute nodes have no block store: the primary's tx index
+		// refuses a used tx id here, as its own endorser would.
+		if _, used, err := g.cfg.Ledger.TxLocation(p.Header.TxId); err != nil {
+			return refusal(http.StatusInternalServerError, "gateway: looking up tx id %s: %v", p.Header.TxId, err), nil
+		} else if used {
+			return refusal(http.StatusConflict, "gateway: tx id %s is already used; build a new proposal with a new nonce", p.Header.TxId), nil
+		}
 	}
 	backoff := 20 * time.Millisecond
 	var routes map[string]*route // orgs with a remote peer found behind
@@ -107,6 +121,11 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 		}
 	}
 }
+
+// unavailableRetry is the retry hint of a 503 Endorse answer: about the
+// time a gateway takes to notice a dead compute node, or a memory node to
+// listen again.
+const unavailableRetry = 100 * time.Millisecond
 
 // sleep waits d, or until ctx ends and returns its error.
 func sleep(ctx context.Context, d time.Duration) error {
@@ -225,14 +244,23 @@ func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []str
 	return answers
 }
 
+// askLocal asks the local org's pool: the primary's endorser or one of
+// its compute nodes.
 func (g *Gateway) askLocal(ctx context.Context, sp *api.SignedProposal) answer {
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
+	name, r, err := g.pool.ask(cctx, sp)
+	if err != nil {
+		return answer{org: g.cfg.LocalOrg, peer: "the endorsers of org " + g.cfg.LocalOrg, err: err}
+	}
 	who := "the local peer of org " + g.cfg.LocalOrg
-	if g.cfg.Peer != g.cfg.LocalOrg { // named (EnsureDefaults sets LocalOrg otherwise)
+	switch {
+	case name != g.cfg.Peer:
+		who = fmt.Sprintf("compute node %s of peer %s of org %s", name, g.cfg.Peer, g.cfg.LocalOrg)
+	case g.cfg.Peer != g.cfg.LocalOrg: // named (EnsureDefaults sets LocalOrg otherwise)
 		who = fmt.Sprintf("peer %s of org %s", g.cfg.Peer, g.cfg.LocalOrg)
 	}
-	return answer{org: g.cfg.LocalOrg, peer: who, resp: g.cfg.Local.ProcessProposal(cctx, sp)}
+	return answer{org: g.cfg.LocalOrg, peer: who, resp: r}
 }
 
 // askRemote asks org's peers in preference order, from peer first on and

@@ -49,6 +49,11 @@ type Config struct {
 	Peer string
 	// Local is this peer's endorser.
 	Local *endorser.Endorser
+	// Pool, if set, is the local org's endorsement pool (the primary's
+	// endorser and the compute nodes that share its memory tier): Endorse
+	// asks it instead of Local, and Evaluate still runs on Local. Nil
+	// means a pool of Local alone.
+	Pool *Pool
 	// Remote lists the other orgs' peers, by org, in preference order.
 	Remote map[string][]api.EndorserClient
 	// Policies maps each contract to its endorsement policy.
@@ -176,6 +181,7 @@ type Gateway struct {
 	waiters  waiters // CommitStatus calls waiting for their tx ids
 	heights  heightReporter
 	inflight *inflight // transactions submitted here, not yet committed here
+	pool     *Pool     // the local org's endorsers
 	// resubmits sends again the admitted transactions the ordering
 	// service has most likely lost (see resubmit).
 	resubmits *resubmitter
@@ -190,6 +196,10 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies)), inflight: newInflight(cfg.MaxInFlight, time.Now)}
+	g.pool = cfg.Pool
+	if g.pool == nil {
+		g.pool = NewPool(cfg.Peer, LocalEndorser(cfg.Local), PrimaryAlways)
+	}
 	g.waiters.g = g
 	g.heights.g = g
 	g.resubmits = newResubmitter(g)
@@ -371,6 +381,10 @@ func ordererName(i int, o any) string {
 	}
 	return fmt.Sprintf("orderer #%d", i)
 }
+
+// Pool returns the local org's endorsement pool (Config.Pool, or the one
+// New made of Local).
+func (g *Gateway) Pool() *Pool { return g.pool }
 
 // Metrics returns a snapshot of the gateway's counters.
 func (g *Gateway) Metrics() Metrics {

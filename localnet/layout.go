@@ -30,6 +30,9 @@ type layoutFile struct {
 	Admins  []clientFile `json:"admins,omitempty"`
 	// Memnodes are the memory nodes (role "memnode", serves: their peer).
 	Memnodes []nodeFile `json:"memnodes,omitempty"`
+	// Computes are the compute nodes (role "compute", serves: their
+	// primary peer).
+	Computes []nodeFile `json:"computes,omitempty"`
 }
 
 type nodeFile struct {
@@ -75,6 +78,9 @@ func (l *Layout) Save() error {
 	for _, n := range l.Memnodes {
 		f.Memnodes = append(f.Memnodes, nodeFile{Name: n.Name, Org: n.Org, Role: MemnodeKind, Address: n.Address, Metrics: n.Metrics, Config: rel(n.Config), Serves: n.Serves})
 	}
+	for _, n := range l.Computes {
+		f.Computes = append(f.Computes, nodeFile{Name: n.Name, Org: n.Org, Role: ComputeKind, Address: n.Address, Metrics: n.Metrics, Config: rel(n.Config), Serves: n.Primary})
+	}
 	raw, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("localnet: encode layout: %w", err)
@@ -113,7 +119,7 @@ func Load(dir string) (*Layout, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("localnet: %s: %w (fields: channel, nodes [name, org, role, address, metrics, cluster, config], memnodes [name, org, role, address, metrics, config, serves], clients and admins [name, org, cert, key, tlsCert, tlsKey])", path, err)
+		return nil, fmt.Errorf("localnet: %s: %w (fields: channel, nodes [name, org, role, address, metrics, cluster, config], memnodes and computes [name, org, role, address, metrics, config, serves], clients and admins [name, org, cert, key, tlsCert, tlsKey])", path, err)
 	}
 	res := func(p string) string {
 		if filepath.IsAbs(p) {
@@ -137,6 +143,15 @@ func Load(dir string) (*Layout, error) {
 			return nil, fmt.Errorf("localnet: %s: memory node %q serves %q, which is not a peer of the network", path, n.Name, n.Serves)
 		}
 		l.Memnodes = append(l.Memnodes, Node{Name: n.Name, Org: n.Org, Address: n.Address, Metrics: n.Metrics, Config: res(n.Config), Serves: n.Serves})
+	}
+	for _, n := range f.Computes {
+		if n.Role != ComputeKind || n.Serves == "" {
+			return nil, fmt.Errorf("localnet: %s: compute node %q has role %q and serves %q, want role %s and the peer whose pool it joins", path, n.Name, n.Role, n.Serves, ComputeKind)
+		}
+		if p, ok := l.Node(n.Serves); !ok || p.Role != identity.RolePeer {
+			return nil, fmt.Errorf("localnet: %s: compute node %q serves %q, which is not a peer of the network", path, n.Name, n.Serves)
+		}
+		l.Computes = append(l.Computes, Node{Name: n.Name, Org: n.Org, Address: n.Address, Metrics: n.Metrics, Config: res(n.Config), Primary: n.Serves})
 	}
 	for _, c := range f.Clients {
 		l.Clients = append(l.Clients, Client{Name: c.Name, Org: c.Org,

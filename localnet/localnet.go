@@ -83,6 +83,12 @@ type Spec struct {
 	// fails Generate with the file's error.
 	TuneNode    func(*node.NodeConfig)
 	TuneMemnode func(*node.MemnodeConfig)
+	// Compute gives every peer this many compute nodes (strand compute
+	// start): endorsers over the peer's memory node that join the peer's
+	// endorsement pool (FlexChain's logical peer). It needs Memnodes.
+	// They take free ports, whatever BasePort says. 0 to
+	// MaxComputePerPeer.
+	Compute int
 }
 
 // ContractSpec is one contract of the channel and its endorsement policy.
@@ -108,6 +114,9 @@ type Layout struct {
 	// Memnodes are the memory nodes of Spec.Memnodes, one per peer (Serves
 	// names it), in the order of their peers.
 	Memnodes []Node
+	// Computes are the compute nodes of Spec.Compute and Scale (Primary
+	// names their peer).
+	Computes []Node
 }
 
 // Node is one generated peer, orderer or memory node.
@@ -120,14 +129,18 @@ type Node struct {
 	Cluster string        // orderer with Spec.ClusterPorts: where the other orderers dial it
 	Config  string        // its node file, for node.LoadNode (a memory node's: node.LoadMemnode)
 	Serves  string        // a memory node: the peer whose state it keeps; empty otherwise
+	Primary string        // a compute node: the peer whose pool it joins; empty otherwise
 }
 
 // MemnodeKind is the Kind of a memory node.
 const MemnodeKind = "memnode"
 
-// Kind is what the node runs as: "peer", "orderer" or MemnodeKind; its
-// process is `<strand> <kind> start --config <Config>`.
+// Kind is what the node runs as: "peer", "orderer", MemnodeKind or
+// ComputeKind; its process is `<strand> <kind> start --config <Config>`.
 func (n Node) Kind() string {
+	if n.Primary != "" {
+		return ComputeKind
+	}
 	if n.Serves != "" {
 		return MemnodeKind
 	}
@@ -205,6 +218,10 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("localnet: Spec.Orderers = %d: want 1 to 64 (0 means 1)", s.Orderers)
 	case s.ClientsPerOrg < 1 || s.ClientsPerOrg > 1024:
 		return fmt.Errorf("localnet: Spec.ClientsPerOrg = %d: want 1 to 1024 (0 means 1)", s.ClientsPerOrg)
+	case s.Compute < 0 || s.Compute > MaxComputePerPeer:
+		return fmt.Errorf("localnet: Spec.Compute = %d: want 0 to %d compute nodes per peer", s.Compute, MaxComputePerPeer)
+	case s.Compute > 0 && !s.Memnodes:
+		return fmt.Errorf("%w: Spec.Compute = %d without Spec.Memnodes: give the peers memory nodes (--memnodes) for their compute nodes to read", ErrNoMemnode, s.Compute)
 	case s.BasePort < 0 || s.BasePort+s.ports() > 65536:
 		return fmt.Errorf("localnet: Spec.BasePort = %d: want 0 (free ports) or a port with %d ports free above it, at most 65535", s.BasePort, s.ports())
 	}
@@ -357,6 +374,9 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 			}
 		}
 		ch.Orgs = append(ch.Orgs, oc)
+	}
+	if err := g.computes(spec.Compute); err != nil {
+		return nil, err
 	}
 	ch.Orgs = append(ch.Orgs, ordOrg)
 	ch.EnsureDefaults()

@@ -61,7 +61,8 @@ type UpOptions struct {
 // nodes start first, then orderers, then peers, each group once the one
 // before accepts TCP connections; Up returns once every node accepts TCP
 // connections at its address, or with an error naming the node and its
-// log file. The returned procs are l.Nodes' followed by l.Memnodes'. An
+// log file. Compute nodes start last (they join their peers). The
+// returned procs are l.Nodes', l.Memnodes' then l.Computes'. An
 // orderer the channel removed (Layout.Removed) is not started: its Proc
 // says Removed.
 func Up(l *Layout, opts UpOptions) ([]Proc, error) {
@@ -73,7 +74,7 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 	}
 	all := l.all()
 	procs := make([]Proc, len(all))
-	for _, kind := range []string{MemnodeKind, identity.RoleOrderer.String(), identity.RolePeer.String()} {
+	for _, kind := range []string{MemnodeKind, identity.RoleOrderer.String(), identity.RolePeer.String(), ComputeKind} {
 		var started []int
 		for i, n := range all {
 			if n.Kind() != kind {
@@ -140,8 +141,10 @@ func (l *Layout) start(p *Proc, command []string, dieWithCaller bool) (<-chan st
 // line that identifies its process.
 func nodeArgs(n Node) []string { return []string{n.Kind(), "start", "--config", n.Config} }
 
-// all is l.Nodes followed by l.Memnodes.
-func (l *Layout) all() []Node { return append(append([]Node{}, l.Nodes...), l.Memnodes...) }
+// all is l.Nodes, l.Memnodes, then l.Computes.
+func (l *Layout) all() []Node {
+	return append(append(append([]Node{}, l.Nodes...), l.Memnodes...), l.Computes...)
+}
 
 func (l *Layout) awaitReachable(p *Proc, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
@@ -154,7 +157,7 @@ func (l *Layout) awaitReachable(p *Proc, wait time.Duration) error {
 		case <-p.died:
 			p.Alive = false
 			return fmt.Errorf("localnet: %s %s (pid %d) exited before accepting connections at %s; see its log %s%s",
-				p.Role, p.Name, p.PID, p.Address, p.Log, logTail(p.Log, 8))
+				p.Kind(), p.Name, p.PID, p.Address, p.Log, logTail(p.Log, 8))
 		default:
 		}
 		if time.Now().After(deadline) {
@@ -174,22 +177,25 @@ type DownOptions struct {
 }
 
 // Down stops every recorded node process: SIGTERM, then SIGKILL to those
-// still running after Timeout. Peers and orderers stop first, then the
-// memory nodes (a peer does not lose its state under it). It signals a PID
+// still running after Timeout. Compute nodes stop first, then peers and
+// orderers, then the memory nodes (a peer does not lose its state under
+// it). It signals a PID
 // only while that PID runs this node's start command for this network's
 // node file, so a process that reused a PID is left alone. It removes the
-// PID files. The returned procs are l.Nodes' followed by l.Memnodes'.
+// PID files. The returned procs are l.Nodes', l.Memnodes', then
+// l.Computes'.
 func Down(l *Layout, opts DownOptions) ([]Proc, error) {
 	if opts.Timeout == 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	procs := append(l.stop(l.Nodes, opts.Timeout), l.stop(l.Memnodes, opts.Timeout)...)
+	computes := l.stop(l.Computes, opts.Timeout)
+	procs := append(append(l.stop(l.Nodes, opts.Timeout), l.stop(l.Memnodes, opts.Timeout)...), computes...)
 	var errs []error
 	for _, p := range procs {
 		errs = append(errs, p.err)
 	}
 	if opts.Purge && errors.Join(errs...) == nil {
-		for _, n := range l.all() {
+		for _, n := range append(append([]Node{}, l.Nodes...), l.Memnodes...) { // compute nodes have no data
 			dir, err := dataDir(n)
 			if err != nil {
 				errs = append(errs, err)
@@ -269,16 +275,17 @@ func waitGone(p *Proc, deadline time.Time) bool {
 }
 
 // Status reports every node's recorded PID, whether it runs, and whether
-// its address accepts TCP connections: l.Nodes, then l.Memnodes. A node
-// without a PID file of Up's that holds its data directory's lock runs
-// too, started by hand (ByHand, with the PID it recorded there).
+// its address accepts TCP connections: l.Nodes, l.Memnodes, then
+// l.Computes. A node with a data directory (not a compute node) without a
+// PID file of Up's that holds its data directory's lock runs too, started
+// by hand (ByHand, with the PID it recorded there).
 func Status(l *Layout) []Proc {
 	all := l.all()
 	procs := make([]Proc, len(all))
 	for i, n := range all {
 		procs[i] = l.proc(n)
 		procs[i].Reachable = reachable(n.Address, 500*time.Millisecond)
-		if !procs[i].Alive {
+		if !procs[i].Alive && n.Kind() != ComputeKind {
 			// Started by hand (`strand peer start`): no PID file of
 			// ours, but the node holds its data directory's lock.
 			if dir := dataDirOf(n); dir != "" {

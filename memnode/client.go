@@ -112,6 +112,12 @@ type Client struct {
 	mu      sync.RWMutex
 	applied atomic.Uint64
 	lost    atomic.Bool
+	// readAt is the highest height a read answer carried (at least the
+	// height at Dial): a reader that never applies (a compute node) learns
+	// the node's height from it, and it is part of the fence (the floor of
+	// a read is ReadHeight), so a reader also meets a node that lost what
+	// it had read.
+	readAt  atomic.Uint64
 	applyMu sync.Mutex // serialises Apply and Savepoint's start over
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
@@ -166,6 +172,7 @@ func Dial(opts ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	c.applied.Store(sp)
+	c.readAt.Store(sp)
 	if opts.CacheBytes > 0 {
 		c.cache = tiered.NewCache(opts.CacheBytes, sp)
 	}
@@ -289,7 +296,7 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	}
 	// The fence is read before the call: a height acknowledged by then
 	// is one the node held before it read.
-	floor := c.applied.Load()
+	floor := c.ReadHeight()
 	ctx, cancel := c.ctx()
 	defer cancel()
 	start := time.Now()
@@ -305,6 +312,7 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	if h := resp.GetHeight(); h < floor {
 		return c.lostErr("GetMany", h, floor)
 	}
+	c.sawHeight(resp.GetHeight())
 	if c.follow != nil {
 		raise(&c.applied, resp.GetHeight())
 	}
@@ -360,7 +368,7 @@ func (c *Client) Dump(fn func(ns, key string, v statedb.Value) error) (uint64, e
 func (c *Client) stream(op string, req *api.MemScanRequest, fn func(k []byte, v statedb.Value) (bool, error)) (uint64, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel() // ends the stream when fn stops early
-	floor := c.applied.Load()
+	floor := c.ReadHeight()
 	stream, err := c.rpc.Scan(ctx)
 	if err == nil {
 		err = stream.Send(req)
@@ -388,6 +396,7 @@ func (c *Client) stream(op string, req *api.MemScanRequest, fn func(k []byte, v 
 			if height = page.GetHeight(); height < floor {
 				return 0, c.lostErr(op, height, floor)
 			}
+			c.sawHeight(height)
 			if c.follow != nil {
 				raise(&c.applied, height)
 			}
@@ -490,10 +499,29 @@ func (c *Client) Savepoint() (uint64, error) {
 	}
 	c.mu.Lock()
 	c.applied.Store(sp)
+	c.readAt.Store(sp)
 	c.cache.Reset(sp)
 	c.mu.Unlock()
 	c.lost.Store(false)
 	return sp, nil
+}
+
+// sawHeight raises ReadHeight to h.
+func (c *Client) sawHeight(h uint64) {
+	for {
+		r := c.readAt.Load()
+		if h <= r || c.readAt.CompareAndSwap(r, h) {
+			return
+		}
+	}
+}
+
+// ReadHeight is the highest height a read answer of the node carried, or
+// the applied height if that is higher: a lower bound of the height the
+// next read reads at, unless the node loses state. A compute node, which
+// reads and never applies, reports it as its height.
+func (c *Client) ReadHeight() uint64 {
+	return max(c.readAt.Load(), c.applied.Load())
 }
 
 // Close implements statedb.DB; the memory node keeps running.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/gctune"
 	"gopkg.in/yaml.v3"
@@ -41,6 +42,9 @@ type NodeConfig struct {
 	StateDB StateDBConfig `yaml:"stateDB"`
 	// Pipeline tunes a peer's commit pipeline.
 	Pipeline PipelineConfig `yaml:"pipeline"`
+	// Compute tunes a peer's pool of compute nodes (strand compute
+	// start), which join it over ComputePool.Join.
+	Compute ComputePoolConfig `yaml:"compute,omitempty"`
 	// Metrics is the host:port of a Prometheus /metrics endpoint. Default
 	// empty: no metrics endpoint.
 	Metrics string `yaml:"metrics,omitempty"`
@@ -125,6 +129,24 @@ type PipelineConfig struct {
 	// StateCacheMB bounds the cache of recently committed values read
 	// before the state database: default 16; -1 off; up to 65536.
 	StateCacheMB int `yaml:"stateCacheMB,omitempty"`
+}
+
+// ComputePoolConfig tunes the endorsement pool of a peer that is the
+// primary of a logical peer.
+type ComputePoolConfig struct {
+	// PrimaryEndorses: fallback (default: the peer endorses only while no
+	// compute node is in its pool, and when every one failed to answer;
+	// FlexChain's primary leaves endorsement to its compute nodes) or
+	// always (the peer is one more member of the pool).
+	PrimaryEndorses string `yaml:"primaryEndorses,omitempty"`
+}
+
+// PrimaryMode converts primaryEndorses.
+func (c ComputePoolConfig) PrimaryMode() gateway.PrimaryMode {
+	if c.PrimaryEndorses == "always" {
+		return gateway.PrimaryAlways
+	}
+	return gateway.PrimaryFallback
 }
 
 // LogConfig configures the node's slog logger.
@@ -229,6 +251,9 @@ func (n *NodeConfig) Validate() error {
 	}
 	if n.GC.Percent == -1 && n.GC.MemoryLimitMB == -1 {
 		ck.bad("gc.percent", -1, "-1 only with a memory limit (gc.memoryLimitMB not -1), or the heap grows without bound")
+	}
+	if e := n.Compute.PrimaryEndorses; e != "" && e != "fallback" && e != "always" {
+		ck.bad("compute.primaryEndorses", e, "fallback (the default) or always")
 	}
 	if n.Join != "" && n.Role != "orderer" {
 		ck.bad("join", n.Join, "empty: only an orderer joins a Raft ordering service")

@@ -49,6 +49,9 @@ type Peer struct {
 	base
 	Committer *committer.Committer
 	State     statedb.DB
+	// Pool is the endorsement pool of its gateway: its own endorser and
+	// the compute nodes that joined it.
+	Pool *gateway.Pool
 
 	channel string
 	repairs Repairs // written before serving starts, read by metrics
@@ -135,8 +138,10 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			remote[org] = append(remote[org], gateway.BatchProposals(gateway.NamedEndorser(pe.Name, api.NewEndorserClient(conn))))
 		}
 	}
+	pool := gateway.NewPool(cfg.Name, gateway.LocalEndorser(e), cfg.Compute.PrimaryMode())
+	p.Pool = pool
 	gw, err := gateway.New(gateway.Config{
-		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Remote: remote, Policies: comCh.Policies,
+		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: remote, Policies: comCh.Policies,
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
 		OrderWait:     orderWait(ch),
@@ -147,6 +152,8 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err := p.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, gw)
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(e))
+		api.RegisterComputePoolServer(s, &poolServer{pool: pool, reg: comCh.Registry, org: cfg.Org, primary: cfg.Name,
+			clientTLS: clientTLS, height: p.Committer.Height, log: p.log})
 	}}); err != nil {
 		return nil, err
 	}
@@ -155,6 +162,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewCommitterCollector(p.Committer),
 		NewStructCollector("endorser", func() any { return e.Metrics() }),
 		NewStructCollector("gateway", func() any { return gw.Metrics() }),
+		NewStructCollector("pool", func() any { return pool.Metrics() }),
 		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
 		NewStructCollector("repair", func() any { return p.repairs }),
 	}

@@ -138,7 +138,7 @@ func runIsolate(ctx context.Context, cmd *cobra.Command, f isolateFlags) error {
 
 // isolateTargets lists the network's running nodes: orderers to the
 // "orderer" cgroup, peers to "peer" and measured at their metrics address,
-// memory nodes to "peer" (unmeasured).
+// memory and compute nodes to "peer" (unmeasured).
 // Nodes that do not run are left out; none running is an error.
 func isolateTargets(lay *localnet.Layout) ([]isolation.Target, error) {
 	var out []isolation.Target
@@ -152,7 +152,7 @@ func isolateTargets(lay *localnet.Layout) ([]isolation.Target, error) {
 		switch {
 		case p.Role == identity.RolePeer:
 			t.Component, t.Metrics = "peer", p.Metrics
-		case p.Kind() == localnet.MemnodeKind: // the state tier of a disaggregated peer
+		case p.Kind() == localnet.MemnodeKind, p.Kind() == localnet.ComputeKind: // the state tier and endorsers of a disaggregated peer
 			t.Component = "peer"
 		}
 		out = append(out, t)

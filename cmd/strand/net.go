@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
@@ -25,7 +26,7 @@ const defaultNetDir = "./strand-net"
 
 func netCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "net", Short: "Run a local network: every node a process of its own on 127.0.0.1"}
-	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd())
+	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd(), netScaleCmd())
 	return cmd
 }
 
@@ -97,6 +98,9 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 		fmt.Fprintf(out, "generated a network of %d orgs, %d peer(s) each, %d orderer(s) in %s\n", spec.Orgs, spec.PeersPerOrg, spec.Orderers, lay.Dir)
 		if len(lay.Memnodes) > 0 {
 			fmt.Fprintf(out, "every peer keeps its state in a memory node of its own (%d memory nodes)\n", len(lay.Memnodes))
+		}
+		if spec.Compute > 0 {
+			fmt.Fprintf(out, "every peer has %d compute node(s) that endorse for it (strand net scale --compute changes that live)\n", spec.Compute)
 		}
 		if note := quorumNote(spec.Orderers); note != "" {
 			fmt.Fprintln(cmd.ErrOrStderr(), note)
@@ -273,7 +277,10 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 		}
 		if p.Reachable {
 			reach = "yes"
-			if p.Role == identity.RolePeer {
+			switch {
+			case p.Kind() == localnet.ComputeKind:
+				height = computeHeight(ctx, p.Node)
+			case p.Role == identity.RolePeer:
 				height = peerHeight(ctx, lay, p.Node)
 			}
 		}
@@ -295,6 +302,42 @@ func peerHeight(ctx context.Context, lay *localnet.Layout, n localnet.Node) stri
 		return "? (" + err.Error() + ")"
 	}
 	return strconv.FormatUint(h, 10)
+}
+
+// computeHeight is a compute node's height (its memory node's, as its
+// reads last saw it), read from its metrics, and whether it is in its
+// primary's pool.
+func computeHeight(ctx context.Context, n localnet.Node) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.Metrics+"/metrics", nil)
+	if err != nil {
+		return "?"
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	var height, joined string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			switch f[0] {
+			case "strand_compute_height":
+				height = f[1]
+			case "strand_compute_joined":
+				joined = f[1]
+			}
+		}
+	}
+	if joined != "1" {
+		return height + " (not in " + n.Primary + "'s pool)"
+	}
+	return height + " (in " + n.Primary + "'s pool)"
 }
 
 func netVerifyCmd() *cobra.Command {

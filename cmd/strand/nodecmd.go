@@ -75,6 +75,7 @@ type specFlags struct {
 	profile, memnodes               bool
 	batchTimeout                    time.Duration
 	blockSize                       int
+	compute                         int
 	batchMode, stateDB              string
 	checkpoint                      int
 }
@@ -87,6 +88,7 @@ func (f *specFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports, then their metrics endpoints (0: free ports)")
 	fl.BoolVar(&f.profile, "profile", false, "serve Go's profiles (/debug/pprof/) on every node's metrics address")
 	fl.BoolVar(&f.memnodes, "memnodes", false, "give every peer a memory node of its own (strand memnode start) that keeps its state (stateDB.backend: memnode); its ports come after all the others")
+	fl.IntVar(&f.compute, "compute", 0, "give every peer this many compute nodes (strand compute start) that endorse over its memory node; needs --memnodes; strand net scale changes it live")
 	bindBatchTimeout(fl, &f.batchTimeout)
 	bindBlockSize(fl, &f.blockSize, "batch-max-txs")
 	bindBatchMode(fl, &f.batchMode)
@@ -124,7 +126,13 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	if f.memnodes && f.stateDB != backend.Default {
 		return localnet.Spec{}, fmt.Errorf("--%s %s and --memnodes: with --memnodes the peers keep their state on their memory nodes; give one or the other", flagStateDB, f.stateDB)
 	}
-	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, StateDB: f.stateDB}
+	if f.compute < 0 || f.compute > localnet.MaxComputePerPeer {
+		return localnet.Spec{}, fmt.Errorf("--compute %d: want 0 to %d compute nodes per peer", f.compute, localnet.MaxComputePerPeer)
+	}
+	if f.compute > 0 && !f.memnodes {
+		return localnet.Spec{}, fmt.Errorf("--compute %d needs --memnodes: compute nodes read their peer's state from its memory node", f.compute)
+	}
+	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, StateDB: f.stateDB, Compute: f.compute}
 	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.blockSize, f.batchMode
 	if f.checkpoint < 0 || f.checkpoint > 1_000_000 {
 		return localnet.Spec{}, fmt.Errorf("--checkpoint-blocks %d: want 0 (sign every block) to 1000000", f.checkpoint)

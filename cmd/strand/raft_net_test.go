@@ -259,6 +259,11 @@ type ledgerLoad struct {
 	acked   map[string]ack // tx id → what the client heard
 	unknown map[string]int64
 	refused int
+	// retryable counts the endorsements refused with a retry hint (429,
+	// or a 503 that carries one: the client's retry path); failed keeps
+	// the message of every other 5xx refusal.
+	retryable int
+	failed    []string
 	// longest is the longest a client waited on one submitted
 	// transaction, for an answer or until it gave up.
 	longest time.Duration
@@ -285,9 +290,20 @@ func (l *ledgerLoad) run(ctx context.Context, d time.Duration, cs ...*client.Con
 				fn, args, dm := netOp(rng)
 				tx, err := c.Endorse(ctx, fn, args...)
 				if err != nil {
+					var ee *client.EndorseError
 					l.mu.Lock()
 					l.refused++
+					switch {
+					case errors.As(err, &ee) && ee.RetryAfter > 0:
+						l.retryable++
+					case errors.As(err, &ee) && ee.Status < 500:
+					default: // a 5xx without a retry hint, or no answer at all
+						l.failed = append(l.failed, err.Error())
+					}
 					l.mu.Unlock()
+					if ee != nil && ee.RetryAfter > 0 {
+						time.Sleep(ee.RetryAfter) // the client's retry path: wait the hint
+					}
 					continue
 				}
 				submitted := time.Now()
@@ -322,7 +338,8 @@ func (l *ledgerLoad) report(t *testing.T) {
 			valid++
 		}
 	}
-	t.Logf("load: %d acknowledged (%d VALID), %d without an answer, %d refused at endorsement", len(l.acked), valid, len(l.unknown), l.refused)
+	t.Logf("load: %d acknowledged (%d VALID), %d without an answer, %d refused at endorsement (%d with a retry hint, %d 5xx without)",
+		len(l.acked), valid, len(l.unknown), l.refused, l.retryable, len(l.failed))
 	if valid == 0 {
 		t.Fatal("no transaction of the load committed")
 	}

@@ -52,6 +52,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"invoke", "create_account", "a", "A", "-5", "0"}, "-5 was read as a flag: put -- before arguments that start with a dash (`strand invoke [flags] -- ARGS...`"},
 		{[]string{"query", "query", "-12.5"}, "-12.5 was read as a flag"},
 		{[]string{"net", "up", "--orderes", "3"}, "unknown flag: --orderes (`strand net up --help` lists the flags)"},
+		{[]string{"net", "up", "--compute", "2"}, "--compute 2 needs --memnodes: compute nodes read their peer's state from its memory node"},
+		{[]string{"net", "up", "--compute", "-1", "--memnodes"}, "--compute -1: want 0 to 64 compute nodes per peer"},
+		{[]string{"net", "scale", "--dir", "/nonexistent-strand-net", "--compute", "2"}, "no network in /nonexistent-strand-net"},
+		{[]string{"compute", "start", "--config", "/nonexistent/compute.yaml"}, "/nonexistent/compute.yaml"},
 	} {
 		if _, err := cli(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("strand %s: %v, want an error containing %q", strings.Join(c.args, " "), err, c.want)

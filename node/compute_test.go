@@ -1,0 +1,133 @@
+package node_test
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/gateway"
+	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
+)
+
+// awaitPool waits up to 10 s until p's pool metrics satisfy holds.
+func awaitPool(t *testing.T, p *node.Peer, what string, holds func(m gateway.PoolMetrics) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !holds(p.Pool.Metrics()); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pool of %s after 10 s: %s; want %s", p.Name, p.Pool.Metrics(), what)
+		}
+	}
+}
+
+// TestComputeNode runs a logical peer in this process, every part over
+// mutual TLS on 127.0.0.1: a memory node, the primary peer and a compute
+// node. The compute node joins; the primary's gateway then has it endorse
+// (the primary, by default, does not); with the memory node gone an
+// endorsement is refused with a 503 that names the state as unavailable
+// and carries a retry hint; and the compute node's Close takes it out of
+// the pool.
+func TestComputeNode(t *testing.T) {
+	lay, err := localnet.Generate(t.TempDir(), localnet.Spec{Orgs: 1, Memnodes: true, Compute: 1,
+		Batch: node.BatchConfig{MaxTxs: 100, Timeout: 5 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcfg, err := node.LoadMemnode(lay.Memnodes[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := node.StartMemnode(mcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memClosed := false
+	t.Cleanup(func() {
+		if !memClosed {
+			mem.Close()
+		}
+	})
+	n := &network{layout: lay}
+	if n.ch, err = node.LoadChannel(lay.Channel); err != nil {
+		t.Fatal(err)
+	}
+	for _, nd := range lay.Nodes {
+		cfg, err := node.LoadNode(nd.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Metrics = ""
+		if nd.Kind() == "orderer" {
+			o, err := node.StartOrderer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { o.Close() })
+			continue
+		}
+		p, err := node.StartPeer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		n.peers = append(n.peers, p)
+	}
+	primary := n.peers[0]
+	ccfg, err := node.LoadCompute(lay.Computes[0].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg.Metrics = ""
+	c, err := node.StartCompute(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			c.Close()
+		}
+	})
+	awaitPool(t, primary, "the compute node joined", func(m gateway.PoolMetrics) bool { return m.Joins == 1 && m.Members == 1 })
+
+	contract := n.connect(t, 0)
+	for i := range 3 {
+		if _, err := contract.Submit(t.Context(), "create_account", string(rune('a'+i)), "A", "10", "10"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := primary.Pool.Metrics(); m.Served[ccfg.Name] != 3 || m.Served[primary.Name] != 0 {
+		t.Fatalf("pool after three transactions: %s; want all three endorsed by %s", m, ccfg.Name)
+	}
+	if e := c.Endorser.Metrics(); e.Endorsed != 3 {
+		t.Fatalf("compute node's endorser: %s", e)
+	}
+
+	// The memory node goes away: the compute node cannot read state.
+	memClosed = true
+	if err := mem.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = contract.Submit(t.Context(), "query", "a")
+	var ee *client.EndorseError
+	if !errors.As(err, &ee) || ee.Status != http.StatusServiceUnavailable || ee.RetryAfter == 0 || !strings.Contains(ee.Message, "state unavailable") ||
+		!strings.Contains(ee.Message, "compute node "+ccfg.Name) {
+		t.Fatalf("endorsing with the memory node down: %v; want a 503 with a retry hint naming the state unavailable on %s", err, ccfg.Name)
+	}
+	if mem, err = node.StartMemnode(mcfg); err != nil { // the primary's committer waits for it
+		t.Fatal(err)
+	}
+	memClosed = false
+
+	closed = true
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	awaitPool(t, primary, "the compute node left", func(m gateway.PoolMetrics) bool { return m.Leaves == 1 })
+	if got := primary.Pool.Members(); len(got) != 1 || got[0] != primary.Name {
+		t.Fatalf("pool members after the compute node closed: %v; want the primary alone", got)
+	}
+}
