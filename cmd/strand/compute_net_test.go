@@ -18,7 +18,7 @@ import (
 // poolGauges scrapes peer's endorsement pool metrics.
 func (n *raftNet) poolGauges(peer string) map[string]string {
 	nd, _ := n.lay.Node(peer)
-	return scrapeGauges(nd.Metrics, "strand_pool_members", "strand_pool_joins", "strand_pool_leaves", "strand_pool_failovers")
+	return scrapeGauges(nd.Metrics, "strand_pool_members", "strand_pool_joins_total", "strand_pool_leaves_total", "strand_pool_failovers_total")
 }
 
 // awaitPool waits up to 20 s until peer's pool says what holds.
@@ -28,8 +28,8 @@ func (n *raftNet) awaitPool(t *testing.T, peer, what string, holds func(members,
 	for {
 		g := n.poolGauges(peer)
 		m, _ := strconv.Atoi(g["strand_pool_members"])
-		j, _ := strconv.Atoi(g["strand_pool_joins"])
-		l, _ := strconv.Atoi(g["strand_pool_leaves"])
+		j, _ := strconv.Atoi(g["strand_pool_joins_total"])
+		l, _ := strconv.Atoi(g["strand_pool_leaves_total"])
 		if holds(m, j, l) {
 			return
 		}
@@ -112,8 +112,8 @@ func TestNetComputeKill(t *testing.T) {
 	}
 	nd, _ := n.lay.Node(peer)
 	t.Logf("%s pool: %v", peer, n.poolGauges(peer))
-	served := scrapeLabelled(t, nd.Metrics, "strand_pool_served")
-	t.Logf("proposals served: %v; failed asks: %v", served, scrapeLabelled(t, nd.Metrics, "strand_pool_failed"))
+	served := scrapeLabelled(t, nd.Metrics, "strand_pool_served_total")
+	t.Logf("proposals served: %v; failed asks: %v", served, scrapeLabelled(t, nd.Metrics, "strand_pool_failed_total"))
 	var byCompute float64
 	for name, v := range served {
 		if name != peer {
@@ -136,7 +136,7 @@ func TestNetComputeKill(t *testing.T) {
 			t.Fatalf("deposit %d after the primary's restart: %v", i, err)
 		}
 	}
-	if served := scrapeLabelled(t, nd.Metrics, "strand_pool_served"); served["compute0."+peer] != 5 {
+	if served := scrapeLabelled(t, nd.Metrics, "strand_pool_served_total"); served["compute0."+peer] != 5 {
 		t.Fatalf("after the primary's restart its pool served %v; want the five deposits endorsed by compute0.%s", served, peer)
 	}
 	netVerified(t, n)
@@ -156,7 +156,7 @@ func mustLoad(t *testing.T, dir string) *localnet.Layout {
 func scrapeLabelled(t *testing.T, addr, name string) map[string]float64 {
 	t.Helper()
 	out := map[string]float64{}
-	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\{key="([^"]+)"\} (\S+)$`)
+	re := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + `\{member="([^"]+)"\} (\S+)$`)
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
