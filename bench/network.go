@@ -16,12 +16,13 @@ import (
 
 // NetOptions describe an embedded network.
 type NetOptions struct {
-	Orgs          int              // peer orgs, one peer each; default 2
-	ClientsPerOrg int              // client identities per org; default 1
-	Batch         node.BatchConfig // the ordering service's batch limits
-	StateDB       string           // peers' state database backend; "" = the default (pebble)
-	Keep          bool             // keep the directory at Close
-	Disagg        Disagg           // memory nodes, caches and memtables (disagg.go)
+	Orgs          int               // peer orgs, one peer each; default 2
+	ClientsPerOrg int               // client identities per org; default 1
+	Batch         node.BatchConfig  // the ordering service's batch limits
+	StateDB       string            // peers' state database backend; "" = the default (pebble)
+	Keep          bool              // keep the directory at Close
+	Disagg        Disagg            // memory nodes, caches and memtables (disagg.go)
+	Wasm          map[string][]byte // contracts run as WebAssembly modules (localnet.Spec.Wasm)
 }
 
 // Network is the network under load: embedded in this process (Orderer
@@ -54,7 +55,7 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 			n.Close()
 		}
 	}()
-	n.Layout, err = localnet.Generate(dir, o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch}))
+	n.Layout, err = localnet.Generate(dir, o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm}))
 	if err != nil {
 		return nil, err
 	}

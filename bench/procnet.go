@@ -29,7 +29,7 @@ func StartProcesses(o NetOptions, command []string) (_ *Network, err error) {
 			n.Close()
 		}
 	}()
-	n.Layout, err = localnet.Generate(dir, o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch}))
+	n.Layout, err = localnet.Generate(dir, o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm}))
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,12 @@ type Round struct {
 	// orderer sign only checkpoint blocks (orderer.Checkpoints).
 	CheckpointBlocks   int           `yaml:"checkpoint_blocks,omitempty" json:"checkpoint_blocks,omitempty"`
 	CheckpointInterval time.Duration `yaml:"checkpoint_interval,omitempty" json:"checkpoint_interval,omitempty"`
+	// ContractRuntime runs the workload's contract built in ("builtin",
+	// the default) or as a WebAssembly module ("wasm"; smallbank only).
+	// WasmModule is the module's file; unset, the round builds it from
+	// examples/ with the go command (bench/wasm.go).
+	ContractRuntime string `yaml:"contract_runtime,omitempty" json:"contract_runtime,omitempty"`
+	WasmModule      string `yaml:"wasm_module,omitempty" json:"wasm_module,omitempty"`
 
 	// Process network, interference, isolation and budgets (interference.go).
 	Interference `yaml:",inline"`
@@ -123,8 +129,9 @@ func (r *Round) Validate(embedded bool) error {
 		}
 	}
 	if !embedded {
-		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 {
-			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db or checkpoint_*, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
+		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 ||
+			r.ContractRuntime != "" || r.WasmModule != "" {
+			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db, checkpoint_*, contract_runtime or wasm_module, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
 		}
 		if r.Interference.set() {
 			return fmt.Errorf("bench: round %q sets network, hogs, isolation, cpu_quota or cgroup_parent, which only apply to a network the round starts: want them unset with --net", r.Label)
@@ -155,6 +162,12 @@ func (r *Round) Validate(embedded bool) error {
 		return bad("checkpoint_interval", r.CheckpointInterval, "0 or 1ms to 1h")
 	case r.StateDB != "" && !slices.Contains(backend.Names(), r.StateDB):
 		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "one of "+strings.Join(backend.Names(), ", "))
+	case r.ContractRuntime != "" && r.ContractRuntime != RuntimeBuiltin && r.ContractRuntime != RuntimeWasm:
+		return bad("contract_runtime", fmt.Sprintf("%q", r.ContractRuntime), "builtin (the default) or wasm")
+	case r.ContractRuntime == RuntimeWasm && wasmExamples[r.Workload].pkg == "":
+		return bad("contract_runtime", "wasm", "builtin for workload "+r.Workload+" (only smallbank has a WebAssembly build)")
+	case r.WasmModule != "" && r.ContractRuntime != RuntimeWasm:
+		return bad("wasm_module", fmt.Sprintf("%q", r.WasmModule), "unset unless contract_runtime is wasm")
 	case r.StateDB != "" && r.Network == "processes":
 		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "unset with network: processes (its nodes use their generated configuration, pebble)")
 	}

@@ -84,21 +84,27 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		return nil, err
 	}
 	var n *Network
+	opts := r.netOptions(t.Keep)
+	if embedded {
+		if opts.Wasm, err = r.wasmModules(); err != nil {
+			return nil, err
+		}
+	}
 	if embedded && r.Network == "processes" {
 		settleMemory()
 		start := time.Now()
-		if n, err = StartProcesses(r.netOptions(t.Keep), t.Command); err != nil {
+		if n, err = StartProcesses(opts, t.Command); err != nil {
 			return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 		}
 		t.logf("network up in %v: %d node processes (%d memory nodes among them), %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes), len(n.Layout.Memnodes), r.BatchMode)
 	} else if embedded {
 		settleMemory()
 		start := time.Now()
-		if n, err = StartEmbedded(r.netOptions(t.Keep)); err != nil {
+		if n, err = StartEmbedded(opts); err != nil {
 			return nil, err
 		}
-		t.logf("network up in %v: 1 orderer, %d peers, %s mode, %s state database",
-			time.Since(start).Round(time.Millisecond), len(n.Peers), r.BatchMode, stateName(r.StateDB))
+		t.logf("network up in %v: 1 orderer, %d peers, %s mode, %s state database, %s contracts",
+			time.Since(start).Round(time.Millisecond), len(n.Peers), r.BatchMode, stateName(r.StateDB), runtimeName(r.ContractRuntime))
 	} else if n, err = OpenNet(t.Net); err != nil {
 		return nil, err
 	}

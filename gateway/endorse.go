@@ -327,8 +327,9 @@ func agree(answers []answer) error {
 	first := answers[0]
 	for _, a := range answers[1:] {
 		if !bytes.Equal(a.resp.ResponsePayload, first.resp.ResponsePayload) {
-			return fmt.Errorf("endorsers disagree: %s and %s returned different response payloads (%d and %d bytes)",
-				first.peer, a.peer, len(first.resp.ResponsePayload), len(a.resp.ResponsePayload))
+			return fmt.Errorf("endorsers disagree: %s and %s returned different response payloads (%d and %d bytes): %s",
+				first.peer, a.peer, len(first.resp.ResponsePayload), len(a.resp.ResponsePayload),
+				difference(first.resp.ResponsePayload, a.resp.ResponsePayload))
 		}
 	}
 	return nil

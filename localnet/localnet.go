@@ -70,6 +70,11 @@ type Spec struct {
 	// data directory is written (DataRoot/<name>), such as
 	// /var/lib/strand on a server; empty: <dir>/data/<name>.
 	DataRoot string
+	// Wasm runs contracts of the channel as WebAssembly modules instead of
+	// built in: name to module code. Generate writes each module to
+	// contracts/<name>.wasm and names it in the channel file with its
+	// hash (runtime: wasm). Every name must be a contract of the channel.
+	Wasm map[string][]byte
 	// Memnodes gives every peer a memory node of its own (one memory node
 	// serves one writing peer): nodes/memnode.<peer>.yaml, its TLS key
 	// pair issued by the peer's org CA, and the peer's stateDB.backend
@@ -321,6 +326,9 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	ch := &node.ChannelConfig{Channel: "demo", Batch: spec.Batch, Format: int(api.FormatLatest), Readers: spec.Readers}
 	for _, c := range spec.Contracts {
 		ch.Contracts = append(ch.Contracts, node.ContractConfig{Name: c.Name, Policy: c.Policy})
+	}
+	if err := writeWasm(dir, ch, spec.Wasm); err != nil {
+		return nil, err
 	}
 	next := func(name string) string { p := ports[0]; ports = ports[1:]; return g.dialAt(name, p) }
 	oc, err := g.org(OrdererOrg)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
@@ -33,6 +34,7 @@ type Compute struct {
 	joined   atomic.Bool
 	joins    atomic.Uint64
 	cancel   context.CancelFunc
+	wasm     *wasm.Engine // nil until the channel is read
 }
 
 // ComputeMetrics is a snapshot of a compute node's membership.
@@ -87,7 +89,12 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if err != nil {
 		return nil, err
 	}
-	contracts, err := builtinContracts(ch)
+	// A compute node runs the channel's contracts as its primary does:
+	// built in, or WebAssembly modules checked against their hashes.
+	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
+		return nil, err
+	}
+	contracts, err := channelContracts(ch, c.wasm)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +118,8 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if c.metrics, err = startMetrics(cfg.Metrics, false, cfg.Name, c.ready, c.log,
 		NewStructCollector("endorser", func() any { return c.Endorser.Metrics() }),
 		NewStructCollector("memnode_client", func() any { return c.state.Metrics() }),
-		NewStructCollector("compute", func() any { return c.Metrics() })); err != nil {
+		NewStructCollector("compute", func() any { return c.Metrics() }),
+		NewStructCollector("wasm", func() any { return c.wasm.Metrics() })); err != nil {
 		return nil, err
 	}
 	toPeer := credentials.NewTLS(expectName(ExpectServer(clientTLS, identity.RolePeer), cfg.Primary))
@@ -203,6 +211,9 @@ func (c *Compute) Close() error {
 	c.stopServing()
 	if c.state != nil {
 		errs = append(errs, c.state.Close())
+	}
+	if c.wasm != nil {
+		errs = append(errs, c.wasm.Close())
 	}
 	err := c.closeRest(errs...)
 	c.log.Info("compute node stopped", "err", err)

@@ -129,7 +129,25 @@ func (c *ChannelConfig) OrdererBatch() orderer.BatchConfig {
 type ContractConfig struct {
 	Name   string `yaml:"name"`   // state namespace, see api.CheckNamespace
 	Policy string `yaml:"policy"` // policy.Parse syntax, such as AND('Org1.peer','Org2.peer')
+	// Runtime runs the contract: "builtin" (the default: compiled into
+	// the binary, found by Name) or "wasm" (a WebAssembly module,
+	// docs/contracts.md). Until contract lifecycle lands, a channel file
+	// names a module by Code and Hash.
+	Runtime string `yaml:"runtime,omitempty" json:",omitempty"`
+	// Code (wasm) is the module's file, relative to the channel file;
+	// LoadChannel resolves it. Each node reads its own copy, so the path
+	// is not part of the genesis document; Hash is.
+	Code string `yaml:"code,omitempty" json:"-"`
+	// Hash (wasm) is the module's SHA-256 in lowercase hex. A peer whose
+	// Code has another hash refuses to start.
+	Hash string `yaml:"hash,omitempty" json:",omitempty"`
 }
+
+// Contract runtimes.
+const (
+	RuntimeBuiltin = "builtin"
+	RuntimeWasm    = "wasm"
+)
 
 // PeerEndpoint is a peer of the channel.
 type PeerEndpoint struct{ Name, Org, Address string }
@@ -153,6 +171,11 @@ func LoadChannel(path string) (*ChannelConfig, error) {
 	}
 	for i := range c.Orgs {
 		c.Orgs[i].CA = resolve(dir, c.Orgs[i].CA)
+	}
+	for i := range c.Contracts {
+		if c.Contracts[i].Code != "" {
+			c.Contracts[i].Code = resolve(dir, c.Contracts[i].Code)
+		}
 	}
 	c.EnsureDefaults()
 	if err := c.Validate(); err != nil {
@@ -294,6 +317,7 @@ func (c *ChannelConfig) Validate() error {
 			ck.bad(f+".name", ct.Name, "a contract name not used by another contract")
 		}
 		contracts[ct.Name] = true
+		checkRuntime(ck, f, ct)
 		p, err := policy.Parse(ct.Policy)
 		if err != nil {
 			ck.bad(f+".policy", ct.Policy, fmt.Sprintf("a valid endorsement policy (%v)", err))
@@ -306,6 +330,25 @@ func (c *ChannelConfig) Validate() error {
 		}
 	}
 	return ck.err()
+}
+
+// checkRuntime checks a contract's runtime fields.
+func checkRuntime(ck *checker, f string, ct ContractConfig) {
+	switch ct.Runtime {
+	case "", RuntimeBuiltin:
+		if ct.Code != "" || ct.Hash != "" {
+			ck.bad(f+".runtime", ct.Runtime, "wasm when code or hash is set (a built-in contract has neither)")
+		}
+	case RuntimeWasm:
+		if ct.Code == "" {
+			ck.bad(f+".code", ct.Code, "the path of the contract's WebAssembly module, relative to the channel file")
+		}
+		if len(ct.Hash) != 64 || strings.Trim(ct.Hash, "0123456789abcdef") != "" {
+			ck.bad(f+".hash", ct.Hash, "the module's SHA-256 as 64 lowercase hex digits (sha256sum prints it)")
+		}
+	default:
+		ck.bad(f+".runtime", ct.Runtime, "builtin (the default) or wasm")
+	}
 }
 
 func checkEndpoint(ck *checker, f string, ep EndpointConfig, names, addrs map[string]string) {
@@ -495,6 +538,9 @@ func (c *ChannelConfig) Genesis() []byte {
 	for _, ct := range c.Contracts {
 		if p, err := policy.Parse(ct.Policy); err == nil {
 			ct.Policy = p.String()
+		}
+		if ct.Runtime == RuntimeBuiltin {
+			ct.Runtime = "" // omitted: channels written before runtimes keep their hash
 		}
 		canon.Contracts = append(canon.Contracts, ct)
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +13,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/contracts/empty"
 	"github.com/strand-ledger/strand/contracts/fixedasset"
 	"github.com/strand-ledger/strand/contracts/kmeans"
@@ -54,7 +53,8 @@ type Peer struct {
 	Pool *gateway.Pool
 
 	channel string
-	repairs Repairs // written before serving starts, read by metrics
+	wasm    *wasm.Engine // runs the channel's WebAssembly contracts
+	repairs Repairs      // written before serving starts, read by metrics
 	ready   *peerReadiness
 	conns   []*mux.Conn
 	cancel  context.CancelFunc
@@ -112,7 +112,10 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		return nil, err
 	}
 	signer := creds.signer
-	contracts, err := builtinContracts(ch)
+	if p.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
+		return nil, err
+	}
+	contracts, err := channelContracts(ch, p.wasm)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +168,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("pool", func() any { return pool.Metrics() }),
 		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
 		NewStructCollector("repair", func() any { return p.repairs }),
+		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
 	}
 	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
 		collectors = append(collectors, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))
@@ -184,25 +188,6 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}()
 	p.log.Info("peer started", "listen", p.Addr, "height", p.Committer.Height(), "channel", ch.Channel)
 	return p, nil
-}
-
-// builtinContracts instantiates the contracts the channel defines.
-func builtinContracts(ch *ChannelConfig) (map[string]contract.Contract, error) {
-	out := map[string]contract.Contract{}
-	for _, c := range ch.Contracts {
-		newContract, ok := Builtins[c.Name]
-		if !ok {
-			known := make([]string, 0, len(Builtins))
-			for name := range Builtins {
-				known = append(known, name)
-			}
-			sort.Strings(known)
-			return nil, fmt.Errorf("node: channel %q defines contract %q, which this binary does not have (built in: %s)",
-				ch.Channel, c.Name, strings.Join(known, ", "))
-		}
-		out[c.Name] = newContract()
-	}
-	return out, nil
 }
 
 // dial connects to another node; unary calls go over one api.Mux stream.
@@ -250,6 +235,9 @@ func (p *Peer) Close() error {
 	}
 	if p.State != nil {
 		errs = append(errs, p.State.Close())
+	}
+	if p.wasm != nil {
+		errs = append(errs, p.wasm.Close())
 	}
 	return p.closeRest(errs...)
 }

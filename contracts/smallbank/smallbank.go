@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net/http"
 	"strconv"
 
 	"github.com/strand-ledger/strand/contract"
@@ -169,7 +168,8 @@ func (bank) SendPayment(stub contract.Stub, src, dst string, amount int64) error
 		return err
 	}
 	if b[0] < amount {
-		return &contract.Error{Status: http.StatusConflict,
+		return &contract.Error{Status: 409, // Conflict; net/http is left out of WebAssembly builds
+
 			Message: fmt.Sprintf("insufficient funds: account %q has %d in checking, the payment is %d; send_payment does not overdraw (write_check may)", src, b[0], amount)}
 	}
 	srcBal, err1 := add(src, b[0], -amount)

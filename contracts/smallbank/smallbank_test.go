@@ -26,8 +26,14 @@ func setup(t testing.TB, c contract.Contract) *memstub.Stub {
 	return s
 }
 
-func TestFunctions(t *testing.T) {
-	c := New()
+func TestFunctions(t *testing.T) { testFunctions(t, New()) }
+
+// TestFunctionsWasm runs the same table against the WebAssembly build
+// (examples/smallbank, the Go SDK): the two must agree on every result,
+// error status and message, state and read set.
+func TestFunctionsWasm(t *testing.T) { testFunctions(t, wasmBank(t)) }
+
+func testFunctions(t *testing.T, c contract.Contract) {
 	huge := strconv.FormatInt(1<<62, 10)
 	for _, tc := range []struct {
 		name   string
@@ -125,8 +131,11 @@ func TestFunctions(t *testing.T) {
 // TestInvariant runs 1,000 random operations, some of them failing, and
 // checks that Σ(checking + savings) moves by exactly the deposits and
 // savings transactions less the checks written, counting successes only.
-func TestInvariant(t *testing.T) {
-	c := New()
+func TestInvariant(t *testing.T) { testInvariant(t, New()) }
+
+func TestInvariantWasm(t *testing.T) { testInvariant(t, wasmBank(t)) }
+
+func testInvariant(t *testing.T, c contract.Contract) {
 	s := memstub.New()
 	const accounts = 20
 	if _, err := s.Call(c, "create_accounts", "0", strconv.Itoa(accounts), "1000", "1000"); err != nil {

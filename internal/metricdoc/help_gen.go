@@ -3,6 +3,19 @@
 package metricdoc
 
 var help = map[string]string{
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.BadCalls":             "an ABI breach",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.CacheHits":            "Compiles answered from the module cache (same code hash).",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Calls":                "Contract calls.",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.CompileErrors":        "Module codes refused at compile (invalid, refused imports, no ABI exports).",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Compiles":             "WebAssembly modules compiled.",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Deadlines":            "the call's deadline passed",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Exits":                "the module exited (proc_exit)",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Grown":                "Instances dropped because a call grew their memory.",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Instantiations":       "Instances made (each runs _initialize).",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.MemoryCaps":           "the memory cap was hit",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.PoolHits":             "Calls served by a pooled instance.",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Refused":              "a refused WASI call (files, sockets, signals)",
+	"github.com/strand-ledger/strand/contract/wasm.Metrics.Traps":                "Calls that failed, by kind: trap, exit, refused (a refused WASI call), memory_cap, deadline, bad_call (an ABI breach); a contract's own error is none of them.",
 	"github.com/strand-ledger/strand/endorser.Metrics.BadCreator":                "403: unknown org, untrusted certificate, wrong role",
 	"github.com/strand-ledger/strand/endorser.Metrics.BadProposal":               "Proposals refused, by reason: bad_proposal (400: undecodable, no header, creator or nonce), wrong_channel (404), bad_creator (403: unknown org, untrusted certificate, wrong role), expired (403: the creator's certificate is past NotAfter), bad_tx_id (400), bad_signature (403), duplicate_tx_id (409), unknown_contract (404), contract_failed (the contract returned an error), panicked (500), timed_out (504: the deadline passed or the caller gave up), quarantined (503: the contract has too many calls past their deadline), query_writes (400: an evaluation that wrote), internal (500: state, tx index, encoding or signing failed).",
 	"github.com/strand-ledger/strand/endorser.Metrics.BadSignature":              "403",

@@ -1,0 +1,33 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/strand-ledger/strand/bench/rate"
+)
+
+// The wasm preset (docs/contracts.md): Smallbank built in against
+// Smallbank as a WebAssembly module (examples/smallbank, built at bench
+// time) on the same embedded network, at saturation (64 clients) and at
+// low load (one client), each pair twice, alternated, so that drift in a
+// shared machine's speed falls on both. The targets: the module's
+// throughput at least 85% of the built-in's, its low-load p50 within
+// 0.5 ms.
+func init() {
+	Presets["wasm"] = Preset{"wasm", "Smallbank built in against Smallbank as a WebAssembly module (Go SDK): throughput at saturation and latency of one client, pairs alternated",
+		wasmRounds}
+}
+
+func wasmRounds(full bool) []Round {
+	var rs []Round
+	for _, pass := range []string{"", "-2"} {
+		for _, rt := range []string{RuntimeBuiltin, RuntimeWasm} {
+			rs = append(rs,
+				Round{Label: "saturation-" + rt + pass, Workload: "smallbank", Clients: 64, ContractRuntime: rt,
+					Duration: pick(full, 3*time.Second, 15*time.Second)},
+				Round{Label: "lowload-" + rt + pass, Workload: "smallbank", Clients: 1, ContractRuntime: rt,
+					Rate: rate.Config{Kind: "fixed-load", Load: 1}, Duration: pick(full, 3*time.Second, 15*time.Second)})
+		}
+	}
+	return rs
+}

@@ -1,0 +1,69 @@
+package wasm
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+)
+
+// Metrics counts an engine's work since it started.
+type Metrics struct {
+	Compiles       uint64 `metric:"counter"` // WebAssembly modules compiled.
+	CacheHits      uint64 `metric:"counter"` // Compiles answered from the module cache (same code hash).
+	CompileErrors  uint64 `metric:"counter"` // Module codes refused at compile (invalid, refused imports, no ABI exports).
+	Instantiations uint64 `metric:"counter"` // Instances made (each runs _initialize).
+	PoolHits       uint64 `metric:"counter"` // Calls served by a pooled instance.
+	Grown          uint64 `metric:"counter"` // Instances dropped because a call grew their memory.
+	Calls          uint64 `metric:"counter"` // Contract calls.
+	// Calls that failed, by kind: trap, exit, refused (a refused WASI
+	// call), memory_cap, deadline, bad_call (an ABI breach); a contract's
+	// own error is none of them.
+	Traps      uint64 `metric:"counter,family=failed,kind=trap"`
+	Exits      uint64 `metric:"counter,family=failed,kind=exit"`       // the module exited (proc_exit)
+	Refused    uint64 `metric:"counter,family=failed,kind=refused"`    // a refused WASI call (files, sockets, signals)
+	MemoryCaps uint64 `metric:"counter,family=failed,kind=memory_cap"` // the memory cap was hit
+	Deadlines  uint64 `metric:"counter,family=failed,kind=deadline"`   // the call's deadline passed
+	BadCalls   uint64 `metric:"counter,family=failed,kind=bad_call"`   // an ABI breach
+}
+
+func (m Metrics) String() string {
+	return fmt.Sprintf("wasm: %d calls (%d on pooled instances), %d instantiations, %d dropped for growing; "+
+		"%d compiles, %d cache hits, %d refused codes; failures: %d traps, %d exits, %d refused imports, %d memory caps, %d deadlines, %d ABI breaches",
+		m.Calls, m.PoolHits, m.Instantiations, m.Grown, m.Compiles, m.CacheHits, m.CompileErrors,
+		m.Traps, m.Exits, m.Refused, m.MemoryCaps, m.Deadlines, m.BadCalls)
+}
+
+type counters struct {
+	compiles, cacheHits, compileErrors, instantiations, poolHits, grown, calls atomic.Uint64
+	traps, exits, refused, memoryCaps, deadlines, badCalls                     atomic.Uint64
+}
+
+// count records a call's failure by kind.
+func (c *counters) count(err error) {
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrMemory):
+		c.memoryCaps.Add(1)
+	case errors.Is(err, ErrTrap):
+		c.traps.Add(1)
+	case errors.Is(err, ErrExit):
+		c.exits.Add(1)
+	case errors.Is(err, ErrRefused):
+		c.refused.Add(1)
+	case errors.Is(err, ErrDeadline):
+		c.deadlines.Add(1)
+	case errors.Is(err, ErrBadCall), errors.Is(err, ErrABI):
+		c.badCalls.Add(1)
+	}
+}
+
+// Metrics returns a snapshot of the engine's counters.
+func (e *Engine) Metrics() Metrics {
+	c := &e.m
+	return Metrics{
+		Compiles: c.compiles.Load(), CacheHits: c.cacheHits.Load(), CompileErrors: c.compileErrors.Load(),
+		Instantiations: c.instantiations.Load(), PoolHits: c.poolHits.Load(), Grown: c.grown.Load(), Calls: c.calls.Load(),
+		Traps: c.traps.Load(), Exits: c.exits.Load(), Refused: c.refused.Load(), MemoryCaps: c.memoryCaps.Load(),
+		Deadlines: c.deadlines.Load(), BadCalls: c.badCalls.Load(),
+	}
+}
