@@ -174,10 +174,15 @@ func (r *Round) Validate(embedded bool) error {
 	return nil
 }
 
-// netOptions are the embedded network of the round.
+// netOptions are the embedded network of the round (a round against
+// --net has no orgs of its own: its options describe nothing).
 func (r *Round) netOptions(keep bool) NetOptions {
+	perOrg := 0
+	if r.Orgs > 0 {
+		perOrg = (r.Clients + r.Orgs - 1) / r.Orgs
+	}
 	o := NetOptions{
-		Orgs: r.Orgs, ClientsPerOrg: (r.Clients + r.Orgs - 1) / r.Orgs, Keep: keep, StateDB: r.StateDB, Disagg: r.Disagg,
+		Orgs: r.Orgs, ClientsPerOrg: perOrg, Keep: keep, StateDB: r.StateDB, Disagg: r.Disagg,
 		Batch: node.BatchConfig{Mode: r.BatchMode, MaxTxs: r.BlockSize, MaxBytes: 16 << 20, Timeout: r.BatchTimeout},
 	}
 	if r.CheckpointBlocks > 0 || r.CheckpointInterval > 0 {

@@ -223,7 +223,17 @@ func TestFollowKillRestart(t *testing.T) {
 	if r.Metrics().CacheBytes == 0 {
 		t.Fatal("nothing cached before the kill")
 	}
+	// Flushes run in the background every 4 blocks: wait for the one at
+	// 8, the last before the kill, so that the savepoint the restarted
+	// node comes back at is known.
+	deadline := time.Now().Add(10 * time.Second)
+	for n.Server().Metrics().Tiers.Durable < 8 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	durable := n.Server().Metrics().Tiers.Durable
+	if durable != 8 {
+		t.Fatalf("storage savepoint %d after 10 blocks flushed every 4: want 8", durable)
+	}
 	if durable >= 10 {
 		t.Fatalf("storage savepoint %d: want blocks above it, so that the kill loses them", durable)
 	}
