@@ -78,7 +78,9 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := memnode.ClientOptions{Address: cfg.Memnode.Address, TLS: memTLS, CacheBytes: int64(cfg.Memnode.CacheMB) << 20, CallTimeout: cfg.Memnode.CallTimeout}
+	// A reader: its cache follows the memory node's change feed and its
+	// fence the node's height (memnode.Client).
+	opts := memnode.ClientOptions{Address: cfg.Memnode.Address, TLS: memTLS, CacheBytes: int64(cfg.Memnode.CacheMB) << 20, CallTimeout: cfg.Memnode.CallTimeout, Follow: true}
 	if cfg.Memnode.CacheMB == -1 {
 		opts.CacheBytes = -1
 	}

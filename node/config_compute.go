@@ -34,9 +34,10 @@ type ComputeConfig struct {
 	// address there it joins at. Required.
 	Primary string `yaml:"primary"`
 	// Memnode reaches the primary's memory node, whose state it reads.
-	// Its cacheMB defaults to -1 here (no local cache): nothing yet keeps
-	// a reader's cache current with the primary's writes, and a stale
-	// cache costs MVCC conflicts.
+	// Its cacheMB (default 64; -1: none) is a local cache that follows
+	// the memory node's change feed: a batch the primary applies drops
+	// the keys it wrote, so a read is never older than the last batch the
+	// feed delivered, and staleness costs only MVCC conflicts.
 	Memnode MemnodeClientConfig `yaml:"memnode"`
 	// Metrics is the host:port of a Prometheus /metrics endpoint; empty:
 	// none.
@@ -81,9 +82,6 @@ func (c *ComputeConfig) EnsureDefaults() {
 	if c.Channel == "" {
 		c.Channel = "channel.yaml"
 	}
-	if c.Memnode.CacheMB == 0 {
-		c.Memnode.CacheMB = -1
-	}
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
 	}
@@ -116,8 +114,8 @@ func (c *ComputeConfig) Validate() error {
 	if len(c.Memnode.CAs) == 0 {
 		ck.bad("memnode.cas", "", "at least one PEM CA file that issued the memory node's TLS certificate")
 	}
-	if v := c.Memnode.CacheMB; v != -1 && (v < 1 || v > 1<<20) {
-		ck.bad("memnode.cacheMB", v, "-1 (none, the default) or 1 to 1048576")
+	if v := c.Memnode.CacheMB; v < -1 || v > 1<<20 {
+		ck.bad("memnode.cacheMB", v, "-1 (none), 0 (the default, 64) or 1 to 1048576")
 	}
 	if iv := c.Memnode.CallTimeout; iv != 0 && (iv < 100*time.Millisecond || iv > 10*time.Minute) {
 		ck.bad("memnode.callTimeout", iv, "100ms to 10m (0 means 30s)")

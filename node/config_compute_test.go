@@ -20,7 +20,7 @@ func TestComputeConfig(t *testing.T) {
 		{"missing", "log: {level: info}\n", []string{`name = ""`, `org = ""`, `primary = ""`, `listen = ""`, `identity.cert = ""`, `tls.key = ""`,
 			`memnode.address = ""`, "memnode.cas"}},
 		{"ranges", strings.Replace(valid, "cas: [ca.pem]", "cas: [ca.pem], cacheMB: -2, callTimeout: 1ms", 1) + "metrics: nowhere\nlog: {format: xml}\n",
-			[]string{"memnode.cacheMB = -2: want -1 (none, the default) or 1 to 1048576", "memnode.callTimeout = 1ms", `metrics = "nowhere"`, `log.format = "xml"`}},
+			[]string{"memnode.cacheMB = -2: want -1 (none), 0 (the default, 64) or 1 to 1048576", "memnode.callTimeout = 1ms", `metrics = "nowhere"`, `log.format = "xml"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -33,7 +33,7 @@ func TestComputeConfig(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if cfg.Memnode.CacheMB != -1 || cfg.Channel != filepath.Join(dir, "channel.yaml") || cfg.Memnode.CAs[0] != filepath.Join(dir, "ca.pem") {
+				if cfg.Memnode.CacheMB != 0 || cfg.Channel != filepath.Join(dir, "channel.yaml") || cfg.Memnode.CAs[0] != filepath.Join(dir, "ca.pem") {
 					t.Fatalf("loaded %+v: want no cache by default and paths resolved against %s", cfg, dir)
 				}
 				return
