@@ -28,8 +28,8 @@ func TestComputeLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Primary != "peer0.Org1" || cfg.Memnode.Address != lay.Memnodes[0].Address || cfg.Memnode.CacheMB != -1 {
-		t.Fatalf("compute0's file: %+v; want primary peer0.Org1 on its memory node, no cache", cfg)
+	if cfg.Primary != "peer0.Org1" || cfg.Memnode.Address != lay.Memnodes[0].Address || cfg.Memnode.CacheMB != 0 {
+		t.Fatalf("compute0's file: %+v; want primary peer0.Org1 on its memory node, the default cache (0: 64 MiB following the feed)", cfg)
 	}
 	back, err := Load(dir)
 	if err != nil {
