@@ -19,6 +19,20 @@ import (
 // writer and a reader with a 1 MiB cache.
 func follow(t testing.TB, opts memnode.ServerOptions) (n *memnodetest.Node, w, r *memnode.Client) {
 	t.Helper()
+	_, n, w = writer(t, opts, 0)
+	var err error
+	if r, err = n.DialReader(1 << 20); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return n, w, r
+}
+
+// writer starts a memory node with opts and dials its writer with a
+// cache of cacheBytes (0: the default, -1: none); both close when the
+// test ends.
+func writer(t testing.TB, opts memnode.ServerOptions, cacheBytes int64) (tl *memnodetest.TLS, n *memnodetest.Node, w *memnode.Client) {
+	t.Helper()
 	tl, err := memnodetest.NewTLS()
 	if err != nil {
 		t.Fatal(err)
@@ -27,15 +41,11 @@ func follow(t testing.TB, opts memnode.ServerOptions) (n *memnodetest.Node, w, r
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = n.Close() })
-	if w, err = n.Dial(0); err != nil {
+	if w, err = n.Dial(cacheBytes); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = w.Close() })
-	if r, err = n.DialReader(1 << 20); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	return n, w, r
+	return tl, n, w
 }
 
 // put applies one batch of puts (key, value pairs) at height.

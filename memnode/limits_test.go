@@ -145,23 +145,10 @@ func TestClientLimits(t *testing.T) {
 // TestMessageLimit: a message above the node's bound is refused with
 // ResourceExhausted, and the client's error names the bounds to change.
 func TestMessageLimit(t *testing.T) {
-	tl, err := memnodetest.NewTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := memnodetest.StartOptions(tl, t.TempDir(), memnode.ServerOptions{MaxMessageBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = n.Close() }()
-	w, err := n.Dial(-1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	_, _, w := writer(t, memnode.ServerOptions{MaxMessageBytes: 1 << 20}, -1)
 	var b statedb.Batch
 	b.Put("ns", "big", make([]byte, 2<<20), statedb.Version{})
-	err = w.Apply(&b, 1, false)
+	err := w.Apply(&b, 1, false)
 	if err == nil || !strings.Contains(err.Error(), "ResourceExhausted") || !strings.Contains(err.Error(), "maxMessageMB") {
 		t.Fatalf("Apply of a 2 MiB batch to a node bounded at 1 MiB: %v; want ResourceExhausted naming maxMessageMB", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/memnode"
-	"github.com/strand-ledger/strand/memnode/memnodetest"
 )
 
 // TestSlowSubscriber: a Watch subscriber that stops reading never holds
@@ -23,20 +22,7 @@ import (
 // those it missed; reading again, it is sent every change, each from the
 // height before.
 func TestSlowSubscriber(t *testing.T) {
-	tl, err := memnodetest.NewTLS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, err := memnodetest.StartOptions(tl, t.TempDir(), memnode.ServerOptions{WatchBufferBytes: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = n.Close() }()
-	w, err := n.Dial(-1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	tl, n, w := writer(t, memnode.ServerOptions{WatchBufferBytes: 1 << 20}, -1)
 	// Small flow-control windows (no growth): the node's sender blocks
 	// soon after the subscriber stops reading.
 	conn, err := grpc.NewClient(n.Addr(), grpc.WithTransportCredentials(credentials.NewTLS(tl.Client)),
