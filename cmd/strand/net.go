@@ -257,7 +257,7 @@ its address accepts TCP connections. For a reachable peer, also its height
 
 func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tROLE\tADDRESS\tPID\tPROCESS\tREACHABLE\tHEIGHT")
+	fmt.Fprintln(tw, "NODE\tROLE\tADDRESS\tPID\tPROCESS\tREACHABLE\tHEIGHT\tMETRICS")
 	for _, p := range localnet.Status(lay) {
 		pid, state, reach, height := "-", "stopped", "no", "-"
 		if p.PID != 0 {
@@ -280,11 +280,18 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 			switch {
 			case p.Kind() == localnet.ComputeKind:
 				height = computeHeight(ctx, p.Node)
+			case p.Kind() == localnet.MemnodeKind:
 			case p.Role == identity.RolePeer:
 				height = peerHeight(ctx, lay, p.Node)
+			case p.Role == identity.RoleOrderer:
+				height = ordererHeight(ctx, p.Node)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind(), p.Address, pid, state, reach, height)
+		metrics := p.Metrics
+		if metrics == "" {
+			metrics = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.Kind(), p.Address, pid, state, reach, height, metrics)
 	}
 	tw.Flush()
 }
@@ -304,36 +311,65 @@ func peerHeight(ctx context.Context, lay *localnet.Layout, n localnet.Node) stri
 	return strconv.FormatUint(h, 10)
 }
 
-// computeHeight is a compute node's height (its memory node's, as its
-// reads last saw it), read from its metrics, and whether it is in its
-// primary's pool.
-func computeHeight(ctx context.Context, n localnet.Node) string {
+// scrapeValues reads the unlabelled series of a node's /metrics page:
+// name to value.
+func scrapeValues(ctx context.Context, addr string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+n.Metrics+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
 	if err != nil {
-		return "?"
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return "? (" + err.Error() + ")"
+		return nil, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return "? (" + err.Error() + ")"
+		return nil, err
 	}
-	var height, joined string
+	out := map[string]string{}
 	for _, line := range strings.Split(string(raw), "\n") {
-		if f := strings.Fields(line); len(f) == 2 {
-			switch f[0] {
-			case "strand_compute_height":
-				height = f[1]
-			case "strand_compute_joined":
-				joined = f[1]
-			}
+		if f := strings.Fields(line); len(f) == 2 && !strings.HasPrefix(f[0], "#") {
+			out[f[0]] = f[1]
 		}
 	}
+	return out, nil
+}
+
+// ordererHeight is an orderer's block store height, read from its
+// metrics, and in a Raft cluster whether it leads now.
+func ordererHeight(ctx context.Context, n localnet.Node) string {
+	if n.Metrics == "" {
+		return "-"
+	}
+	m, err := scrapeValues(ctx, n.Metrics)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	h := m["strand_blockstore_height"]
+	id, leader := m["strand_orderer_raft_id"], m["strand_orderer_raft_leader"]
+	switch {
+	case id == "": // a single orderer: no Raft
+		return h
+	case leader == "0" || leader == "":
+		return h + " (Raft: no leader known)"
+	case leader == id:
+		return h + " (Raft leader)"
+	}
+	return h + " (Raft follower)"
+}
+
+// computeHeight is a compute node's height (its memory node's, as its
+// reads last saw it), read from its metrics, and whether it is in its
+// primary's pool.
+func computeHeight(ctx context.Context, n localnet.Node) string {
+	m, err := scrapeValues(ctx, n.Metrics)
+	if err != nil {
+		return "? (" + err.Error() + ")"
+	}
+	height, joined := m["strand_compute_height"], m["strand_compute_joined"]
 	if joined != "1" {
 		return height + " (not in " + n.Primary + "'s pool)"
 	}

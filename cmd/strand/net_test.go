@@ -173,6 +173,11 @@ func TestNetLifecycle(t *testing.T) {
 	if !strings.Contains(status, strconv.FormatUint(h1, 10)) {
 		t.Errorf("net status does not show height %d", h1)
 	}
+	// Orderers show their block store's height (and Raft role) and every
+	// node its metrics address.
+	if !regexp.MustCompile(`(?m)^orderer0\s+orderer\s+\S+\s+\d+\s+running\s+yes\s+\d+( \(Raft [a-z ]+\))?\s+127\.0\.0\.1:\d+$`).MatchString(status) {
+		t.Errorf("net status shows no height or metrics address for orderer0")
+	}
 
 	total := compareAccounts(t, ctx, c1.Contract(smallbank.Name), c2.Contract(smallbank.Name))
 	if want := int64(netAccounts*2*netBalance) + delta.Load(); total != want {
