@@ -67,7 +67,18 @@ type interfering struct {
 		delaySum           float64
 		delayN             int
 		lastSamples        uint64
+		periods            []ControllerPeriod // during the load
 		err                error
+	}
+}
+
+// period records one of the controller's periods that ended during the
+// load (those of the setup before begin are not the round's).
+func (in *interfering) period(p isolation.PeriodReport) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !in.t0.IsZero() && !p.At.Before(in.t0) {
+		in.mu.periods = append(in.mu.periods, controllerPeriod(p, in.t0))
 	}
 }
 
@@ -124,7 +135,8 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 	}
 	if c := r.Isolation; c != nil {
 		cfg := isolation.LoopConfig{Controller: c.controller(comps), Targets: targets, Period: c.Period,
-			Log: slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn}))}
+			Log:      slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
+			OnPeriod: in.period}
 		if in.loop, err = isolation.NewLoop(cfg, act); err != nil {
 			return in, err
 		}
@@ -267,7 +279,8 @@ func (in *interfering) end() (*IsolationResult, error) {
 	}
 	if c := in.r.Isolation; c != nil {
 		cr := &ControllerResult{K: c.K, DelayTarget: c.DelayTarget, Threshold: round2(metrics.Threshold),
-			Decisions: metrics.Decisions, Samples: metrics.Samples, MaxShares: in.mu.maxShares, Exited: metrics.Exited}
+			Decisions: metrics.Decisions, Samples: metrics.Samples, MaxShares: in.mu.maxShares, Exited: metrics.Exited,
+			Periods: in.mu.periods}
 		if in.mu.delayN > 0 {
 			cr.MeanDelayMs = round2(in.mu.delaySum / float64(in.mu.delayN))
 		}

@@ -173,6 +173,25 @@ func TestProcessRound(t *testing.T) {
 	if c := iso.Controller; c.Samples == 0 || c.Decisions == 0 || c.MaxShares <= 1024 {
 		t.Errorf("controller %+v: want samples, decisions and a share above 1024", c)
 	}
+	// Its periods during the load, in order, each with every component's
+	// share; with a 1 µs delay target and an unreachable threshold it
+	// raised some share above the default in one of them, saying why.
+	ps, prev, raised := iso.Controller.Periods, -1.0, false
+	if len(ps) == 0 || uint64(len(ps)) > iso.Controller.Samples {
+		t.Errorf("%d controller periods recorded for %d samples, want 1 to %d", len(ps), iso.Controller.Samples, iso.Controller.Samples)
+	}
+	for _, p := range ps {
+		if p.T <= prev || p.T > res.ElapsedS+1 || len(p.Shares) == 0 {
+			t.Errorf("controller period %+v after t=%v (the load lasted %v s)", p, prev, res.ElapsedS)
+		}
+		prev = p.T
+		for _, sh := range p.Shares {
+			raised = raised || (sh > 1024 && (len(p.Changes) > 0 || p.T > ps[0].T))
+		}
+	}
+	if !raised || !slices.ContainsFunc(ps, func(p ControllerPeriod) bool { return len(p.Changes) > 0 && strings.Contains(p.Changes[0], "→") }) {
+		t.Errorf("no period raised a share with its reason: %+v", ps)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(quotas) != 2 || quotas["peer0-org1"] != "150000" || quotas["peer0-org2"] != "150000" {

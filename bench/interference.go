@@ -196,6 +196,36 @@ type ControllerResult struct {
 	DefaultAfterStopS float64 `json:"default_after_hogs_stop_s"`
 	// Exited is how many nodes left control (exited) during the round.
 	Exited uint64 `json:"exited"`
+	// Periods are the controller's sampled periods during the load, in
+	// order: what it measured and the shares it left.
+	Periods []ControllerPeriod `json:"periods,omitempty"`
+}
+
+// ControllerPeriod is one control period of a round.
+type ControllerPeriod struct {
+	// T is the period's end in seconds from the load's start.
+	T          float64 `json:"t_s"`
+	Throughput float64 `json:"throughput_tps"`
+	P99Ms      float64 `json:"p99_ms"`   // 0: not measured
+	DelayMs    float64 `json:"delay_ms"` // mean run-queue wait per time slice; 0: not measured
+	Threshold  float64 `json:"threshold_tps"`
+	Idle       bool    `json:"idle,omitempty"`
+	Unscraped  bool    `json:"unscraped,omitempty"`
+	// Shares are each component's CPU share after the period's changes.
+	Shares map[string]int `json:"shares"`
+	// Changes are the period's decisions with their reasons.
+	Changes []string `json:"changes,omitempty"`
+}
+
+// controllerPeriod is p as a round records it; t0 is the load's start.
+func controllerPeriod(p isolation.PeriodReport, t0 time.Time) ControllerPeriod {
+	cp := ControllerPeriod{T: round3(p.At.Sub(t0).Seconds()), Throughput: round2(p.Sample.Throughput),
+		P99Ms: round3(float64(p.Sample.P99.Microseconds()) / 1000), DelayMs: round3(float64(p.Sample.Delay.Microseconds()) / 1000),
+		Threshold: round2(p.Threshold), Idle: p.Sample.Idle, Unscraped: p.Sample.Unscraped, Shares: p.Shares}
+	for _, c := range p.Changes {
+		cp.Changes = append(cp.Changes, c.String())
+	}
+	return cp
 }
 
 func round2(v float64) float64 { return math.Round(v*100) / 100 }

@@ -54,6 +54,9 @@ type ReplaySpec struct {
 	Reparse bool `json:",omitempty"`
 	// Energy, if set, measures the replay's energy.
 	Energy *EnergySpec `json:",omitempty"`
+	// CPUProfile, if set, is a file for a Go CPU profile of the timed
+	// replay.
+	CPUProfile string `json:",omitempty"`
 }
 
 // ReplayResult is what the replay process measured of itself.
@@ -69,6 +72,7 @@ type ReplayResult struct {
 	StateHash  string                 `json:"state_hash"`
 	Total      int64                  `json:"total"`
 	Energy     *ReplayEnergy          `json:"energy,omitempty"`
+	Runtime    *ReplayRuntime         `json:"runtime,omitempty"`
 }
 
 // ReplayMain runs a replay described by the JSON spec in specFile, writes
@@ -184,6 +188,14 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 			return nil, err
 		}
 	}
+	stopProfile, err := startReplayProfile(spec.CPUProfile)
+	if err != nil {
+		return nil, err
+	}
+	rt0, err := readRuntime()
+	if err != nil {
+		return nil, err
+	}
 	cpu0, err := proccpu.Self()
 	if err != nil {
 		return nil, err
@@ -212,6 +224,14 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 		return nil, err
 	}
 	res.CPU = cpu1 - cpu0
+	rt1, err := readRuntime()
+	if err != nil {
+		return nil, err
+	}
+	res.Runtime = rt1.since(rt0)
+	if err := stopProfile(); err != nil {
+		return nil, err
+	}
 	if rec != nil {
 		if res.Energy, err = rec.finish(); err != nil {
 			return nil, err

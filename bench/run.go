@@ -139,7 +139,7 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 	}
-	meter.begin()
+	meter.begin(n)
 	res := l.run(ctx, ctl, t)
 	if tiers != nil {
 		if res.Tiers, err = tiers.finish(); err != nil {

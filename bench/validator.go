@@ -45,6 +45,10 @@ type ValidatorConfig struct {
 	// Rates are replays after the first, which is always at full speed:
 	// each at a fixed rate or a fraction of the first's throughput.
 	Rates []ReplayRate
+	// ProfilePrefix, if set, gets a Go CPU profile of each replay's timed
+	// part in the file PREFIX + "N.pprof" (N from 0, the full-speed
+	// replay, then each of Rates).
+	ProfilePrefix string
 }
 
 // ValidatorResult is what one run measured. JSON names are stable.
@@ -87,6 +91,8 @@ type ValidatorResult struct {
 	// full speed.
 	OfferedTPS float64          `json:"offered_tps,omitempty"`
 	Energy     *ValidatorEnergy `json:"energy,omitempty"`
+	// Runtime is where the peer process's CPU went during the replay.
+	Runtime *ReplayRuntime `json:"runtime,omitempty"`
 }
 
 // Percentiles of a latency distribution, in milliseconds.
@@ -159,6 +165,9 @@ func RunValidatorRates(cfg ValidatorConfig) ([]*ValidatorResult, error) {
 	for i, rate := range append([]ReplayRate{{}}, cfg.Rates...) {
 		spec.Dir = filepath.Join(dir, fmt.Sprintf("peer-%d", i))
 		spec.RateTPS = rate.TPS
+		if cfg.ProfilePrefix != "" {
+			spec.CPUProfile = fmt.Sprintf("%s%d.pprof", cfg.ProfilePrefix, i)
+		}
 		if rate.OfMax > 0 {
 			spec.RateTPS = rate.OfMax * maxTPS
 		}
@@ -201,6 +210,7 @@ func validatorResult(cfg ValidatorConfig, chain *Chain, bound CryptoBound, rr *R
 	if rr.Energy != nil {
 		res.Energy = newValidatorEnergy(*rr.Energy, res.Txs, rr.CPU)
 	}
+	res.Runtime = rr.Runtime
 	return res
 }
 

@@ -75,10 +75,13 @@ func (b *busyClock) read() time.Duration {
 	return b.total
 }
 
-// busy records one interval of stage s: in the stage's clock and, if the
+// busy records one interval of stage s: in the stage's clock, in the
+// pipeline's (intervals are reported as they end, whatever the stage, so
+// busyClock's ordering assumption holds across stages too) and, if the
 // caller asked, through Options.OnBusy.
 func (c *Committer) busy(s Stage, start, end time.Time) {
 	c.metrics.busy[s].add(start, end)
+	c.metrics.pipeline.add(start, end)
 	if c.opts.OnBusy != nil {
 		c.opts.OnBusy(s, start, end)
 	}

@@ -1,6 +1,7 @@
 package committer
 
 import (
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -78,10 +79,40 @@ func TestBusyIntervals(t *testing.T) {
 			t.Errorf("%v: Metrics.Busy %v, want the intervals' sum %v (> 0)", s, m.Busy[s], sum)
 		}
 	}
+	var all [][2]time.Time
+	for s := range numStages {
+		all = append(all, got[s]...)
+	}
+	if want := unionOf(all); m.PipelineBusy != want || want <= 0 {
+		t.Errorf("Metrics.PipelineBusy %v, want the union of every stage's intervals %v (> 0)", m.PipelineBusy, want)
+	}
 	for i := range got[StageVerify] {
 		v, a, c := got[StageVerify][i], got[StageValidate][i], got[StagePersist][i]
 		if a[0].Before(v[1]) || c[0].Before(a[1]) {
 			t.Errorf("block %d: verify %v, validate %v, persist %v: a stage starts before the one before it ended", i, v, a, c)
 		}
 	}
+}
+
+// unionOf is the exact length of the union of intervals, by sorting.
+func unionOf(ivs [][2]time.Time) time.Duration {
+	ivs = slices.Clone(ivs)
+	slices.SortFunc(ivs, func(a, b [2]time.Time) int { return a[0].Compare(b[0]) })
+	var total time.Duration
+	var cur [2]time.Time
+	for i, iv := range ivs {
+		switch {
+		case i == 0:
+			cur = iv
+		case iv[0].After(cur[1]):
+			total += cur[1].Sub(cur[0])
+			cur = iv
+		case iv[1].After(cur[1]):
+			cur[1] = iv[1]
+		}
+	}
+	if len(ivs) > 0 {
+		total += cur[1].Sub(cur[0])
+	}
+	return total
 }

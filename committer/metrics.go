@@ -46,6 +46,11 @@ type Metrics struct {
 	// overlapping intervals counted once: wall time, not CPU time, and
 	// without the queueing in Stage1..Stage3.
 	Busy [numStages]time.Duration
+	// PipelineBusy is the time at least one stage was working: the union
+	// of all stages' intervals, a block verified while the one before it
+	// is persisted counted once. The energy bench charges a peer's
+	// busy periods over it.
+	PipelineBusy time.Duration
 
 	QueuedVerify   int // stage-1 jobs waiting
 	QueuedValidate int // blocks waiting for stage 2
@@ -67,7 +72,7 @@ func (m Metrics) String() string {
 		m.Height, m.Signed, m.Blocks, m.Txs, m.Groups, float64(m.Blocks)/float64(max(m.Groups, 1)), m.Refused, m.Recovered)
 	fmt.Fprintf(&b, "avg per block: verify %v, validate %v, commit %v; per group: store %v, apply %v\n",
 		avg(m.Stage1, m.Blocks), avg(m.Stage2, m.Blocks), avg(m.Stage3, m.Blocks), avg(m.Store, m.Groups), avg(m.Apply, m.Groups))
-	fmt.Fprintf(&b, "busy: verify %v, validate %v, persist %v\n", m.Busy[StageVerify], m.Busy[StageValidate], m.Busy[StagePersist])
+	fmt.Fprintf(&b, "busy: verify %v, validate %v, persist %v, any stage %v\n", m.Busy[StageVerify], m.Busy[StageValidate], m.Busy[StagePersist], m.PipelineBusy)
 	fmt.Fprintf(&b, "queued: verify %d, validate %d, persist %d; overlay %d keys\n",
 		m.QueuedVerify, m.QueuedValidate, m.QueuedPersist, m.OverlayKeys)
 	codes := make([]string, 0, len(m.ByCode))
@@ -102,7 +107,8 @@ type metrics struct {
 
 	verifyLat, validateLat, commitLat latency.Histogram
 
-	busy [numStages]busyClock
+	busy     [numStages]busyClock
+	pipeline busyClock // the union over stages
 }
 
 func (m *metrics) group(g []*persistWork, start, stored, done time.Time) {
@@ -149,6 +155,7 @@ func (c *Committer) Metrics() Metrics {
 	for s := range out.Busy {
 		out.Busy[s] = m.busy[s].read()
 	}
+	out.PipelineBusy = m.pipeline.read()
 	return out
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sort"
@@ -76,6 +77,21 @@ type LoopConfig struct {
 	// Log receives every decision and every target that leaves control.
 	// Default slog.Default().
 	Log *slog.Logger
+	// OnPeriod, if set, is told of every period that made a sample, once
+	// its changes are applied and before Metrics counts the period; it
+	// runs on the loop's goroutine and must return quickly.
+	OnPeriod func(PeriodReport)
+}
+
+// PeriodReport is one control period as the loop handled it: what it
+// measured, the objective it compared with, what it changed and why, and
+// every component's share afterwards.
+type PeriodReport struct {
+	At        time.Time // the period's end
+	Sample    Sample
+	Threshold float64 // 0 while it is learned
+	Changes   []Change
+	Shares    map[string]int // a copy, the caller's to keep
 }
 
 // LoopMetrics is a snapshot of the loop's state and counters.
@@ -292,7 +308,16 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 		}
 		m.Throughput, m.P99, m.Delay, m.Threshold = sample.Throughput, sample.P99, sample.Delay, th
 	})
-	return l.apply(changes)
+	if err := l.apply(changes); err != nil {
+		return err
+	}
+	if l.cfg.OnPeriod != nil {
+		l.mu.Lock()
+		shares := maps.Clone(l.mu.m.Shares)
+		l.mu.Unlock()
+		l.cfg.OnPeriod(PeriodReport{At: now, Sample: sample, Threshold: th, Changes: changes, Shares: shares})
+	}
+	return nil
 }
 
 // apply applies changes in order, logging and counting each.

@@ -66,7 +66,12 @@ func TestLoop(t *testing.T) {
 	var logs bytes.Buffer
 	ticks := make(chan time.Time)
 	net := &fakeNet{}
+	var reports struct {
+		sync.Mutex
+		r []PeriodReport
+	}
 	l, err := NewLoop(LoopConfig{
+		OnPeriod:   func(p PeriodReport) { reports.Lock(); reports.r = append(reports.r, p); reports.Unlock() },
 		Controller: Config{Threshold: 100, Components: []Component{{"orderer", 4}, {"peer", 4}}, HoldShares: true},
 		Targets: []Target{
 			{Name: "orderer0", Component: "orderer", PID: ordererPID},
@@ -128,6 +133,23 @@ func TestLoop(t *testing.T) {
 	m := step(150) // 50 tps: deficit 0.5
 	if m.Decisions != 2 || m.Shares["peer"] != 3072 || m.Shares["orderer"] != 3072 {
 		t.Fatalf("at half the threshold: %v; want orderer and peer at 3072", m)
+	}
+	// Every sampled period was reported, the boost with its two changes
+	// and the shares after them; the first period (no sample) was not.
+	reports.Lock()
+	if len(reports.r) != 2 {
+		t.Fatalf("%d periods reported after 3 (the first without a sample), want 2: %+v", len(reports.r), reports.r)
+	}
+	if r := reports.r[0]; r.Sample.Throughput != 100 || len(r.Changes) != 0 || r.Shares["peer"] != int(DefaultShares) || r.Threshold != 100 || !r.At.Equal(start.Add(2*time.Second)) {
+		t.Fatalf("period 2 reported as %+v; want 100 tps, no change, default shares, threshold 100, at its tick", r)
+	}
+	if r := reports.r[1]; r.Sample.Throughput != 50 || len(r.Changes) != 2 || r.Shares["peer"] != 3072 || r.Shares["orderer"] != 3072 {
+		t.Fatalf("period 3 reported as %+v; want 50 tps, two changes, both shares 3072", r)
+	}
+	reports.r[1].Shares["peer"] = 1 // the caller's copy
+	reports.Unlock()
+	if m := l.Metrics(); m.Shares["peer"] != 3072 {
+		t.Fatalf("a report's shares alias the loop's: %v", m.Shares)
 	}
 	for _, g := range []string{"orderer", "peer"} {
 		if got := readShares(t, filepath.Join(a.Dir(), g)); got != 3072 {

@@ -36,6 +36,7 @@ type committerCollector struct {
 	queued  *prometheus.Desc
 	overlay *prometheus.Desc
 	busy    *prometheus.Desc
+	anyBusy *prometheus.Desc
 }
 
 // NewCommitterCollector returns a Prometheus collector for c.
@@ -57,11 +58,12 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 		waits:   d("state_waits_total", "Retries while the state database (a memory node) was unavailable: backpressure."),
 		losses:  d("state_losses_total", "Times the state database (a memory node) had lost the blocks above its savepoint and they were re-applied."),
 		busy:    d("busy_seconds_total", "Wall time each stage spent working (verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
+		anyBusy: d("pipeline_busy_seconds_total", "Wall time at least one stage was working: the union of busy_seconds_total's intervals over all stages (their sum counts a block verified while the one before it is persisted twice). The peer's busy periods, over which bench run charges busy-period energy."),
 	}
 }
 
 func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy} {
+	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy, cc.anyBusy} {
 		ch <- d
 	}
 }
@@ -88,6 +90,7 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 	for s, d := range m.Busy {
 		ch <- prometheus.MustNewConstMetric(cc.busy, prometheus.CounterValue, d.Seconds(), committer.Stage(s).String())
 	}
+	ch <- prometheus.MustNewConstMetric(cc.anyBusy, prometheus.CounterValue, m.PipelineBusy.Seconds())
 }
 
 // buildInfoGauge is strand_build_info: 1, labelled with the build.

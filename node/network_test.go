@@ -214,7 +214,7 @@ func TestNetwork(t *testing.T) {
 		}
 	}
 	// Every node serves Prometheus metrics.
-	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed_total", "strand_gateway_", `strand_committer_stage_seconds_bucket{stage="verify",le="0.0001"}`, "strand_gateway_endorse_latency_seconds_bucket", "strand_gateway_commit_latency_seconds_count", "strand_committer_signed_height", `strand_committer_busy_seconds_total{stage="persist"}`)
+	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_transactions_total{code="VALID"}`, "strand_endorser_endorsed_total", "strand_gateway_", `strand_committer_stage_seconds_bucket{stage="verify",le="0.0001"}`, "strand_gateway_endorse_latency_seconds_bucket", "strand_gateway_commit_latency_seconds_count", "strand_committer_signed_height", `strand_committer_busy_seconds_total{stage="persist"}`, "strand_committer_pipeline_busy_seconds_total")
 	scrape(t, n.orderer.MetricsAddr(), "strand_orderer_blocks_total", "strand_blockstore_height", `strand_build_info{build_time="unknown",commit=`)
 	// And the endpoints of a supervisor: alive, ready, and an index.
 	for _, c := range []struct {

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -87,8 +88,8 @@ func writeIsolationTable(w io.Writer, rs []*bench.Result) {
 }
 
 // isolationHTML is the isolation table (nothing when no round had hogs
-// or a controller). The result holds no per-period series of shares or
-// delay, so there is no chart.
+// or a controller), then, for each round whose controller recorded its
+// periods, charts of its decisions over the load.
 func isolationHTML(b *strings.Builder, rs []*bench.Result) {
 	rows := isolationRows(rs)
 	if len(rows) == 0 {
@@ -111,4 +112,47 @@ func isolationHTML(b *strings.Builder, rs []*bench.Result) {
 		b.WriteString("</tr>")
 	}
 	b.WriteString("</table>")
+	for i, r := range rs {
+		if r.Isolation != nil && r.Isolation.Controller != nil && len(r.Isolation.Controller.Periods) > 0 {
+			controllerCharts(b, i, r)
+		}
+	}
+}
+
+// controllerCharts draws a round's control periods: each component's
+// share, the throughput against the objective, and the scheduling delay
+// and p99 latency the controller measured, each point at its period's
+// end.
+func controllerCharts(b *strings.Builder, i int, r *bench.Result) {
+	ps := r.Isolation.Controller.Periods
+	var comps []string
+	for _, p := range ps {
+		for c := range p.Shares {
+			if !slices.Contains(comps, c) {
+				comps = append(comps, c)
+			}
+		}
+	}
+	slices.Sort(comps)
+	series := func(name string, get func(bench.ControllerPeriod) float64) line {
+		l := line{name: name}
+		for _, p := range ps {
+			l.xs, l.ys = append(l.xs, p.T), append(l.ys, get(p))
+		}
+		return l
+	}
+	var shares []line
+	for _, c := range comps {
+		shares = append(shares, series(c, func(p bench.ControllerPeriod) float64 { return float64(p.Shares[c]) }))
+	}
+	fmt.Fprintf(b, `<h3>%s: the controller's periods</h3>`, esc(r.Label))
+	b.WriteString(timeChart(fmt.Sprintf("controller-shares-%d", i), "CPU share by component", "seconds into the load", "share (1024: default)", r.ElapsedS, shares))
+	b.WriteString(timeChart(fmt.Sprintf("controller-throughput-%d", i), "measured throughput and objective", "seconds into the load", "transactions per second", r.ElapsedS, []line{
+		series("throughput", func(p bench.ControllerPeriod) float64 { return p.Throughput }),
+		series("threshold", func(p bench.ControllerPeriod) float64 { return p.Threshold }),
+	}))
+	b.WriteString(timeChart(fmt.Sprintf("controller-delay-%d", i), "scheduling delay and p99 commit latency", "seconds into the load", "milliseconds", r.ElapsedS, []line{
+		series("delay per slice", func(p bench.ControllerPeriod) float64 { return p.DelayMs }),
+		series("p99", func(p bench.ControllerPeriod) float64 { return p.P99Ms }),
+	}))
 }

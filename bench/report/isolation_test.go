@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +87,65 @@ func TestIsolationHTML(t *testing.T) {
 		t.Errorf("isolation table has %d rows, want the header and one round", n)
 	}
 	wellFormed(t, out)
+}
+
+// TestControllerCharts: a round whose controller recorded its periods
+// gets three charts (shares by component, throughput against the
+// objective, delay and p99) with one point per period where the period
+// put it; a round without periods gets none, and the page stays
+// well-formed.
+func TestControllerCharts(t *testing.T) {
+	ps := []bench.ControllerPeriod{
+		{T: 1, Throughput: 100, Threshold: 100, DelayMs: 0.1, P99Ms: 20, Shares: map[string]int{"orderer": 1024, "peer": 1024}},
+		{T: 2, Throughput: 50, Threshold: 100, DelayMs: 0.5, P99Ms: 40, Shares: map[string]int{"orderer": 3072, "peer": 3072},
+			Changes: []string{"peer 1024→3072: throughput 50.0 tps < threshold 100.0 tps"}},
+		{T: 3, Throughput: 100, Threshold: 100, DelayMs: 0.1, P99Ms: 20, Shares: map[string]int{"orderer": 1024, "peer": 2048}},
+	}
+	with := result("together-controller", 2)
+	with.ElapsedS = 4
+	with.Isolation = &bench.IsolationResult{Hogs: 8, Controller: &bench.ControllerResult{K: 4, MaxShares: 3072, Periods: ps}}
+	without := result("together", 2)
+	without.Isolation = &bench.IsolationResult{Hogs: 8, Controller: &bench.ControllerResult{K: 4}}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, "t", []*bench.Result{without, with}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	ids := wellFormed(t, out)
+	for _, id := range []string{"controller-shares-1", "controller-throughput-1", "controller-delay-1"} {
+		if ids[id] != "svg" {
+			t.Errorf("no chart %s (ids %v)", id, ids)
+		}
+	}
+	if _, ok := ids["controller-shares-0"]; ok {
+		t.Errorf("a round without periods has a controller chart")
+	}
+	// The shares chart: one polyline per component, sorted (orderer,
+	// peer), three points each; the peer's share falls from 3072 to 2048
+	// in the last period, so its last point lies lower (greater y) than
+	// its second.
+	i := strings.Index(out, `id="controller-shares-1"`)
+	chart := out[i : i+strings.Index(out[i:], "</svg>")]
+	var lines [][][2]float64
+	for _, m := range strings.Split(chart, `points="`)[1:] {
+		var pts [][2]float64
+		for _, xy := range strings.Fields(m[:strings.IndexByte(m, '"')]) {
+			var x, y float64
+			if _, err := fmt.Sscanf(xy, "%g,%g", &x, &y); err != nil {
+				t.Fatalf("point %q: %v", xy, err)
+			}
+			pts = append(pts, [2]float64{x, y})
+		}
+		lines = append(lines, pts)
+	}
+	if len(lines) != 2 || len(lines[0]) != 3 || len(lines[1]) != 3 {
+		t.Fatalf("shares chart has %d lines (%v), want 2 of 3 points", len(lines), lines)
+	}
+	orderer, peer := lines[0], lines[1]
+	if !(peer[0][0] < peer[1][0] && peer[1][0] < peer[2][0]) || peer[2][1] <= peer[1][1] || peer[1][1] >= peer[0][1] || orderer[2][1] != orderer[0][1] {
+		t.Errorf("shares chart points: orderer %v, peer %v; want x rising, the peer up then part way down, the orderer back where it began", orderer, peer)
+	}
+	if !strings.Contains(chart, ">orderer<") || !strings.Contains(chart, ">peer<") {
+		t.Errorf("shares chart's legend lacks the components:\n%s", chart)
+	}
 }

@@ -98,6 +98,9 @@ var columns = []column{
 	{name: "W", csv: "energy_watts", get: energyW},
 	{name: "mJ/tx", csv: "energy_mj_per_tx", get: energyMJPerTx},
 	{name: "tx/s/J", csv: "tx_per_s_per_j", get: energyTxPerSecPerJ},
+	{name: "busy W", csv: "busy_energy_watts", get: busyW, shown: anyBusy},
+	{name: "busy mJ/tx", csv: "busy_energy_mj_per_tx", get: busyMJPerTx, shown: anyBusy},
+	{name: "busy tx/s/J", csv: "busy_tx_per_s_per_j", get: busyTxPerSecPerJ, shown: anyBusy},
 	{name: "energy source", csv: "energy_source", get: energySource},
 	{name: "checks", csv: "checks", get: func(r *bench.Result) string {
 		if r.Passed() {
@@ -341,6 +344,9 @@ func Compare(w io.Writer, a, b []*bench.Result) {
 			{"energy W", func(r *bench.Result) float64 { return energyTotal(r).Watts }},
 			{"energy mJ/tx", func(r *bench.Result) float64 { return 1e3 * energyTotal(r).JPerTx }},
 			{"tx/s/J", func(r *bench.Result) float64 { return energyTotal(r).TxPerSecPerJ }},
+			{"busy W (per peer)", func(r *bench.Result) float64 { return peersBusy(r).BusyWatts }},
+			{"busy mJ/tx (per peer)", func(r *bench.Result) float64 { return 1e3 * peersBusy(r).BusyJPerTx }},
+			{"busy tx/s/J (per peer)", func(r *bench.Result) float64 { return peersBusy(r).BusyTxPerSecPerJ }},
 		} {
 			va, vb := m.get(ra), m.get(rb)
 			ratio := "-"

@@ -267,6 +267,7 @@ func WriteValidatorEnergyTable(out io.Writer, rs []*bench.ValidatorResult) {
 		fmt.Fprintln(out, first+";")
 		fmt.Fprintln(out, rest)
 	}
+	WriteValidatorRateMedians(out, rs)
 }
 
 // WriteValidatorCSV writes a header and one row per run: its

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -84,6 +85,7 @@ type validatorFlags struct {
 	dir              string
 	cpuProfile       string
 	memProfile       string
+	replayProfiles   string
 	// Energy (benchenergy.go).
 	energy  energyFlags
 	preset  string
@@ -128,6 +130,7 @@ invariant is checked.`,
 	fl.StringVar(&f.htmlFile, "html", "", "write an HTML report to this file: the tables and a tx/s/J chart (\"\": none)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a Go allocation profile of the whole run to this file")
+	fl.StringVar(&f.replayProfiles, "replay-cpuprofile", "", "write a Go CPU profile of each replay's timed part (the peer process) into this directory: runR-N.pprof, R the table row of the run's full-speed replay and N the replay (0 at full speed, then each --rate), both from 0")
 	fl.StringVar(&f.dir, "ledger-dir", "", "the peer's ledger directory (default: a temporary directory, removed afterwards)")
 	// --dir names a network everywhere else.
 	deprecatedAlias(fl, "dir", "ledger-dir", func(name string) { fl.StringVar(&f.dir, name, "", "") })
@@ -173,6 +176,14 @@ func runValidator(out io.Writer, f validatorFlags) error {
 	if err != nil {
 		return fmt.Errorf("finding this executable to run the peer process: %w", err)
 	}
+	if f.replayProfiles != "" {
+		if err := os.MkdirAll(f.replayProfiles, 0o755); err != nil {
+			return fmt.Errorf("--replay-cpuprofile: %w", err)
+		}
+		if f.replayProfiles, err = filepath.Abs(f.replayProfiles); err != nil {
+			return fmt.Errorf("--replay-cpuprofile: %w", err)
+		}
+	}
 	var results []*bench.ValidatorResult
 	for _, size := range sizes {
 		blocks := f.blocks
@@ -187,6 +198,9 @@ func runValidator(out io.Writer, f validatorFlags) error {
 					Progress:      newProgress(fmt.Sprintf("block size %d, %s%s", size, mode, v.label())),
 					ReplayCommand: []string{exe, "bench", "validator-replay"},
 					Workers:       v.workers, Reparse: v.reparse, Energy: ev.energy, Rates: ev.rates,
+				}
+				if f.replayProfiles != "" {
+					cfg.ProfilePrefix = filepath.Join(f.replayProfiles, fmt.Sprintf("run%d-", len(results)))
 				}
 				rs, err := bench.RunValidatorRates(cfg)
 				if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,11 +26,12 @@ func TestMain(m *testing.M) {
 // the real command and checks the table and the JSON fields.
 func TestBenchValidator(t *testing.T) {
 	jsonFile := filepath.Join(t.TempDir(), "out.json")
+	profiles := filepath.Join(t.TempDir(), "profiles")
 	var out bytes.Buffer
 	cmd := rootCmd()
 	cmd.SetOut(&out)
 	cmd.SetArgs([]string{"bench", "validator", "--blocks", "4", "--block-size", "5,1", "--accounts", "100",
-		"--crypto-time", "50ms", "--json", jsonFile})
+		"--crypto-time", "50ms", "--json", jsonFile, "--replay-cpuprofile", profiles})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +57,21 @@ func TestBenchValidator(t *testing.T) {
 		}
 		if r["tps"].(float64) <= 0 || r["valid"].(float64) != r["txs"].(float64) || r["separate_process"] != true {
 			t.Errorf("implausible row: %v", r)
+		}
+		// Where the peer process's CPU went: its user and system time are
+		// read just outside the window of the CPU the row reports, so they
+		// add up to that and at most a millisecond of the readings more.
+		rt, _ := r["runtime"].(map[string]any)
+		user, _ := rt["user_s"].(float64)
+		sys, _ := rt["sys_s"].(float64)
+		if cpu := r["cpu_seconds_per_tx"].(float64) * r["txs"].(float64); user+sys < cpu-1e-9 || user+sys > cpu+1e-3 {
+			t.Errorf("runtime %v: user+sys %v s, want the replay's CPU %v s and at most 1 ms more", rt, user+sys, cpu)
+		}
+	}
+	// One profile per replay: four runs of one replay each.
+	for run := range 4 {
+		if fi, err := os.Stat(filepath.Join(profiles, fmt.Sprintf("run%d-0.pprof", run))); err != nil || fi.Size() == 0 {
+			t.Errorf("replay profile of run %d: %v", run, err)
 		}
 	}
 }

@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"runtime/metrics"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/strand-ledger/strand/internal/proccpu"
+)
+
+// ReplayRuntime is where a replay process's CPU went, from the kernel
+// (getrusage) and the Go runtime (runtime/metrics), over the timed
+// replay. It exists to explain a change in CPU per transaction between
+// replays of one chain, such as a paced replay's against a full-speed
+// one: user against kernel time, the collector, the scavenger, page
+// faults and context switches.
+type ReplayRuntime struct {
+	UserS float64 `json:"user_s"`
+	SysS  float64 `json:"sys_s"`
+	// MinorFaults are page faults served without I/O: mostly heap pages
+	// touched again after the scavenger returned them to the kernel.
+	MinorFaults int64 `json:"minor_faults"`
+	// VolSwitches are the times a thread gave up the CPU (a futex
+	// sleep, an fsync); InvolSwitches, the times it was preempted.
+	VolSwitches   int64  `json:"voluntary_switches"`
+	InvolSwitches int64  `json:"involuntary_switches"`
+	GCCycles      uint64 `json:"gc_cycles"`
+	// GCS is the collector's CPU, the runtime's estimate; GCIdleS the
+	// part its idle-priority mark workers ran on otherwise idle Ps.
+	GCS     float64 `json:"gc_s"`
+	GCIdleS float64 `json:"gc_idle_s"`
+	// ScavengeS is the runtime's estimate of returning memory to the
+	// kernel.
+	ScavengeS         float64 `json:"scavenge_s"`
+	GoroutinesCreated uint64  `json:"goroutines_created"`
+	// OthersCPUS is the CPU everything else on the machine used
+	// meanwhile (/proc/stat's busy time less this process's): other
+	// tenants, the kernel's threads, the benchmark's parent. StealS is
+	// the hypervisor's steal over all cores. Both 0 where /proc/stat
+	// could not be read.
+	OthersCPUS float64 `json:"others_cpu_s"`
+	StealS     float64 `json:"steal_s"`
+}
+
+// runtimeSample is a point reading of what ReplayRuntime differences.
+type runtimeSample struct {
+	ru      syscall.Rusage
+	metrics []metrics.Sample
+	machine MachineCPU
+	mErr    error
+}
+
+var runtimeMetricNames = []string{
+	"/gc/cycles/total:gc-cycles",
+	"/cpu/classes/gc/total:cpu-seconds",
+	"/cpu/classes/gc/mark/idle:cpu-seconds",
+	"/cpu/classes/scavenge/total:cpu-seconds",
+	"/sched/goroutines-created:goroutines",
+}
+
+func readRuntime() (runtimeSample, error) {
+	s := runtimeSample{metrics: make([]metrics.Sample, len(runtimeMetricNames))}
+	for i, n := range runtimeMetricNames {
+		s.metrics[i].Name = n
+	}
+	metrics.Read(s.metrics)
+	s.machine, s.mErr = ReadMachineCPU()
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru); err != nil {
+		return s, fmt.Errorf("bench: getrusage: %w", err)
+	}
+	return s, nil
+}
+
+// metric returns sample i as a float; a metric this Go does not know
+// reads 0.
+func (s runtimeSample) metric(i int) float64 {
+	switch v := s.metrics[i].Value; v.Kind() {
+	case metrics.KindUint64:
+		return float64(v.Uint64())
+	case metrics.KindFloat64:
+		return v.Float64()
+	}
+	return 0
+}
+
+// since is what the process did between a and s.
+func (s runtimeSample) since(a runtimeSample) *ReplayRuntime {
+	d := func(i int) float64 { return s.metric(i) - a.metric(i) }
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	rt := &ReplayRuntime{
+		UserS:         (tv(s.ru.Utime) - tv(a.ru.Utime)).Seconds(),
+		SysS:          (tv(s.ru.Stime) - tv(a.ru.Stime)).Seconds(),
+		MinorFaults:   s.ru.Minflt - a.ru.Minflt,
+		VolSwitches:   s.ru.Nvcsw - a.ru.Nvcsw,
+		InvolSwitches: s.ru.Nivcsw - a.ru.Nivcsw,
+		GCCycles:      uint64(d(0)),
+		GCS:           d(1), GCIdleS: d(2), ScavengeS: d(3),
+		GoroutinesCreated: uint64(d(4)),
+	}
+	if s.mErr == nil && a.mErr == nil && s.machine.Total > a.machine.Total {
+		tick := proccpu.ClockTick.Seconds()
+		rt.OthersCPUS = max(0, float64(s.machine.Busy-a.machine.Busy)*tick-rt.UserS-rt.SysS)
+		rt.StealS = float64(s.machine.Steal-a.machine.Steal) * tick
+	}
+	return rt
+}
+
+// startReplayProfile profiles the timed replay into path; "" profiles
+// nothing.
+func startReplayProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: replay CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: replay CPU profile %s: %w", path, err)
+	}
+	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
+}

@@ -1,0 +1,98 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/strand-ledger/strand/bench"
+)
+
+// rateGroup is the replays of one configuration at one rate.
+type rateGroup struct {
+	config, rate   string
+	cpu, whole, bz []float64 // CPU µs/tx, whole and busy tx/s/J
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// rateGroups groups the runs with energy by configuration and rate, in
+// the order each group first appears.
+func rateGroups(rs []*bench.ValidatorResult) []*rateGroup {
+	var out []*rateGroup
+	for _, r := range rs {
+		if r.Energy == nil {
+			continue
+		}
+		config := fmt.Sprintf("block size %d, %s, workers %s, reparse %t", r.BlockSize, r.Mode, workersCell(r.Workers), r.Reparse)
+		i := slices.IndexFunc(out, func(g *rateGroup) bool { return g.config == config && g.rate == r.Rate })
+		if i < 0 {
+			out, i = append(out, &rateGroup{config: config, rate: r.Rate}), len(out)
+		}
+		g := out[i]
+		g.cpu = append(g.cpu, 1e6*r.CPUSecondsPerTx)
+		g.whole = append(g.whole, r.Energy.TxPerSecPerJ)
+		g.bz = append(g.bz, r.Energy.BusyTxPerSecPerJ)
+	}
+	return out
+}
+
+func workersCell(w int) string {
+	if w == 0 {
+		return "all"
+	}
+	return fmt.Sprint(w)
+}
+
+// WriteValidatorRateMedians writes, where some rate was replayed more
+// than once (--rate 100%,50%,25%,100%,...), each rate's medians, and per
+// configuration how far apart the paced rates' busy-period medians are:
+// the idle-exclusion target's figure (within 10%). Nothing otherwise.
+func WriteValidatorRateMedians(out io.Writer, rs []*bench.ValidatorResult) {
+	gs := rateGroups(rs)
+	if !slices.ContainsFunc(gs, func(g *rateGroup) bool { return len(g.bz) > 1 }) {
+		return
+	}
+	fmt.Fprintln(out, "\nMedians by rate (the same chain replayed several times at each):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "configuration\trate\treplays\tCPU µs/tx\ttx/s/J\tbusy tx/s/J\t")
+	for _, g := range gs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.0f\t%.0f\t\n", g.config, g.rate, len(g.bz), median(g.cpu), median(g.whole), median(g.bz))
+	}
+	tw.Flush()
+	var configs []string
+	for _, g := range gs {
+		if !slices.Contains(configs, g.config) {
+			configs = append(configs, g.config)
+		}
+	}
+	for _, c := range configs {
+		var meds, wholes []string
+		lo, hi := 0.0, 0.0
+		for _, g := range gs {
+			if g.config != c || g.rate == "max" {
+				continue
+			}
+			m := median(g.bz)
+			if len(meds) == 0 || m < lo {
+				lo = m
+			}
+			hi = max(hi, m)
+			meds = append(meds, fmt.Sprintf("%.0f", m))
+			wholes = append(wholes, fmt.Sprintf("%.0f", median(g.whole)))
+		}
+		if len(meds) > 1 && lo > 0 {
+			fmt.Fprintf(out, "%s: busy tx/s/J medians of the paced rates %s: the largest %.1f%% above the smallest (whole interval: %s)\n",
+				c, strings.Join(meds, ", "), 100*(hi-lo)/lo, strings.Join(wholes, ", "))
+		}
+	}
+}
