@@ -7,6 +7,7 @@ import (
 
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/ledger/statedb/redisdb/redistest"
 )
 
 func TestUnknownBackend(t *testing.T) {
@@ -30,9 +31,11 @@ func TestWrongBackend(t *testing.T) {
 			disk = append(disk, n)
 		}
 	}
+	var o backend.Options
+	o.Redis.Address = redistest.Start(t).Socket
 	for _, writer := range disk {
 		dir := t.TempDir()
-		db, err := backend.Open(writer, dir, backend.Options{})
+		db, err := backend.Open(writer, dir, o)
 		if err != nil {
 			t.Fatalf("Open(%s): %v", writer, err)
 		}
@@ -48,7 +51,7 @@ func TestWrongBackend(t *testing.T) {
 			if reader == writer {
 				continue
 			}
-			db, err := backend.Open(reader, dir, backend.Options{})
+			db, err := backend.Open(reader, dir, o)
 			if err == nil {
 				_ = db.Close()
 				t.Errorf("Open(%s) of a %s directory succeeded", reader, writer)
@@ -58,7 +61,7 @@ func TestWrongBackend(t *testing.T) {
 				t.Errorf("Open(%s) of a %s directory: err = %v, want ErrFormat naming both", reader, writer, err)
 			}
 		}
-		db, err = backend.Open(writer, dir, backend.Options{})
+		db, err = backend.Open(writer, dir, o)
 		if err != nil {
 			t.Fatalf("reopening %s after the refusals: %v", writer, err)
 		}

@@ -42,7 +42,7 @@
 // persistence (appendonly, appendfsync) keeps, and needs none.
 //
 // Caller's duties, beyond statedb's: Apply is serialised (one committer
-// per prefix: a second writer is found by the fence and refused); a Scan
-// callback must not call the database (a read inside it could wait behind
-// a waiting Apply, which waits for the Scan).
+// per prefix: a second writer is refused once it writes at another height
+// than the first); a Scan callback must not call the database (a read
+// inside it could wait behind a waiting Apply, which waits for the Scan).
 package redisdb
