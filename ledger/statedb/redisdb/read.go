@@ -9,8 +9,12 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
-// scanPage is how many keys a scan asks the server for at a time.
-const scanPage = 512
+// A scan asks the server for firstPage keys, doubling from page to page
+// up to maxPage, so that a scan the caller stops early costs little.
+const (
+	firstPage = 128
+	maxPage   = 512
+)
 
 // read runs fn under the read lock inside the gate, with the fence's
 // floor: the applied height, which no Apply moves meanwhile.
@@ -194,53 +198,59 @@ func (d *DB) Dump(fn func(ns, key string, v statedb.Value) error) (uint64, error
 	return sp, err
 }
 
+// pageScript reads one page of a scan atomically, in one round trip:
+// the encoded keys in the range (ZRANGEBYLEX), their values (MGET) and
+// the savepoint. KEYS: the index, the savepoint; ARGV: min, max, count,
+// the values' key prefix.
+var pageScript = redis.NewScript(`
+local m = redis.call('ZRANGEBYLEX', KEYS[1], ARGV[1], ARGV[2], 'LIMIT', 0, tonumber(ARGV[3]))
+local vals = {}
+if #m > 0 then
+  local names = {}
+  for i, k in ipairs(m) do names[i] = ARGV[4] .. k end
+  vals = redis.call('MGET', unpack(names))
+end
+return {redis.call('GET', KEYS[2]), m, vals}
+`)
+
 // iterate calls fn for each encoded key in [lower, upper) in order, a
-// page at a time: ZRANGEBYLEX of the index and GET of the savepoint
-// after it (fenced: nothing was lost before the page was read), then one
-// MGET of the page's values and the savepoint.
+// page at a time (pageScript: the page, its values and the savepoint
+// from one point in time, fenced).
 func (d *DB) iterate(ctx context.Context, op string, floor uint64, lower, upper []byte, fn func(k []byte, v statedb.Value) bool) error {
-	rng := &redis.ZRangeBy{Min: "[" + string(lower), Max: "(" + string(upper), Count: scanPage}
-	for {
-		p := d.cl.Pipeline()
-		members := p.ZRangeByLex(ctx, d.idx, rng)
-		sp := p.Get(ctx, d.sp)
-		if _, err := p.Exec(ctx); err != nil && err != redis.Nil {
+	lo, hi := "["+string(lower), "("+string(upper)
+	for count := firstPage; ; count = min(2*count, maxPage) {
+		res, err := pageScript.Run(ctx, d.cl, []string{d.idx, d.sp}, lo, hi, count, d.keys).Slice()
+		if err != nil {
 			return d.unavailable(op, err)
 		}
-		h, err := d.savepointOf(sp.Result())
-		if err != nil {
+		if len(res) != 3 {
+			return d.unavailable(op, fmt.Errorf("a scan page of %d parts, want 3", len(res)))
+		}
+		if err := d.fenceAnswer(op, res[0], floor); err != nil {
 			return err
 		}
-		if err := d.fence(op, h, floor); err != nil {
-			return err
-		}
-		page := members.Val()
-		if len(page) == 0 {
-			return nil
-		}
-		names := make([]string, len(page))
-		for i, m := range page {
-			names[i] = d.keys + m
-		}
-		vals := make([][]byte, len(page))
-		if err := d.mget(ctx, op, floor, names, func(i int, val []byte) error { vals[i] = val; return nil }); err != nil {
-			return err
+		page, _ := res[1].([]any)
+		vals, _ := res[2].([]any)
+		if len(vals) != len(page) {
+			return d.unavailable(op, fmt.Errorf("a scan page of %d keys and %d values", len(page), len(vals)))
 		}
 		for i, m := range page {
-			if vals[i] == nil {
-				return fmt.Errorf("%w: redis %s: key %q is in the index %q without a value", statedb.ErrCorrupt, d.addr, m, d.idx)
+			k, _ := m.(string)
+			raw, ok := vals[i].(string)
+			if !ok {
+				return fmt.Errorf("%w: redis %s: key %q is in the index %q without a value", statedb.ErrCorrupt, d.addr, k, d.idx)
 			}
-			v, err := statedb.DecodeValue(vals[i])
+			v, err := statedb.DecodeValue([]byte(raw))
 			if err != nil {
-				return fmt.Errorf("redisdb: %s at key %q: %w", op, m, err)
+				return fmt.Errorf("redisdb: %s at key %q: %w", op, k, err)
 			}
-			if !fn([]byte(m), v) {
+			if !fn([]byte(k), v) {
 				return nil
 			}
 		}
-		if len(page) < scanPage {
+		if len(page) < count {
 			return nil
 		}
-		rng.Min = "(" + page[len(page)-1]
+		lo = "(" + page[len(page)-1].(string)
 	}
 }
