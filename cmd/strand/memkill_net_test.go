@@ -32,11 +32,13 @@ import (
 // It loads keys through the real write path (kv load transactions of
 // kv.MaxLoad records, endorsed by both orgs, ordered and committed), and
 // SIGKILLs peer0.Org1's memory node when 90% of them are acknowledged,
-// under a Smallbank load and the rest of the key load; after a second
-// down it starts the node again (net up) and measures, from that start,
-// when the node listens, when peer0.Org1 first answers a read, when a
-// transaction endorsed by it first commits, and when it is back at the
-// orderer's height. Then nothing acknowledged may be lost: every
+// under a Smallbank load and the rest of the key load (with 1,000,000
+// keys; CI's 20,000 are all in by then); after a second down it starts
+// the node again (net up) and measures, from that start, when the node
+// listens, when peer0.Org1 first answers a read (its local cache may
+// answer it: that cache describes the height the peer applied, so the
+// answer is right), when a transaction endorsed by it first commits, and
+// when it is back at the orderer's height. Then nothing acknowledged may be lost: every
 // acknowledged transaction is on both peers at its block, the Smallbank
 // invariant holds, and after net down both memory nodes' state (opened
 // from their data directories) is at the same height with the same hash

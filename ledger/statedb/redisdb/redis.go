@@ -51,8 +51,6 @@ type DB struct {
 	mu      sync.RWMutex
 	applied atomic.Uint64 // the fence: the height last acknowledged
 	lost    atomic.Bool   // a loss was seen; Savepoint starts over
-
-	losses atomic.Uint64
 }
 
 var (
@@ -149,7 +147,6 @@ func (d *DB) fence(op string, h, floor uint64) error {
 		return nil
 	case h < floor:
 		d.lost.Store(true)
-		d.losses.Add(1)
 		return fmt.Errorf("%w: redis %s: %s: the server holds height %d of prefix %q, this peer applied %d (it restarted without its data, or was flushed)",
 			statedb.ErrStateLost, d.addr, op, h, d.prefix, floor)
 	default:
@@ -286,10 +283,6 @@ func (d *DB) Savepoint() (uint64, error) {
 	d.lost.Store(false)
 	return h, nil
 }
-
-// Losses returns how many times the server was found below the applied
-// height.
-func (d *DB) Losses() uint64 { return d.losses.Load() }
 
 // Close implements statedb.DB. It waits for running calls to return.
 func (d *DB) Close() error {
