@@ -12,6 +12,13 @@ import (
 	"testing"
 )
 
+// Installed reports whether redis-server is on the PATH, for a test that
+// covers other backends too and leaves redis out without it.
+func Installed() bool {
+	_, err := exec.LookPath("redis-server")
+	return err == nil
+}
+
 // Server is a running redis-server.
 type Server struct {
 	// Socket is the path of its unix socket: the address to open.
