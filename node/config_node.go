@@ -178,6 +178,7 @@ func LoadNode(path string) (*NodeConfig, error) {
 	for i := range n.StateDB.Memnode.CAs {
 		n.StateDB.Memnode.CAs[i] = resolve(dir, n.StateDB.Memnode.CAs[i])
 	}
+	n.StateDB.Redis.resolve(dir)
 	if err := n.Validate(); err != nil {
 		return nil, err
 	}

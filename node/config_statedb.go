@@ -21,7 +21,8 @@ type StateDBConfig struct {
 	// Backend is one of backend.Names(): pebble (default), leveldb,
 	// badger, bbolt, rocksdb (in binaries built with -tags rocksdb),
 	// tiered (a cache and a bounded memory tier over Pebble, flushed in
-	// the background), memory-checkpoint (in memory, checkpointed to
+	// the background), memnode (a memory node), redis (a Redis server),
+	// memory-checkpoint (in memory, checkpointed to
 	// disk), or memory (nothing survives). On-disk backends live in
 	// dataDir/state.
 	Backend string `yaml:"backend"`
@@ -46,6 +47,8 @@ type StateDBConfig struct {
 	Tiered TieredConfig `yaml:"tiered,omitempty"`
 	// Memnode reaches the memory node of the memnode backend.
 	Memnode MemnodeClientConfig `yaml:"memnode,omitempty"`
+	// Redis reaches the Redis server of the redis backend.
+	Redis RedisConfig `yaml:"redis,omitempty"`
 }
 
 // MemnodeClientConfig: where the peer's memory node is and how to trust
@@ -176,6 +179,7 @@ func (c *StateDBConfig) check(ck *checker) {
 	if iv := c.Memnode.CallTimeout; iv != 0 && (iv < 100*time.Millisecond || iv > 10*time.Minute) {
 		ck.bad("stateDB.memnode.callTimeout", iv, "100ms to 10m (0 means 30s)")
 	}
+	c.Redis.check(ck, c.Backend == backend.Redis)
 	inRange("stateDB.tiered.cacheMB", c.Tiered.CacheMB, 1, 1<<20, tiered.DefaultCacheBytes>>20)
 	inRange("stateDB.tiered.memoryMB", c.Tiered.MemoryMB, 1, 1<<20, tiered.DefaultMemoryBytes>>20)
 	inRange("stateDB.tiered.flushBlocks", c.Tiered.FlushBlocks, 1, 1e6, tiered.DefaultFlushBlocks)
@@ -229,9 +233,14 @@ func (c *StateDBConfig) Options() backend.Options {
 // node, the client side of mutual TLS is the node's TLS key pair.
 func (n *NodeConfig) openStateDB(dir string) (statedb.DB, error) {
 	o := n.StateDB.Options()
-	if n.StateDB.Backend == backend.Memnode {
-		var err error
+	var err error
+	switch n.StateDB.Backend {
+	case backend.Memnode:
 		if o.Memnode.TLS, err = memnodeTLS(n.TLS, n.StateDB.Memnode.CAs, false); err != nil {
+			return nil, err
+		}
+	case backend.Redis:
+		if o.Redis, err = n.StateDB.Redis.options(); err != nil {
 			return nil, err
 		}
 	}

@@ -38,6 +38,11 @@ func TestStateDBErrors(t *testing.T) {
 		{"memnode sizes", "{backend: memnode, memnode: {address: '127.0.0.1:7070', cas: [ca.pem], cacheMB: -2, callTimeout: 1ms}}",
 			[]string{"stateDB.memnode.cacheMB = -2: want -1 (none) or 1 to 1048576 (0 means 64)", "stateDB.memnode.callTimeout = 1ms: want 100ms to 10m (0 means 30s)"}},
 		{"memnode unknown option", "{memnode: {adress: x}}", []string{`unknown field "adress"`, "address, cas, cacheMB, callTimeout"}},
+		{"redis unset", "{backend: redis}", []string{`stateDB.redis.address = ""`, "host:port, or the absolute path of its unix socket"}},
+		{"redis fields", "{backend: redis, redis: {address: 'localhost', database: 16, prefix: 'a b', cas: [ca.pem]}}", []string{
+			`stateDB.redis.address = "localhost": want host:port`, "stateDB.redis.database = 16: want 0 to 15", `stateDB.redis.prefix = "a b"`, "stateDB.redis.cas", "none unless tls: true"}},
+		{"redis tls on a socket", "{backend: redis, redis: {address: /run/redis.sock, tls: true}}", []string{"stateDB.redis.tls = true: want false with a unix socket"}},
+		{"redis unknown option", "{redis: {addr: x}}", []string{`unknown field "addr"`, "address, database, prefix"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.name == "rocksdb not built" && backend.Check("rocksdb") == nil {
@@ -142,5 +147,24 @@ func TestStateAheadIsRebuilt(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cfg.DataDir, "state.discarded")); !os.IsNotExist(err) {
 			t.Errorf("%s: the discarded state was left behind (%v)", tc.name, err)
 		}
+	}
+}
+
+// TestRedisUnreachable: a peer whose Redis does not answer does not
+// start, and says which server it tried.
+func TestRedisUnreachable(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "nobody.sock")
+	dir := writeNet(t, channelYAML, nodeYAML+"stateDB: {backend: redis, redis: {address: "+sock+"}}\ndataDir: "+t.TempDir()+"\n")
+	cfg, err := LoadNode(filepath.Join(dir, "node.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := openState(cfg, 0, 0, nil, new(Repairs), slog.New(slog.DiscardHandler))
+	if err == nil {
+		_ = db.Close()
+		t.Fatal("a peer opened its state on a Redis that is not there")
+	}
+	if !errors.Is(err, statedb.ErrUnavailable) || !strings.Contains(err.Error(), sock) {
+		t.Fatalf("err %v; want ErrUnavailable naming %s", err, sock)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb/leveldb"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 	"github.com/strand-ledger/strand/ledger/statedb/pebbledb"
+	"github.com/strand-ledger/strand/ledger/statedb/redisdb"
 	"github.com/strand-ledger/strand/ledger/statedb/rocksdb"
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
 	"github.com/strand-ledger/strand/memnode"
@@ -32,6 +33,9 @@ type Options struct {
 	// Memnode reaches the memory node (address, mutual TLS, local cache);
 	// the state lives there, not in dir.
 	Memnode memnode.ClientOptions
+	// Redis reaches the Redis server (address, auth, TLS, key prefix);
+	// the state lives there, dir holds only the format claim.
+	Redis redisdb.Options
 }
 
 // Default is the backend used when none is named.
@@ -51,7 +55,12 @@ var openers = map[string]opener{
 	Checkpoint: func(dir string, o *Options) (statedb.DB, error) { return memdb.Open(dir, o.Checkpoint) },
 	"tiered":   func(dir string, o *Options) (statedb.DB, error) { return tiered.Open(dir, o.Tiered) },
 	Memnode:    func(_ string, o *Options) (statedb.DB, error) { return memnode.Dial(o.Memnode) },
+	Redis:      func(dir string, o *Options) (statedb.DB, error) { return redisdb.Open(dir, o.Redis) },
 }
+
+// Redis names the backend whose state lives on a Redis server, fenced
+// against a server that lost it (redisdb).
+const Redis = "redis"
 
 // Memnode names the backend whose state lives on a memory node (strand
 // memnode), reached over the network: a local cache in front of it.
@@ -62,7 +71,7 @@ const Memnode = "memnode"
 const Checkpoint = "memory-checkpoint"
 
 // order is the order Names lists backends in.
-var order = []string{"pebble", "leveldb", "badger", "bbolt", "rocksdb", "tiered", Memnode, Checkpoint, "memory"}
+var order = []string{"pebble", "leveldb", "badger", "bbolt", "rocksdb", "tiered", Memnode, Redis, Checkpoint, "memory"}
 
 // Errors of Check and Open; test with errors.Is.
 var (
@@ -84,7 +93,8 @@ func Names() []string {
 // Persistent reports whether the named backend keeps its state on disk
 // (memory-checkpoint does, as of its newest checkpoint; tiered as of its
 // storage tier's savepoint; memnode on the memory node's disk, as of
-// its storage tier's savepoint).
+// its storage tier's savepoint; redis on the server, as long as the
+// server keeps it).
 func Persistent(name string) bool { return name != "memory" }
 
 // Check reports whether Open accepts name: ErrUnknown for a name no

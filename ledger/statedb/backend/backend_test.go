@@ -7,6 +7,7 @@ import (
 
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/ledger/statedb/redisdb/redistest"
 )
 
 func TestUnknownBackend(t *testing.T) {
@@ -24,15 +25,19 @@ func TestUnknownBackend(t *testing.T) {
 // TestWrongBackend opens a directory written by each on-disk backend with
 // every other one, and checks the refusal names both.
 func TestWrongBackend(t *testing.T) {
+	var o backend.Options
+	if redistest.Installed() {
+		o.Redis.Address = redistest.Start(t).Socket
+	}
 	var disk []string
 	for _, n := range backend.Names() {
-		if backend.Persistent(n) && n != backend.Memnode { // its state is on the memory node's disk
+		if backend.Persistent(n) && n != backend.Memnode && (n != backend.Redis || o.Redis.Address != "") { // memnode's state is on the memory node's disk
 			disk = append(disk, n)
 		}
 	}
 	for _, writer := range disk {
 		dir := t.TempDir()
-		db, err := backend.Open(writer, dir, backend.Options{})
+		db, err := backend.Open(writer, dir, o)
 		if err != nil {
 			t.Fatalf("Open(%s): %v", writer, err)
 		}
@@ -48,7 +53,7 @@ func TestWrongBackend(t *testing.T) {
 			if reader == writer {
 				continue
 			}
-			db, err := backend.Open(reader, dir, backend.Options{})
+			db, err := backend.Open(reader, dir, o)
 			if err == nil {
 				_ = db.Close()
 				t.Errorf("Open(%s) of a %s directory succeeded", reader, writer)
@@ -58,7 +63,7 @@ func TestWrongBackend(t *testing.T) {
 				t.Errorf("Open(%s) of a %s directory: err = %v, want ErrFormat naming both", reader, writer, err)
 			}
 		}
-		db, err = backend.Open(writer, dir, backend.Options{})
+		db, err = backend.Open(writer, dir, o)
 		if err != nil {
 			t.Fatalf("reopening %s after the refusals: %v", writer, err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
+	"github.com/strand-ledger/strand/ledger/statedb/redisdb/redistest"
 	"github.com/strand-ledger/strand/memnode/memnodetest"
 )
 
@@ -39,6 +40,7 @@ type runner struct {
 	synced  uint64    // the height of the last synced Apply
 	crashes int
 	tls     *memnodetest.TLS // memnode's
+	redis   string           // redis's server (its socket)
 }
 
 func (r *runner) open() {
@@ -49,6 +51,7 @@ func (r *runner) open() {
 	// A memory tier of a few dozen versions and a tiny cache, so that
 	// reads fall through every tier and crashes lose unflushed blocks.
 	o.Tiered.MemoryBytes, o.Tiered.CacheBytes, o.Tiered.FlushBlocks = 4<<10, 1<<10, 3
+	o.Redis.Address = r.redis
 	var db statedb.DB
 	var err error
 	if r.name == backend.Memnode {
@@ -69,14 +72,20 @@ func (r *runner) open() {
 // holds it while the database is still open (so unflushed user-space
 // buffers are lost, as in a crash), the copy is opened, and the blocks
 // above its savepoint are re-applied, as the committer's recovery does.
+//
+// For redis the state is on the server, which a crash of the peer leaves
+// as it was: the same directory (the same key prefix) is opened again. A
+// server that loses state is redisdb's TestLoss.
 func (r *runner) crash(seed uint64) error {
 	r.crashes++
-	copyDir := filepath.Join(filepath.Dir(r.dir), fmt.Sprintf("crash%d", r.crashes))
-	if err := copyLive(r.dir, copyDir); err != nil {
-		return err
+	if r.name != backend.Redis {
+		copyDir := filepath.Join(filepath.Dir(r.dir), fmt.Sprintf("crash%d", r.crashes))
+		if err := copyLive(r.dir, copyDir); err != nil {
+			return err
+		}
+		r.dir = copyDir
 	}
 	_ = r.db.Close() // releases the locks; the copy is the crashed state
-	r.dir = copyDir
 	r.open()
 	sp, err := r.db.Savepoint()
 	if err != nil {
@@ -255,6 +264,9 @@ func TestMetamorphic(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			r := &runner{t: t, name: name, dir: filepath.Join(t.TempDir(), name)}
+			if name == backend.Redis {
+				r.redis = redistest.Start(t).Socket
+			}
 			if name == backend.Memnode {
 				var err error
 				if r.tls, err = memnodetest.NewTLS(); err != nil {

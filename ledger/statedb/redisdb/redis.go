@@ -9,23 +9,61 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"github.com/strand-ledger/strand/ledger/statedb/engine"
 )
 
 // Format is the directory's claim: the state itself is on the server.
 var Format = statedb.Format{Backend: "redis", Version: 1}
 
-// scanPage is how many keys Iterate asks the server for at a time.
-const scanPage = 256
+// ErrEviction: the server may evict keys under memory pressure, which
+// would lose state without a trace; test with errors.Is.
+var ErrEviction = errors.New("redisdb: the server may evict keys")
+
+// Timeouts of the connection: a state batch of a group of blocks can be
+// tens of MiB, so reads and writes get longer than go-redis's 3 s.
+const (
+	dialTimeout = 5 * time.Second
+	ioTimeout   = 30 * time.Second
+	// chunk bounds the arguments of one command (MSET, ZADD, DEL, ZREM,
+	// MGET); a batch is several commands in one MULTI.
+	chunk = 4096
+)
+
+// DB is a statedb.DB on a Redis server, fenced against a server that lost
+// state (doc.go).
+type DB struct {
+	cl     *redis.Client
+	addr   string
+	prefix string
+	keys   string // prefix of every value's key: <prefix>k
+	idx    string // the sorted set of encoded keys
+	sp     string // the savepoint's key
+
+	gate statedb.Gate
+	// mu: Apply and Savepoint's start over hold it for writing, reads for
+	// reading (Redis has no snapshots; a read is one point in time because
+	// no write of this DB runs meanwhile).
+	mu      sync.RWMutex
+	applied atomic.Uint64 // the fence: the height last acknowledged
+	lost    atomic.Bool   // a loss was seen; Savepoint starts over
+}
+
+var (
+	_ statedb.DB            = (*DB)(nil)
+	_ statedb.Dumper        = (*DB)(nil)
+	_ statedb.VersionGetter = (*DB)(nil)
+)
 
 // Open connects to the server in opts and opens the state database of
 // dir there (dir holds only the Format claim). An unreachable server
-// fails it with statedb.ErrUnavailable.
-func Open(dir string, opts Options) (*engine.DB, error) {
+// fails it with statedb.ErrUnavailable naming the address; a server that
+// may evict keys with ErrEviction.
+func Open(dir string, opts Options) (*DB, error) {
 	if err := statedb.PrepareOpen(dir, Format, &opts, nil); err != nil {
 		return nil, err
 	}
@@ -42,120 +80,217 @@ func Open(dir string, opts Options) (*engine.DB, error) {
 	if strings.HasPrefix(opts.Address, "/") {
 		network = "unix"
 	}
-	cl := redis.NewClient(&redis.Options{Network: network, Addr: opts.Address, DB: opts.Database, Password: opts.Password})
-	if err := cl.Ping(context.Background()).Err(); err != nil {
+	// No retries inside the client: a write retried after its answer was
+	// lost is found by the fence instead (Apply), and the committer
+	// retries what fails with ErrUnavailable.
+	cl := redis.NewClient(&redis.Options{Network: network, Addr: opts.Address, DB: opts.Database,
+		Username: opts.Username, Password: opts.Password, TLSConfig: opts.TLS, MaxRetries: -1,
+		DialTimeout: dialTimeout, ReadTimeout: ioTimeout, WriteTimeout: ioTimeout})
+	d := &DB{cl: cl, addr: opts.Address, prefix: prefix, keys: prefix + "k", idx: prefix + "idx"}
+	d.sp = d.keys + string(statedb.SavepointKey)
+	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+	defer cancel()
+	if err := cl.Ping(ctx).Err(); err != nil {
 		_ = cl.Close()
 		return nil, fmt.Errorf("%w: redis %s: %v", statedb.ErrUnavailable, opts.Address, err)
 	}
-	d, err := engine.New("redis", &store{cl: cl, addr: opts.Address, keys: prefix + "k", idx: prefix + "idx"})
+	if err := d.checkEviction(ctx); err != nil {
+		_ = cl.Close()
+		return nil, err
+	}
+	raw, err := cl.Get(ctx, d.sp).Result()
+	h, err := d.savepointOf(raw, err)
 	if err != nil {
 		_ = cl.Close()
 		return nil, err
 	}
+	d.applied.Store(h)
 	return d, nil
 }
 
-// store is the engine.Engine on a Redis server.
-type store struct {
-	cl         *redis.Client
-	addr       string
-	keys, idx  string
-	mu         sync.RWMutex // Write's write lock against the snapshots' read locks
-	closeOnce  sync.Once
-	closeError error
-}
-
-// Write runs b in one MULTI/EXEC transaction: each put sets the value
-// and adds the key to the index, each delete removes both.
-func (s *store) Write(b *engine.Batch, _ bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	ctx := context.Background()
-	_, err := s.cl.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range b.Len() {
-			key, val, del := b.Op(i)
-			if del {
-				p.Del(ctx, s.keys+string(key))
-				p.ZRem(ctx, s.idx, string(key))
-			} else {
-				p.Set(ctx, s.keys+string(key), string(val), 0)
-				p.ZAdd(ctx, s.idx, redis.Z{Member: string(key)})
-			}
-		}
-		return nil
-	})
+// checkEviction refuses a server with a memory limit and a policy that
+// evicts keys. A server that does not allow CONFIG (a managed one) is
+// taken on trust.
+func (d *DB) checkEviction(ctx context.Context) error {
+	conf, err := d.cl.ConfigGet(ctx, "maxmemory*").Result()
 	if err != nil {
-		return s.err("write", err)
+		return nil
+	}
+	if limit, policy := conf["maxmemory"], conf["maxmemory-policy"]; limit != "" && limit != "0" && policy != "" && policy != "noeviction" {
+		return fmt.Errorf("%w: redis %s has maxmemory %s with maxmemory-policy %s: a state database must never lose a key silently; set maxmemory-policy noeviction (a full server then refuses writes, and the peer waits)",
+			ErrEviction, d.addr, limit, policy)
 	}
 	return nil
 }
 
-func (s *store) err(op string, err error) error {
-	return fmt.Errorf("%w: redis %s: %s: %v", statedb.ErrUnavailable, s.addr, op, err)
-}
-
-// Snapshot holds the read lock until Release: no Write runs meanwhile.
-func (s *store) Snapshot() (engine.Snapshot, error) {
-	s.mu.RLock()
-	return &snapshot{s: s}, nil
-}
-
-func (s *store) Close() error { return s.cl.Close() }
-
-type snapshot struct {
-	s    *store
-	once sync.Once
-}
-
-func (sn *snapshot) Get(key []byte, fn func([]byte) error) (bool, error) {
-	val, err := sn.s.cl.Get(context.Background(), sn.s.keys+string(key)).Bytes()
+// savepointOf decodes the answer to a GET of the savepoint: absent is
+// height 0 (an empty or wiped server).
+func (d *DB) savepointOf(raw string, err error) (uint64, error) {
 	if errors.Is(err, redis.Nil) {
-		return false, nil
+		return 0, nil
 	}
 	if err != nil {
-		return false, sn.s.err("get", err)
+		return 0, d.unavailable("read the savepoint", err)
 	}
-	return true, fn(val)
+	h, err := statedb.DecodeSavepoint([]byte(raw))
+	if err != nil {
+		return 0, fmt.Errorf("redisdb: redis %s, key %q: %w", d.addr, d.sp, err)
+	}
+	return h, nil
 }
 
-// Iterate pages through the index (ZRANGEBYLEX) and fetches each page's
-// values (MGET).
-func (sn *snapshot) Iterate(lower, upper []byte, fn func(key, val []byte) bool) error {
-	ctx := context.Background()
-	rng := &redis.ZRangeBy{Min: "[" + string(lower), Max: "+", Count: scanPage}
-	if upper != nil {
-		rng.Max = "(" + string(upper)
-	}
-	for {
-		members, err := sn.s.cl.ZRangeByLex(ctx, sn.s.idx, rng).Result()
-		if err != nil {
-			return sn.s.err("scan", err)
-		}
-		if len(members) == 0 {
-			return nil
-		}
-		names := make([]string, len(members))
-		for i, m := range members {
-			names[i] = sn.s.keys + m
-		}
-		vals, err := sn.s.cl.MGet(ctx, names...).Result()
-		if err != nil {
-			return sn.s.err("scan", err)
-		}
-		for i, v := range vals {
-			str, ok := v.(string)
-			if !ok {
-				return fmt.Errorf("%w: redis %s: key %q is in the index without a value", statedb.ErrCorrupt, sn.s.addr, members[i])
-			}
-			if !fn([]byte(members[i]), []byte(str)) {
-				return nil
-			}
-		}
-		if len(members) < scanPage {
-			return nil
-		}
-		rng.Offset += int64(len(members))
+// fence checks the savepoint h a read found against floor, the height
+// applied when it began.
+func (d *DB) fence(op string, h, floor uint64) error {
+	switch {
+	case h == floor:
+		return nil
+	case h < floor:
+		d.lost.Store(true)
+		return fmt.Errorf("%w: redis %s: %s: the server holds height %d of prefix %q, this peer applied %d (it restarted without its data, or was flushed)",
+			statedb.ErrStateLost, d.addr, op, h, d.prefix, floor)
+	default:
+		// An Apply whose answer was lost (the fence in Apply sorts it
+		// out on the committer's retry), or a second writer (refused
+		// there).
+		return fmt.Errorf("%w: redis %s: %s: the server holds height %d of prefix %q, above the %d this peer applied",
+			statedb.ErrUnavailable, d.addr, op, h, d.prefix, floor)
 	}
 }
 
-func (sn *snapshot) Release() { sn.once.Do(sn.s.mu.RUnlock) }
+func (d *DB) unavailable(op string, err error) error {
+	return fmt.Errorf("%w: redis %s: %s: %v", statedb.ErrUnavailable, d.addr, op, err)
+}
+
+// Apply implements statedb.DB: under WATCH of the savepoint, it checks
+// that the server still holds the applied height, then writes the batch
+// and the new savepoint in one MULTI/EXEC.
+func (d *DB) Apply(b *statedb.Batch, height uint64, _ bool) error {
+	if err := d.gate.Enter(); err != nil {
+		return err
+	}
+	defer d.gate.Exit()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	from := d.applied.Load()
+	if err := statedb.CheckHeight(height, from); err != nil {
+		return err
+	}
+	if err := b.CheckNamespaces(); err != nil {
+		return err
+	}
+	if d.lost.Load() {
+		return fmt.Errorf("%w: redis %s: Apply of height %d before the state was re-applied (call Savepoint)", statedb.ErrStateLost, d.addr, height)
+	}
+	puts, dels := d.encode(b)
+	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+	defer cancel()
+	op := fmt.Sprintf("Apply from %d to %d", from, height)
+	err := d.cl.Watch(ctx, func(tx *redis.Tx) error {
+		h, err := d.savepointOf(tx.Get(ctx, d.sp).Result())
+		switch {
+		case err != nil:
+			return err
+		case h == height:
+			return nil // an earlier try wrote it; its answer was lost
+		case h < from:
+			return d.fence(op, h, from)
+		case h != from:
+			return fmt.Errorf("redisdb: redis %s: %s: the server holds height %d of prefix %q: another writer uses the prefix (give each peer its own, stateDB.redis.prefix)",
+				d.addr, op, h, d.prefix)
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i := 0; i < len(puts); i += 2 * chunk {
+				p.MSet(ctx, puts[i:min(i+2*chunk, len(puts))]...)
+			}
+			for i := 0; i < len(puts); i += 2 * chunk {
+				members := make([]redis.Z, 0, chunk)
+				for j := i; j < min(i+2*chunk, len(puts)); j += 2 {
+					members = append(members, redis.Z{Member: puts[j].(string)[len(d.keys):]})
+				}
+				p.ZAdd(ctx, d.idx, members...)
+			}
+			for i := 0; i < len(dels); i += chunk {
+				names, members := make([]string, 0, chunk), make([]any, 0, chunk)
+				for _, k := range dels[i:min(i+chunk, len(dels))] {
+					names, members = append(names, d.keys+k), append(members, k)
+				}
+				p.Del(ctx, names...)
+				p.ZRem(ctx, d.idx, members...)
+			}
+			p.Set(ctx, d.sp, string(statedb.AppendSavepoint(nil, height)), 0)
+			return nil
+		})
+		if err != nil {
+			return d.unavailable(op, err)
+		}
+		return nil
+	}, d.sp)
+	if errors.Is(err, redis.TxFailedErr) {
+		return d.unavailable(op, errors.New("the savepoint changed while the batch was sent; retry"))
+	}
+	if err != nil {
+		return err
+	}
+	d.applied.Store(height)
+	return nil
+}
+
+// encode returns the batch's final operation per key (later writes to a
+// key win): puts as MSET's name, value pairs, deletes as encoded keys.
+func (d *DB) encode(b *statedb.Batch) (puts []any, dels []string) {
+	if b == nil {
+		return nil, nil
+	}
+	last := make(map[string]int, len(b.Writes))
+	for i := range b.Writes {
+		last[string(statedb.AppendKey(nil, b.Writes[i].Namespace, b.Writes[i].Key))] = i
+	}
+	puts = make([]any, 0, 2*len(last))
+	for k, i := range last {
+		w := &b.Writes[i]
+		if w.Delete {
+			dels = append(dels, k)
+			continue
+		}
+		puts = append(puts, d.keys+k, string(statedb.AppendValue(nil, statedb.Value{Data: w.Value, Version: w.Version})))
+	}
+	return puts, dels
+}
+
+// Savepoint implements statedb.DB: the applied height; once a loss was
+// seen, the server's, at which the DB then starts over.
+func (d *DB) Savepoint() (uint64, error) {
+	if err := d.gate.Enter(); err != nil {
+		return 0, err
+	}
+	defer d.gate.Exit()
+	if !d.lost.Load() {
+		return d.applied.Load(), nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.lost.Load() {
+		return d.applied.Load(), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ioTimeout)
+	defer cancel()
+	h, err := d.savepointOf(d.cl.Get(ctx, d.sp).Result())
+	if err != nil {
+		return 0, err
+	}
+	d.applied.Store(h)
+	d.lost.Store(false)
+	return h, nil
+}
+
+// Close implements statedb.DB. It waits for running calls to return.
+func (d *DB) Close() error {
+	if err := d.gate.Shut(); err != nil {
+		return err
+	}
+	if err := d.cl.Close(); err != nil {
+		return fmt.Errorf("redisdb: close: %w", err)
+	}
+	return nil
+}

@@ -1,80 +1,76 @@
 package redisdb_test
 
 import (
-	"bufio"
+	"context"
 	"errors"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/conformance"
 	"github.com/strand-ledger/strand/ledger/statedb/redisdb"
+	"github.com/strand-ledger/strand/ledger/statedb/redisdb/redistest"
 )
 
-// startRedis runs a real redis-server on a unix socket in a temporary
-// directory (no TCP port, no persistence) until the test ends, and
-// returns the socket's path. It returns once the server says it is
-// ready. Without redis-server installed the test is skipped, saying so.
-func startRedis(t testing.TB) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server is not installed (Debian: apt-get install redis-server); the redis backend is tested against a real server only")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	lines := bufio.NewScanner(out)
-	for lines.Scan() {
-		if strings.Contains(strings.ToLower(lines.Text()), "ready to accept connections") {
-			go func() { // drain the log, so the server never blocks on it
-				for lines.Scan() {
-				}
-			}()
-			return sock
-		}
-	}
-	t.Fatalf("redis-server exited before it was ready: %v", lines.Err())
-	return ""
-}
-
 func TestConformance(t *testing.T) {
-	sock := startRedis(t)
+	srv := redistest.Start(t)
 	conformance.Run(t, conformance.Factory{
 		Name:       "redis",
-		Open:       func(dir string) (statedb.DB, error) { return redisdb.Open(dir, redisdb.Options{Address: sock}) },
+		Open:       func(dir string) (statedb.DB, error) { return redisdb.Open(dir, redisdb.Options{Address: srv.Socket}) },
 		Persistent: true, // while the server runs: the prefix follows the directory
 	})
 }
 
 func TestOptions(t *testing.T) {
-	for _, o := range []redisdb.Options{{}, {Address: "x", Database: 16}} {
+	for _, o := range []redisdb.Options{{}, {Address: "x", Database: 16}, {Address: "x", Prefix: "a b"}} {
 		if _, err := redisdb.Open(t.TempDir(), o); !errors.Is(err, redisdb.ErrBadOptions) {
 			t.Errorf("Open with %+v: %v; want ErrBadOptions", o, err)
 		}
 	}
-	if _, err := redisdb.Open(t.TempDir(), redisdb.Options{Address: filepath.Join(t.TempDir(), "none.sock")}); !errors.Is(err, statedb.ErrUnavailable) {
-		t.Errorf("Open of a server that is not there: %v; want ErrUnavailable", err)
+	addr := filepath.Join(t.TempDir(), "none.sock")
+	_, err := redisdb.Open(t.TempDir(), redisdb.Options{Address: addr})
+	if !errors.Is(err, statedb.ErrUnavailable) || !contains(err.Error(), addr) {
+		t.Errorf("Open of a server that is not there: %v; want ErrUnavailable naming %s", err, addr)
 	}
 }
 
+// TestEvictingServerRefused: a server that may evict keys under memory
+// pressure would lose state without a trace; Open refuses it, naming the
+// policy, and opens once it is noeviction.
+func TestEvictingServerRefused(t *testing.T) {
+	srv := redistest.Start(t)
+	admin := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket})
+	defer admin.Close()
+	ctx := context.Background()
+	if err := admin.ConfigSet(ctx, "maxmemory", "100mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := redisdb.Open(t.TempDir(), redisdb.Options{Address: srv.Socket})
+	if !errors.Is(err, redisdb.ErrEviction) || !contains(err.Error(), "allkeys-lru") {
+		t.Fatalf("Open of an evicting server: %v; want ErrEviction naming allkeys-lru", err)
+	}
+	if err := admin.ConfigSet(ctx, "maxmemory-policy", "noeviction").Err(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := redisdb.Open(t.TempDir(), redisdb.Options{Address: srv.Socket})
+	if err != nil {
+		t.Fatalf("Open of a noeviction server: %v", err)
+	}
+	_ = db.Close()
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
 func BenchmarkRedis(b *testing.B) {
-	sock := startRedis(b)
+	srv := redistest.Start(b)
 	conformance.RunBenchmarks(b, conformance.Factory{
 		Name: "redis",
-		Open: func(dir string) (statedb.DB, error) { return redisdb.Open(dir, redisdb.Options{Address: sock}) },
+		Open: func(dir string) (statedb.DB, error) { return redisdb.Open(dir, redisdb.Options{Address: srv.Socket}) },
 	})
 }
