@@ -90,8 +90,12 @@ func (d Disagg) tuneNode(n *node.NodeConfig) {
 	}
 }
 
-// tuneMemnode sizes a generated memory node's memory tier.
+// tuneMemnode sizes a generated memory node's memory tier, and runs it
+// on one core (cores: 1): it serves one peer, does microseconds of work
+// per call, and on this small machine two cores cost it a fifth more
+// CPU in wake-ups for the same calls (docs/flexchain.md).
 func (d Disagg) tuneMemnode(m *node.MemnodeConfig) {
+	m.Cores = 1
 	if d.MemoryMB > 0 {
 		m.MemoryMB = d.MemoryMB
 	}

@@ -119,6 +119,8 @@ type Client struct {
 	// it had read.
 	readAt  atomic.Uint64
 	applyMu sync.Mutex // serialises Apply and Savepoint's start over
+	// batch joins the multi-gets that wait for a call slot (batch.go).
+	batch readBatcher
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
 	callLat                                     latency.Histogram
@@ -279,8 +281,15 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	}
 	c.mu.RLock()
 	for _, i := range s.Order() {
-		if v, found, ok := c.cache.GetAt(string(s.Key(i)), now); ok {
-			fill(i, statedb.Result{Value: v, Found: found})
+		var r statedb.Result
+		var ok bool
+		if versionsOnly { // no copy of a value the caller drops
+			r.Value.Version, r.Found, ok = c.cache.VersionAt(string(s.Key(i)), now)
+		} else {
+			r.Value, r.Found, ok = c.cache.GetAt(string(s.Key(i)), now)
+		}
+		if ok {
+			fill(i, r)
 			c.cacheHits.Add(1)
 			continue
 		}
@@ -290,41 +299,52 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	if len(missed) == 0 {
 		return nil
 	}
-	req := &api.MemGetRequest{Keys: make([]*api.MemKey, len(missed)), VersionsOnly: versionsOnly}
+	mk := make([]*api.MemKey, len(missed))
 	for j, i := range missed {
-		req.Keys[j] = &api.MemKey{Namespace: []byte(keys[i].Namespace), Key: []byte(keys[i].Key)}
+		mk[j] = &api.MemKey{Namespace: []byte(keys[i].Namespace), Key: []byte(keys[i].Key)}
 	}
+	height, values, err := c.batch.get(mk, versionsOnly, c.getMany)
+	if err != nil {
+		return err
+	}
+	c.remoteReads.Add(uint64(len(missed)))
+	for j, i := range missed {
+		r := decodeValue(values[j])
+		if !versionsOnly {
+			c.cache.Put(height, string(s.Key(i)), r.Value, r.Found)
+		}
+		fill(i, r)
+	}
+	return nil
+}
+
+// getMany is one multi-get call (the batcher's): the height the node
+// read at and a value for each key, fenced.
+func (c *Client) getMany(keys []*api.MemKey, versionsOnly bool) (uint64, []*api.MemValue, error) {
 	// The fence is read before the call: a height acknowledged by then
-	// is one the node held before it read.
+	// is one the node held before it read, and each read of the call
+	// began before it, so the floor is at least that read's own.
 	floor := c.ReadHeight()
 	ctx, cancel := c.ctx()
 	defer cancel()
 	start := time.Now()
-	resp, err := c.rpc.GetMany(ctx, req)
+	resp, err := c.rpc.GetMany(ctx, &api.MemGetRequest{Keys: keys, VersionsOnly: versionsOnly})
 	c.callLat.Since(start)
 	c.readLat.Since(start)
 	if err != nil {
-		return c.callErr("GetMany", err)
+		return 0, nil, c.callErr("GetMany", err)
 	}
-	if len(resp.GetValues()) != len(missed) {
-		return fmt.Errorf("memnode %s: GetMany answered %d values for %d keys", c.opts.Address, len(resp.GetValues()), len(missed))
+	if len(resp.GetValues()) != len(keys) {
+		return 0, nil, fmt.Errorf("memnode %s: GetMany answered %d values for %d keys", c.opts.Address, len(resp.GetValues()), len(keys))
 	}
 	if h := resp.GetHeight(); h < floor {
-		return c.lostErr("GetMany", h, floor)
+		return 0, nil, c.lostErr("GetMany", h, floor)
 	}
 	c.sawHeight(resp.GetHeight())
 	if c.follow != nil {
 		raise(&c.applied, resp.GetHeight())
 	}
-	c.remoteReads.Add(uint64(len(missed)))
-	for j, i := range missed {
-		r := decodeValue(resp.Values[j])
-		if !versionsOnly {
-			c.cache.Put(resp.GetHeight(), string(s.Key(i)), r.Value, r.Found)
-		}
-		fill(i, r)
-	}
-	return nil
+	return resp.GetHeight(), resp.GetValues(), nil
 }
 
 // Scan implements statedb.DB: one streamed call, read at one height on

@@ -28,6 +28,11 @@
 //     as from, so a node that lost state never passes its old state off
 //     as current. After a loss, Client.Savepoint reports the node's
 //     height and the client starts over there.
+//   - A client has at most two multi-gets of a kind (values, versions
+//     only) in flight; reads that miss its cache meanwhile wait and go
+//     together in the next call (batch.go), whose failure each of them
+//     returns. The fence's floor is read when that call is sent, after
+//     every read in it began.
 //   - Unreachable: every call fails with statedb.ErrUnavailable naming the
 //     node's address; nothing is retried inside the client (the
 //     committer waits and retries; an endorsement fails and says why).

@@ -53,6 +53,10 @@ type MemnodeConfig struct {
 	// the first peer to write, until the memory node restarts. Writes
 	// from any other peer are refused: one memory node serves one peer.
 	Writer string `yaml:"writer"`
+	// Cores is how many cores the node runs Go code on at once
+	// (GOMAXPROCS). 0: Go's default, the machine's cores or its cgroup's
+	// CPU limit; 1 to 1024.
+	Cores int `yaml:"cores,omitempty"`
 	// Metrics is the host:port of the Prometheus endpoint; empty: none.
 	Metrics string `yaml:"metrics"`
 	// Log configures the logger.
@@ -146,6 +150,9 @@ func (m *MemnodeConfig) Validate() error {
 	}
 	if iv := m.FlushInterval; iv != 0 && (iv < time.Millisecond || iv > time.Hour) {
 		ck.bad("flushInterval", iv, "1ms to 1h (0 means 1s)")
+	}
+	if m.Cores != 0 {
+		inRange("cores", m.Cores, 1, 1024, "Go's default")
 	}
 	if m.Metrics != "" {
 		if why := checkHostPort(m.Metrics); why != "" {

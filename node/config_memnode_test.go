@@ -18,10 +18,10 @@ func TestMemnodeConfig(t *testing.T) {
 		{"unknown field", "listen: 127.0.0.1:7070\nmemoryBytes: 5\n", []string{`unknown field "memoryBytes"`, "memoryMB"}},
 		{"missing", "memoryMB: 0\n", []string{`listen = ""`, `dataDir = ""`, `tls.cert = ""`, `tls.key = ""`, "cas"}},
 		{"ranges", "listen: 127.0.0.1:7070\ndataDir: d\ntls: {cert: c.pem, key: k.pem}\ncas: [ca.pem]\nmemoryMB: -3\nflushBlocks: -1\nflushInterval: 2h\nmaxMessageMB: 4096\nmetrics: nowhere\nlog: {level: loud}\n" +
-			"maxCallsPerClient: -1\nmaxWatchesPerClient: 70000\nmaxWatches: -2\nwatchBufferKB: 2\n",
+			"maxCallsPerClient: -1\nmaxWatchesPerClient: 70000\nmaxWatches: -2\nwatchBufferKB: 2\ncores: -1\n",
 			[]string{"memoryMB = -3: want 1 to 1048576 (0 means 256)", "flushBlocks = -1: want 1 to 1000000 (0 means 64)",
 				"maxCallsPerClient = -1: want 1 to 65536 (0 means 64)", "maxWatchesPerClient = 70000: want 1 to 65536 (0 means 8)",
-				"maxWatches = -2: want 1 to 65536 (0 means 256)", "watchBufferKB = 2: want 4 to 1048576 (0 means 1024)",
+				"maxWatches = -2: want 1 to 65536 (0 means 256)", "watchBufferKB = 2: want 4 to 1048576 (0 means 1024)", "cores = -1: want 1 to 1024 (0 means Go's default)",
 				"flushInterval = 2h0m0s: want 1ms to 1h (0 means 1s)", "maxMessageMB = 4096: want 1 to 2047", `metrics = "nowhere"`, `log.level = "loud"`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

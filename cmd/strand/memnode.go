@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,9 @@ func memnodeCmd() *cobra.Command {
 			cfg, err := node.LoadMemnode(file)
 			if err != nil {
 				return err
+			}
+			if cfg.Cores > 0 {
+				runtime.GOMAXPROCS(cfg.Cores)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

@@ -92,6 +92,24 @@ func (c *Cache) GetAt(key string, now int64) (v statedb.Value, found, ok bool) {
 	return statedb.Value{Data: bytes.Clone(e.val.Data), Version: e.val.Version}, e.found, true
 }
 
+// VersionAt is GetAt for a reader that wants only the version (an MVCC
+// check): it copies no data.
+func (c *Cache) VersionAt(key string, now int64) (ver statedb.Version, found, ok bool) {
+	if c == nil {
+		return statedb.Version{}, false, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.mu.items[key]
+	if !ok {
+		return statedb.Version{}, false, false
+	}
+	c.mu.lru.MoveToFront(el)
+	e := el.Value.(*cached)
+	e.hit = max(e.hit, now)
+	return e.val.Version, e.found, true
+}
+
 // Put caches a key's state as read at height; it is dropped if the
 // cache describes another height. Put copies v's data.
 func (c *Cache) Put(height uint64, key string, v statedb.Value, found bool) {

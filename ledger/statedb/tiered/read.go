@@ -29,43 +29,59 @@ func (v view) close() { _ = v.snap.Close() }
 // lookup reads the keys s holds (validated, encoded) into fill, from the
 // cache, then the memory tier, then storage, all at one height, which it
 // returns.
+//
+// The memory tier is searched under viewMu, with the cache, and a storage
+// snapshot is taken (under the same lock, so at the same height; see
+// view) only when some key is in neither: a read the memory tier answers
+// whole, the usual one when the data fits it, costs Pebble nothing.
 func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, found bool)) (uint64, error) {
-	missed := make([]int, 0, n)
+	type hit struct {
+		i  int
+		e  entry
+		in bool // in the memory tier; else read from snap
+	}
+	var hits []hit
+	var snap *pebble.Snapshot
 	d.viewMu.RLock()
-	height := d.mem.View().Height() // the cache's too, under viewMu
+	mem := d.mem.View()
+	height := mem.Height() // the cache's too, under viewMu
 	for _, i := range s.Order() {
-		if v, found, ok := d.cache.Get(string(s.Key(i))); ok {
+		k := string(s.Key(i))
+		if v, found, ok := d.cache.Get(k); ok {
 			fill(i, v, found)
 			d.cacheHits.Add(1)
 			continue
 		}
-		missed = append(missed, i)
+		if hits == nil {
+			hits = make([]hit, 0, n)
+		}
+		e, in := mem.Get(k)
+		hits = append(hits, hit{i: i, e: e, in: in})
+		if !in && snap == nil {
+			snap = d.storage.snapshot()
+		}
 	}
-	if len(missed) == 0 {
-		d.viewMu.RUnlock()
-		return height, nil
-	}
-	vw := view{mem: d.mem.View(), snap: d.storage.snapshot()}
 	d.viewMu.RUnlock()
-	defer vw.close()
-	for _, i := range missed {
-		k := s.Key(i)
+	if snap != nil {
+		defer snap.Close()
+	}
+	for _, h := range hits {
 		var v statedb.Value
 		var found bool
-		if e, ok := vw.mem.Get(string(k)); ok {
+		if h.in {
 			d.memoryHits.Add(1)
-			if found = !e.deleted; found {
-				v = e.value()
+			if found = !h.e.deleted; found {
+				v = h.e.value() // entries never change: copied outside the lock
 			}
 		} else {
 			d.storageReads.Add(1)
 			var err error
-			if v, found, err = get(vw.snap, k); err != nil {
+			if v, found, err = get(snap, s.Key(h.i)); err != nil {
 				return 0, err
 			}
 		}
-		d.cache.Put(vw.mem.Height(), string(k), v, found)
-		fill(i, v, found)
+		d.cache.Put(height, string(s.Key(h.i)), v, found)
+		fill(h.i, v, found)
 	}
 	return height, nil
 }
