@@ -96,7 +96,7 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		if n, err = StartProcesses(opts, t.Command); err != nil {
 			return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 		}
-		t.logf("network up in %v: %d node processes (%d memory nodes among them), %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes), len(n.Layout.Memnodes), r.BatchMode)
+		t.logf("network up in %v: %d node processes (%d memory nodes and %d compute nodes among them), %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes)+len(n.Layout.Computes), len(n.Layout.Memnodes), len(n.Layout.Computes), r.BatchMode)
 	} else if embedded {
 		settleMemory()
 		start := time.Now()

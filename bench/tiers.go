@@ -15,8 +15,9 @@ import (
 )
 
 // TierResult is what the state tiers of a round with memory nodes
-// answered over the load, summed over every peer and its memory node:
-// the reads each tier served and the latency of the peers' remote reads.
+// answered over the load, summed over every peer, its compute nodes and
+// its memory node: the reads each tier served and the latency of the
+// remote reads (a compute node's count as its peer's).
 // The counts are read from the nodes' metrics endpoints before and after
 // the load (the setup's reads are left out).
 type TierResult struct {
@@ -156,12 +157,13 @@ func quantile(before, after map[float64]float64, q float64) float64 {
 // start and end.
 type tierWatch struct {
 	d      Disagg
-	addrs  []string // peers' and memory nodes' metrics endpoints
+	addrs  []string // peers', memory nodes' and compute nodes' metrics endpoints
 	before []scrape
 }
 
-// watchTiers scrapes every peer that has a memory node, and the memory
-// node, now; nil when the round has no memory nodes.
+// watchTiers scrapes every peer that has a memory node, the memory node
+// and the peer's compute nodes, now; nil when the round has no memory
+// nodes.
 func watchTiers(d Disagg, l *localnet.Layout) (*tierWatch, error) {
 	if !d.Memnodes {
 		return nil, nil
@@ -173,6 +175,11 @@ func watchTiers(d Disagg, l *localnet.Layout) (*tierWatch, error) {
 			if n.Name == m.Serves {
 				w.addrs = append(w.addrs, n.Metrics)
 			}
+		}
+		// A compute node reads the same memory node through a cache of
+		// its own (the same memnode_client series as a peer's).
+		for _, c := range l.ComputesOf(m.Serves) {
+			w.addrs = append(w.addrs, c.Metrics)
 		}
 	}
 	if len(w.addrs) == 0 {
