@@ -323,6 +323,12 @@ loop:
 		warnings = append(warnings, fmt.Sprintf("%d transactions still outstanding %v after the round; not counted", c.Outstanding(), drainWait))
 	}
 	elapsed := time.Since(l.t0)
+	if l.in != nil {
+		// The quotas held through the drain (interfering's step 5).
+		if err := l.in.close(); err != nil {
+			warnings = append(warnings, fmt.Sprintf("removing the round's cgroups: %v", err))
+		}
+	}
 	stopEvents()
 	usage := wt.finish()
 	res := l.result(ctl, elapsed, usage)

@@ -47,6 +47,11 @@ type TierResult struct {
 	// them); MemoryHeldMB, the bytes they held at the end.
 	Evicted      uint64  `json:"evicted"`
 	MemoryHeldMB float64 `json:"memory_held_mb"`
+	// Endorsed is how many proposals each member of the peers'
+	// endorsement pools answered over the load, by name: the compute
+	// nodes, and a primary that endorsed (none with compute nodes in
+	// its pool, unless all of them failed).
+	Endorsed map[string]uint64 `json:"endorsed,omitempty"`
 }
 
 // The series read (node.NewStructCollector's names of
@@ -58,6 +63,7 @@ const (
 	seriesStorageReads = `strand_memnode_tiers_reads_total{tier="storage"}`
 	seriesEvicted      = "strand_memnode_tiers_evicted_total"
 	seriesMemoryBytes  = "strand_memnode_tiers_memory_bytes"
+	seriesPoolServed   = `strand_pool_served_total{member="`
 )
 
 // scrape is one node's metrics: a series (name and labels as written,
@@ -235,6 +241,16 @@ func tierDelta(d Disagg, before, after []scrape) *TierResult {
 		}
 		for b, v := range before[i].buckets(seriesReadLatency) {
 			latBefore[b] += v
+		}
+		for k, v := range after[i] {
+			if member, ok := strings.CutPrefix(k, seriesPoolServed); ok {
+				if n := uint64(max(v-before[i][k], 0)); n > 0 {
+					if t.Endorsed == nil {
+						t.Endorsed = map[string]uint64{}
+					}
+					t.Endorsed[strings.TrimSuffix(member, `"}`)] += n
+				}
+			}
 		}
 	}
 	if all := float64(t.CacheHits + t.MemoryHits + t.StorageReads); all > 0 {
