@@ -169,9 +169,9 @@ func flexMemCPURounds(full bool) []Round {
 
 // flexKMeansN is the points one get_food reads (and clusters): with
 // FlexChain's K 20, 100 dimensions and 2,000 epochs (uniform points
-// converge in about 12 here) a call costs about 36 ms of one core
-// (contracts/kmeans BenchmarkGetFood) and 46 core-ms per transaction on a
-// compute node, against about 8 core-ms for all the rest (primary,
+// converge in about 15) a call costs about 41 ms of one core
+// (contracts/kmeans BenchmarkGetFood) and 42–51 core-ms per transaction
+// on a compute node, against 7–10 core-ms for all the rest (primary,
 // orderer, memory node, load generator): execution is the bottleneck, as
 // in FlexChain. docs/flexchain.md has the measurements behind it.
 const flexKMeansN = 1000

@@ -35,7 +35,8 @@ import (
 //     are filled in;
 //  5. close (once the outstanding transactions drained, and on any other
 //     path): the nodes go back to Parent and the cgroups are removed, so
-//     quotas hold through the drain.
+//     quotas hold through the drain (with a controller, its loop's
+//     actuator already did that as the loop stopped).
 //
 // close undoes whatever start did, on any path; every cgroup made here is
 // removed by it, and those of a harness killed before it by the next

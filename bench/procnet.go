@@ -54,7 +54,7 @@ const joinWait = 30 * time.Second
 // (its /readyz answers 200): Up returns once a compute node accepts
 // connections, before its Join stream is accepted, and a round's load
 // must find the pool it measures. The error names each node still out
-// and why, with its log.
+// and why.
 func awaitJoined(computes []localnet.Node, wait time.Duration) error {
 	c := http.Client{Timeout: 2 * time.Second}
 	why := func(n localnet.Node) string {
