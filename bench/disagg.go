@@ -31,9 +31,12 @@ type Disagg struct {
 	// (stateDB.pebble.memTableMB; default 16). Not with Memnodes: the
 	// peer's state is then on its memory node.
 	MemtableMB int `yaml:"memtable_mb,omitempty" json:"memtable_mb,omitempty"`
-	// ComputeNodes is the place of FlexChain's compute nodes per peer
-	// (its Fig. 5(a)), which are built apart from this harness; until
-	// they are, any value but 0 is refused.
+	// ComputeNodes gives every peer this many compute nodes, 0 to
+	// localnet.MaxComputePerPeer. Only with Memnodes (compute nodes read
+	// their primary's state on its memory node). The primary keeps its
+	// default compute.primaryEndorses (fallback): while its compute nodes
+	// are in the pool it endorses nothing and its CPU goes to validation.
+	// cpu_quota.compute caps each compute node (FlexChain's Fig. 5(a)).
 	ComputeNodes int `yaml:"compute_nodes,omitempty" json:"compute_nodes,omitempty"`
 }
 
@@ -45,8 +48,12 @@ func (d Disagg) set() bool {
 // (processes: network is "processes"), state database and CPU quotas.
 func (d Disagg) validate(processes bool, stateDB string, quota map[string]float64) error {
 	switch {
-	case d.ComputeNodes != 0:
-		return fmt.Errorf("compute_nodes = %d: compute nodes are not part of this harness yet (FlexChain Fig. 5(a)); want 0 or unset", d.ComputeNodes)
+	case d.ComputeNodes < 0 || d.ComputeNodes > localnet.MaxComputePerPeer:
+		return fmt.Errorf("compute_nodes = %d: want 0 to %d compute nodes per peer", d.ComputeNodes, localnet.MaxComputePerPeer)
+	case d.ComputeNodes != 0 && !d.Memnodes:
+		return fmt.Errorf("compute_nodes = %d: want it only with memnodes: true (compute nodes read their primary's state on its memory node)", d.ComputeNodes)
+	case quota["compute"] != 0 && d.ComputeNodes == 0:
+		return fmt.Errorf("cpu_quota.compute = %g: want it only with compute_nodes of 1 or more", quota["compute"])
 	case d.Memnodes && !processes:
 		return fmt.Errorf("memnodes = true: want network: processes (each memory node is a process of its own)")
 	case d.MemoryMB != 0 && !d.Memnodes:
@@ -103,7 +110,7 @@ func (d Disagg) tuneMemnode(m *node.MemnodeConfig) {
 
 // spec adds the disaggregation to a network's spec.
 func (d Disagg) spec(s localnet.Spec) localnet.Spec {
-	s.Memnodes = d.Memnodes
+	s.Memnodes, s.Compute = d.Memnodes, d.ComputeNodes
 	s.TuneNode, s.TuneMemnode = d.tuneNode, d.tuneMemnode
 	return s
 }

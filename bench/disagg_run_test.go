@@ -81,3 +81,63 @@ func TestMemnodeRound(t *testing.T) {
 		}
 	}
 }
+
+// TestComputeRound runs a real K-Means round on one peer with a memory
+// node and two compute nodes (processes of their own): the round commits,
+// the primary's gateway spread the proposals over both compute nodes and
+// endorsed none itself (compute.primaryEndorses fallback), the compute
+// nodes' CPU is measured, and, as root, each compute node's CPU quota is
+// in the kernel during the load.
+func TestComputeRound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	bin, err := strandBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Round{Label: "compute", Workload: "kmeans", Params: map[string]string{"points": "200", "n": "50", "k": "5", "dims": "10"},
+		Clients: 4, Duration: 2 * time.Second, Orgs: 1, Validation: "parallel",
+		Interference: Interference{Network: "processes"}, Disagg: Disagg{Memnodes: true, ComputeNodes: 2}}
+	var mu sync.Mutex
+	quotas := map[string]string{}
+	var seen func(Progress)
+	if os.Geteuid() == 0 {
+		parent := cgroupTestParent(t)
+		r.CgroupParent, r.CPUQuota = parent, map[string]float64{"compute": 0.5}
+		seen = func(Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			_ = filepath.WalkDir(parent, func(path string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "compute") {
+					b, _ := os.ReadFile(filepath.Join(path, "cpu.cfs_quota_us"))
+					quotas[d.Name()] = strings.TrimSpace(string(b))
+				}
+				return nil
+			})
+		}
+	}
+	res, err := Run(context.Background(), r, Target{Command: []string{bin}, Progress: seen})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if res.Committed == 0 || res.Tiers == nil {
+		t.Fatalf("committed %d, tiers %+v, warnings %v: want commits and tier figures", res.Committed, res.Tiers, res.Warnings)
+	}
+	e := res.Tiers.Endorsed
+	if len(e) != 2 || e["compute0.peer0.Org1"] == 0 || e["compute1.peer0.Org1"] == 0 {
+		t.Errorf("proposals answered per pool member: %v; want both compute nodes and not the primary", e)
+	}
+	for _, c := range []string{"compute0.peer0.Org1", "compute1.peer0.Org1"} {
+		if _, ok := res.CPUPercent[c]; !ok {
+			t.Errorf("processes measured: %v, want compute node %s among them", res.CPUPercent, c)
+		}
+	}
+	if os.Geteuid() == 0 {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(quotas) != 2 || quotas["compute0-peer0-org1"] != "50000" || quotas["compute1-peer0-org1"] != "50000" {
+			t.Errorf("compute nodes' cpu.cfs_quota_us during the round: %v, want 50000 (0.5 cores of 100 ms) for both", quotas)
+		}
+	}
+}

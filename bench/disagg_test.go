@@ -30,9 +30,17 @@ func TestDisaggRefused(t *testing.T) {
 		{Disagg{MemtableMB: 5000}, Interference{}, "", "memtable_mb = 5000: want 1 to 4095"},
 		{Disagg{MemtableMB: 4}, Interference{}, "bbolt", `memtable_mb = 4: want it only with state_db pebble (have "bbolt")`},
 		{Disagg{}, Interference{Network: "processes", CPUQuota: map[string]float64{"memnode": 0.5}}, "", "cpu_quota.memnode = 0.5: want it only with memnodes: true"},
-		{Disagg{ComputeNodes: 2}, procs, "", "compute_nodes = 2: compute nodes are not part of this harness yet"},
+		{Disagg{ComputeNodes: 2}, procs, "", "compute_nodes = 2: want it only with memnodes: true"},
+		{Disagg{Memnodes: true, ComputeNodes: 65}, procs, "", "compute_nodes = 65: want 0 to 64"},
+		{Disagg{Memnodes: true, ComputeNodes: -1}, procs, "", "compute_nodes = -1: want 0 to 64"},
+		{Disagg{Memnodes: true}, Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.4}}, "", "cpu_quota.compute = 0.4: want it only with compute_nodes of 1 or more"},
+		{Disagg{Memnodes: true, ComputeNodes: 1}, Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.001}}, "", "cpu_quota.compute is 0.001 cores, want 0 (no quota) or 0.01 to"},
+		{Disagg{}, procs, "", `validation = "optimistic": want sequential or parallel`},
 	} {
 		r := Round{Label: "x", Disagg: tc.d, Interference: tc.in, StateDB: tc.state}
+		if strings.HasPrefix(tc.want, "validation") {
+			r.Validation = "optimistic"
+		}
 		r.EnsureDefaults()
 		r.embeddedDefaults()
 		err := r.Validate(true)
@@ -45,6 +53,8 @@ func TestDisaggRefused(t *testing.T) {
 			Interference: Interference{Network: "processes", CPUQuota: map[string]float64{"memnode": 0.5}}},
 		{Label: "mono", Disagg: Disagg{MemtableMB: 4}},
 		{Label: "mono-procs", Disagg: Disagg{MemtableMB: 1024}, Interference: procs},
+		{Label: "compute", Disagg: Disagg{Memnodes: true, ComputeNodes: 4}, Validation: "parallel",
+			Interference: Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.4, "memnode": 1}}},
 	} {
 		ok.EnsureDefaults()
 		ok.embeddedDefaults()
@@ -65,6 +75,7 @@ func TestDisaggFile(t *testing.T) {
 	body := `rounds:
   - {label: mono, workload: ycsb, memtable_mb: 4}
   - {label: tiered, workload: ycsb, network: processes, memnodes: true, memory_mb: 32, cache_mb: 8, cpu_quota: {memnode: 0.5}}
+  - {label: compute, workload: kmeans, network: processes, memnodes: true, compute_nodes: 2, cpu_quota: {compute: 0.4}, validation: parallel}
 `
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -76,6 +87,9 @@ func TestDisaggFile(t *testing.T) {
 	if rs[0].MemtableMB != 4 || !rs[1].Memnodes || rs[1].MemoryMB != 32 || rs[1].CacheMB != 8 || rs[1].CPUQuota["memnode"] != 0.5 {
 		t.Fatalf("loaded %+v and %+v", rs[0].Disagg, rs[1].Disagg)
 	}
+	if c := rs[2]; c.ComputeNodes != 2 || c.CPUQuota["compute"] != 0.4 || c.Validation != "parallel" {
+		t.Fatalf("loaded compute_nodes %d, cpu_quota %v, validation %q; want 2, compute 0.4, parallel", c.ComputeNodes, c.CPUQuota, c.Validation)
+	}
 	if err := os.WriteFile(p, []byte(strings.Replace(body, "memory_mb", "memory_mib", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -86,15 +100,22 @@ func TestDisaggFile(t *testing.T) {
 
 // TestDisaggSpec: the sizes reach the generated node files: the memory
 // tier limit in every memory node's file, the local cache in every
-// peer's, and the memtable in the monolithic peers' (orderers untouched).
+// peer's, and the memtable in the monolithic peers' (orderers untouched);
+// compute_nodes gives every peer its compute nodes, and validation sets
+// the peers' pipeline mode.
 func TestDisaggSpec(t *testing.T) {
-	d := Disagg{Memnodes: true, MemoryMB: 48, CacheMB: 3}
-	lay, err := localnet.Generate(filepath.Join(t.TempDir(), "tiered"), d.spec(localnet.Spec{}))
+	o := NetOptions{Validation: "parallel", Disagg: Disagg{Memnodes: true, MemoryMB: 48, CacheMB: 3, ComputeNodes: 2}}
+	lay, err := localnet.Generate(filepath.Join(t.TempDir(), "tiered"), o.spec())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(lay.Memnodes) != 2 {
 		t.Fatalf("%d memory nodes, want one per peer (2)", len(lay.Memnodes))
+	}
+	for _, p := range []string{"peer0.Org1", "peer0.Org2"} {
+		if cs := lay.ComputesOf(p); len(cs) != 2 {
+			t.Errorf("peer %s has compute nodes %v, want 2", p, cs)
+		}
 	}
 	for _, m := range lay.Memnodes {
 		cfg, err := node.LoadMemnode(m.Config)
@@ -117,11 +138,11 @@ func TestDisaggSpec(t *testing.T) {
 			switch {
 			case n.Kind() == "orderer" && (cfg.StateDB.Pebble.MemTableMB != 0 || cfg.StateDB.Memnode.CacheMB != 0):
 				t.Errorf("orderer %s tuned: %+v", n.Name, cfg.StateDB)
-			case n.Kind() == "peer" && l == lay && (cfg.StateDB.Backend != "memnode" || o.Memnode.CacheBytes != 3<<20 || cfg.Pipeline.StateCacheMB != -1):
-				t.Errorf("peer %s: backend %s, cache %d bytes, committer cache %d MiB; want memnode, 3 MiB, -1 (off)",
-					n.Name, cfg.StateDB.Backend, o.Memnode.CacheBytes, cfg.Pipeline.StateCacheMB)
-			case n.Kind() == "peer" && l == lay2 && (cfg.StateDB.Backend != "pebble" || o.Pebble.MemTableSize != 4<<20):
-				t.Errorf("peer %s: backend %s, memtable %d bytes; want pebble, 4 MiB", n.Name, cfg.StateDB.Backend, o.Pebble.MemTableSize)
+			case n.Kind() == "peer" && l == lay && (cfg.StateDB.Backend != "memnode" || o.Memnode.CacheBytes != 3<<20 || cfg.Pipeline.StateCacheMB != -1 || cfg.Pipeline.Mode != "parallel"):
+				t.Errorf("peer %s: backend %s, cache %d bytes, committer cache %d MiB, mode %s; want memnode, 3 MiB, -1 (off), parallel",
+					n.Name, cfg.StateDB.Backend, o.Memnode.CacheBytes, cfg.Pipeline.StateCacheMB, cfg.Pipeline.Mode)
+			case n.Kind() == "peer" && l == lay2 && (cfg.StateDB.Backend != "pebble" || o.Pebble.MemTableSize != 4<<20 || cfg.Pipeline.Mode != "sequential"):
+				t.Errorf("peer %s: backend %s, memtable %d bytes, mode %s; want pebble, 4 MiB, sequential", n.Name, cfg.StateDB.Backend, o.Pebble.MemTableSize, cfg.Pipeline.Mode)
 			}
 		}
 	}

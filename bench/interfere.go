@@ -31,8 +31,12 @@ import (
 //  3. at HogsStop, if set, the hogs' counts are read and the hogs end;
 //     the watcher then times the shares' return to the default;
 //  4. end (as the load ends): the counts are read again, the hogs end,
-//     the loop stops (every share back to the default, the nodes back in
-//     Parent, its cgroups removed), and the figures are filled in.
+//     the loop stops (every share back to the default), and the figures
+//     are filled in;
+//  5. close (once the outstanding transactions drained, and on any other
+//     path): the nodes go back to Parent and the cgroups are removed, so
+//     quotas hold through the drain (with a controller, its loop's
+//     actuator already did that as the loop stopped).
 //
 // close undoes whatever start did, on any path; every cgroup made here is
 // removed by it, and those of a harness killed before it by the next
@@ -261,7 +265,10 @@ func (in *interfering) end() (*IsolationResult, error) {
 		err = <-in.loopE
 		in.loop = nil
 	}
-	err = errors.Join(err, in.close())
+	// The nodes stay in their cgroups, with their quotas, until close:
+	// the transactions still outstanding drain at the budget the round
+	// measures, not at the machine's speed (which would flatter a round
+	// whose few nodes are capped the most).
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	out := &IsolationResult{Hogs: in.r.Hogs, HogOpsPerS: in.mu.hogRate, HogWindowS: round2(in.mu.hogWindow), Quota: in.r.CPUQuota}

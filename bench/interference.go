@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/isolation"
+	"github.com/strand-ledger/strand/localnet"
 )
 
 // Interference says how a round's network runs beside other work: as
@@ -34,8 +35,9 @@ type Interference struct {
 	// Its gain 0 keeps every share at the default while the loop still
 	// places, measures and reports: the "without" of a comparison.
 	Isolation *IsolationConfig `yaml:"isolation,omitempty" json:"isolation,omitempty"`
-	// CPUQuota caps each node of a role ("orderer", "peer") at this many
-	// cores, whatever the machine has free.
+	// CPUQuota caps each node of a kind ("orderer", "peer", "memnode",
+	// "compute") at this many cores, whatever the machine has free; each
+	// node is in a cgroup of its own with a CFS quota.
 	CPUQuota map[string]float64 `yaml:"cpu_quota,omitempty" json:"cpu_quota,omitempty"`
 	// CgroupParent is the cgroup directory the round's cgroups go under
 	// (default: the first usable of isolation.DefaultParents).
@@ -62,8 +64,9 @@ type IsolationConfig struct {
 const thresholdFraction = isolation.DefaultCalibrationFraction
 
 // quotaRoles are the keys of cpu_quota: node kinds (localnet.Node.Kind);
-// memory nodes only on a round with memnodes (disagg.go).
-var quotaRoles = []string{"orderer", "peer", "memnode"}
+// memory nodes only on a round with memnodes, compute nodes only with
+// compute_nodes (disagg.go).
+var quotaRoles = []string{"orderer", "peer", "memnode", localnet.ComputeKind}
 
 func (i Interference) set() bool {
 	return i.Network != "" || i.Hogs != 0 || i.HogsStop != 0 || i.Isolation != nil || len(i.CPUQuota) != 0 || i.CgroupParent != ""

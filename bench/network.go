@@ -20,6 +20,7 @@ type NetOptions struct {
 	ClientsPerOrg int               // client identities per org; default 1
 	Batch         node.BatchConfig  // the ordering service's batch limits
 	StateDB       string            // peers' state database backend; "" = the default (pebble)
+	Validation    string            // peers' pipeline.mode; "" = the default (sequential)
 	Keep          bool              // keep the directory at Close
 	Disagg        Disagg            // memory nodes, caches and memtables (disagg.go)
 	Wasm          map[string][]byte // contracts run as WebAssembly modules (localnet.Spec.Wasm)
@@ -55,7 +56,7 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 			n.Close()
 		}
 	}()
-	n.Layout, err = localnet.Generate(dir, o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm}))
+	n.Layout, err = localnet.Generate(dir, o.spec())
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +85,23 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 		n.Peers = append(n.Peers, p)
 	}
 	return n, nil
+}
+
+// spec is the network's localnet.Spec.
+func (o NetOptions) spec() localnet.Spec {
+	s := o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm})
+	if o.Validation != "" {
+		tune := s.TuneNode
+		s.TuneNode = func(n *node.NodeConfig) {
+			if tune != nil {
+				tune(n)
+			}
+			if n.Role == "peer" {
+				n.Pipeline.Mode = o.Validation
+			}
+		}
+	}
+	return s
 }
 
 // OpenNet attaches to the network `strand net up` started in dir.

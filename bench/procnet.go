@@ -2,7 +2,11 @@ package bench
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/strand-ledger/strand/localnet"
 )
@@ -29,12 +33,56 @@ func StartProcesses(o NetOptions, command []string) (_ *Network, err error) {
 			n.Close()
 		}
 	}()
-	n.Layout, err = localnet.Generate(dir, o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm}))
+	n.Layout, err = localnet.Generate(dir, o.spec())
 	if err != nil {
 		return nil, err
 	}
 	if _, err := localnet.Up(n.Layout, localnet.UpOptions{Command: command, DieWithCaller: true}); err != nil {
 		return nil, err
 	}
+	if err := awaitJoined(n.Layout.Computes, joinWait); err != nil {
+		return nil, err
+	}
 	return n, nil
+}
+
+// joinWait bounds how long StartProcesses waits for compute nodes to join
+// their primaries' pools.
+const joinWait = 30 * time.Second
+
+// awaitJoined waits until every compute node is in its primary's pool
+// (its /readyz answers 200): Up returns once a compute node accepts
+// connections, before its Join stream is accepted, and a round's load
+// must find the pool it measures. The error names each node still out
+// and why.
+func awaitJoined(computes []localnet.Node, wait time.Duration) error {
+	c := http.Client{Timeout: 2 * time.Second}
+	why := func(n localnet.Node) string {
+		resp, err := c.Get("http://" + n.Metrics + "/readyz")
+		if err != nil {
+			return err.Error()
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return ""
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return fmt.Sprintf("HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		var out []string
+		for _, n := range computes {
+			if w := why(n); w != "" {
+				out = append(out, fmt.Sprintf("%s (%s)", n.Name, w))
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: compute nodes not in their primary's pool %v after starting: %s", wait, strings.Join(out, "; "))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -35,6 +35,10 @@ type Round struct {
 	BlockSize    int           `yaml:"block_size,omitempty" json:"block_size,omitempty"`
 	BatchTimeout time.Duration `yaml:"batch_timeout,omitempty" json:"batch_timeout,omitempty"`
 	StateDB      string        `yaml:"state_db,omitempty" json:"state_db,omitempty"`
+	// Validation is the peers' MVCC check and apply (pipeline.mode):
+	// sequential (unset: the peers' default) or parallel, along each
+	// block's dependency graph (committer/doc.go).
+	Validation string `yaml:"validation,omitempty" json:"validation,omitempty"`
 	// CheckpointBlocks and CheckpointInterval, if either is set, have the
 	// orderer sign only checkpoint blocks (orderer.Checkpoints).
 	CheckpointBlocks   int           `yaml:"checkpoint_blocks,omitempty" json:"checkpoint_blocks,omitempty"`
@@ -129,9 +133,9 @@ func (r *Round) Validate(embedded bool) error {
 		}
 	}
 	if !embedded {
-		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 ||
+		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.Validation != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 ||
 			r.ContractRuntime != "" || r.WasmModule != "" {
-			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db, checkpoint_*, contract_runtime or wasm_module, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
+			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db, validation, checkpoint_*, contract_runtime or wasm_module, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
 		}
 		if r.Interference.set() {
 			return fmt.Errorf("bench: round %q sets network, hogs, isolation, cpu_quota or cgroup_parent, which only apply to a network the round starts: want them unset with --net", r.Label)
@@ -160,6 +164,8 @@ func (r *Round) Validate(embedded bool) error {
 		return bad("checkpoint_blocks", r.CheckpointBlocks, "0 (sign every block) to 1000000")
 	case r.CheckpointInterval != 0 && (r.CheckpointInterval < time.Millisecond || r.CheckpointInterval > time.Hour):
 		return bad("checkpoint_interval", r.CheckpointInterval, "0 or 1ms to 1h")
+	case r.Validation != "" && r.Validation != "sequential" && r.Validation != "parallel":
+		return bad("validation", fmt.Sprintf("%q", r.Validation), "sequential or parallel (the peers' pipeline.mode; unset: sequential)")
 	case r.StateDB != "" && !slices.Contains(backend.Names(), r.StateDB):
 		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "one of "+strings.Join(backend.Names(), ", "))
 	case r.ContractRuntime != "" && r.ContractRuntime != RuntimeBuiltin && r.ContractRuntime != RuntimeWasm:
@@ -182,7 +188,7 @@ func (r *Round) netOptions(keep bool) NetOptions {
 		perOrg = (r.Clients + r.Orgs - 1) / r.Orgs
 	}
 	o := NetOptions{
-		Orgs: r.Orgs, ClientsPerOrg: perOrg, Keep: keep, StateDB: r.StateDB, Disagg: r.Disagg,
+		Orgs: r.Orgs, ClientsPerOrg: perOrg, Keep: keep, StateDB: r.StateDB, Validation: r.Validation, Disagg: r.Disagg,
 		Batch: node.BatchConfig{Mode: r.BatchMode, MaxTxs: r.BlockSize, MaxBytes: 16 << 20, Timeout: r.BatchTimeout},
 	}
 	if r.CheckpointBlocks > 0 || r.CheckpointInterval > 0 {

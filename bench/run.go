@@ -96,7 +96,7 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		if n, err = StartProcesses(opts, t.Command); err != nil {
 			return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 		}
-		t.logf("network up in %v: %d node processes (%d memory nodes among them), %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes), len(n.Layout.Memnodes), r.BatchMode)
+		t.logf("network up in %v: %d node processes (%d memory nodes and %d compute nodes among them), %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes)+len(n.Layout.Computes), len(n.Layout.Memnodes), len(n.Layout.Computes), r.BatchMode)
 	} else if embedded {
 		settleMemory()
 		start := time.Now()
@@ -323,6 +323,12 @@ loop:
 		warnings = append(warnings, fmt.Sprintf("%d transactions still outstanding %v after the round; not counted", c.Outstanding(), drainWait))
 	}
 	elapsed := time.Since(l.t0)
+	if l.in != nil {
+		// The quotas held through the drain (interfering's step 5).
+		if err := l.in.close(); err != nil {
+			warnings = append(warnings, fmt.Sprintf("removing the round's cgroups: %v", err))
+		}
+	}
 	stopEvents()
 	usage := wt.finish()
 	res := l.result(ctl, elapsed, usage)

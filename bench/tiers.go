@@ -15,8 +15,9 @@ import (
 )
 
 // TierResult is what the state tiers of a round with memory nodes
-// answered over the load, summed over every peer and its memory node:
-// the reads each tier served and the latency of the peers' remote reads.
+// answered over the load, summed over every peer, its compute nodes and
+// its memory node: the reads each tier served and the latency of the
+// remote reads (a compute node's count as its peer's).
 // The counts are read from the nodes' metrics endpoints before and after
 // the load (the setup's reads are left out).
 type TierResult struct {
@@ -46,6 +47,11 @@ type TierResult struct {
 	// them); MemoryHeldMB, the bytes they held at the end.
 	Evicted      uint64  `json:"evicted"`
 	MemoryHeldMB float64 `json:"memory_held_mb"`
+	// Endorsed is how many proposals each member of the peers'
+	// endorsement pools answered over the load, by name: the compute
+	// nodes, and a primary that endorsed (none with compute nodes in
+	// its pool, unless all of them failed).
+	Endorsed map[string]uint64 `json:"endorsed,omitempty"`
 }
 
 // The series read (node.NewStructCollector's names of
@@ -57,6 +63,7 @@ const (
 	seriesStorageReads = `strand_memnode_tiers_reads_total{tier="storage"}`
 	seriesEvicted      = "strand_memnode_tiers_evicted_total"
 	seriesMemoryBytes  = "strand_memnode_tiers_memory_bytes"
+	seriesPoolServed   = `strand_pool_served_total{member="`
 )
 
 // scrape is one node's metrics: a series (name and labels as written,
@@ -156,12 +163,13 @@ func quantile(before, after map[float64]float64, q float64) float64 {
 // start and end.
 type tierWatch struct {
 	d      Disagg
-	addrs  []string // peers' and memory nodes' metrics endpoints
+	addrs  []string // peers', memory nodes' and compute nodes' metrics endpoints
 	before []scrape
 }
 
-// watchTiers scrapes every peer that has a memory node, and the memory
-// node, now; nil when the round has no memory nodes.
+// watchTiers scrapes every peer that has a memory node, the memory node
+// and the peer's compute nodes, now; nil when the round has no memory
+// nodes.
 func watchTiers(d Disagg, l *localnet.Layout) (*tierWatch, error) {
 	if !d.Memnodes {
 		return nil, nil
@@ -173,6 +181,11 @@ func watchTiers(d Disagg, l *localnet.Layout) (*tierWatch, error) {
 			if n.Name == m.Serves {
 				w.addrs = append(w.addrs, n.Metrics)
 			}
+		}
+		// A compute node reads the same memory node through a cache of
+		// its own (the same memnode_client series as a peer's).
+		for _, c := range l.ComputesOf(m.Serves) {
+			w.addrs = append(w.addrs, c.Metrics)
 		}
 	}
 	if len(w.addrs) == 0 {
@@ -228,6 +241,16 @@ func tierDelta(d Disagg, before, after []scrape) *TierResult {
 		}
 		for b, v := range before[i].buckets(seriesReadLatency) {
 			latBefore[b] += v
+		}
+		for k, v := range after[i] {
+			if member, ok := strings.CutPrefix(k, seriesPoolServed); ok {
+				if n := uint64(max(v-before[i][k], 0)); n > 0 {
+					if t.Endorsed == nil {
+						t.Endorsed = map[string]uint64{}
+					}
+					t.Endorsed[strings.TrimSuffix(member, `"}`)] += n
+				}
+			}
 		}
 	}
 	if all := float64(t.CacheHits + t.MemoryHits + t.StorageReads); all > 0 {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -18,6 +19,8 @@ strand_memnode_client_read_latency_seconds_bucket{le="+Inf"} 10
 strand_memnode_client_read_latency_seconds_sum 0.0015
 strand_memnode_client_read_latency_seconds_count 10
 strand_committer_stage_seconds_bucket{stage="verify",le="0.001"} 12
+strand_pool_served_total{member="compute0.peer0.Org1"} 3
+strand_pool_served_total{member="peer0.Org1"} 7
 `
 
 const peerAfter = `strand_memnode_client_cache_hits_total 700
@@ -25,6 +28,9 @@ strand_memnode_client_read_latency_seconds_bucket{le="0.0001"} 0
 strand_memnode_client_read_latency_seconds_bucket{le="0.0002"} 60
 strand_memnode_client_read_latency_seconds_bucket{le="0.0004"} 108
 strand_memnode_client_read_latency_seconds_bucket{le="+Inf"} 110
+strand_pool_served_total{member="compute0.peer0.Org1"} 53
+strand_pool_served_total{member="compute1.peer0.Org1"} 40
+strand_pool_served_total{member="peer0.Org1"} 7
 `
 
 const memBefore = `strand_memnode_tiers_reads_total{tier="memory"} 5
@@ -50,16 +56,19 @@ func mustScrape(t *testing.T, s string) scrape {
 
 // TestTierDelta: the tiers' counts are what the load added (after minus
 // before, summed over the nodes), the percentages are of all reads, and
-// the remote latency quantiles fall in the right buckets.
+// the remote latency quantiles fall in the right buckets; the pool
+// members that answered proposals over the load are listed with how many
+// (a compute node that joined during it too, the idle primary not).
 func TestTierDelta(t *testing.T) {
 	before := []scrape{mustScrape(t, memBefore), mustScrape(t, peerBefore)}
 	after := []scrape{mustScrape(t, memAfter), mustScrape(t, peerAfter)}
 	got := tierDelta(Disagg{Memnodes: true, MemoryMB: 32}, before, after)
 	want := TierResult{MemoryMB: 32, CacheMB: 64, CacheHits: 600, MemoryHits: 300, StorageReads: 100,
-		CachePct: 60, MemoryPct: 30, StoragePct: 10, RemoteCalls: 100, Evicted: 40, MemoryHeldMB: 3}
+		CachePct: 60, MemoryPct: 30, StoragePct: 10, RemoteCalls: 100, Evicted: 40, MemoryHeldMB: 3,
+		Endorsed: map[string]uint64{"compute0.peer0.Org1": 50, "compute1.peer0.Org1": 40}}
 	p50, p99 := got.RemoteP50Ms, got.RemoteP99Ms
 	got.RemoteP50Ms, got.RemoteP99Ms = 0, 0
-	if *got != want {
+	if !reflect.DeepEqual(*got, want) {
 		t.Fatalf("tierDelta = %+v, want %+v", *got, want)
 	}
 	// 50 of the 100 calls fell in (0.1, 0.2] ms, 48 in (0.2, 0.4], 2 above.

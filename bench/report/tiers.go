@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -20,6 +22,14 @@ func writeTiers(w io.Writer, r *bench.Result) {
 		"remote reads p50 %.2f ms, p99 %.2f ms over %d calls; memory tier %d MiB per peer, %.1f MiB held, %d versions evicted; cache %d MiB per peer\n",
 		t.CachePct, t.MemoryPct, t.StoragePct, t.CacheHits, t.MemoryHits, t.StorageReads,
 		t.RemoteP50Ms, t.RemoteP99Ms, t.RemoteCalls, t.MemoryMB, t.MemoryHeldMB, t.Evicted, t.CacheMB)
+	if len(t.Endorsed) > 0 {
+		names := slices.Sorted(maps.Keys(t.Endorsed))
+		parts := make([]string, len(names))
+		for i, n := range names {
+			parts[i] = fmt.Sprintf("%s %d", n, t.Endorsed[n])
+		}
+		fmt.Fprintf(w, "  endorsed (proposals each pool member answered): %s\n", strings.Join(parts, ", "))
+	}
 }
 
 // tiersHeader is the tiers table's columns, text and HTML alike.

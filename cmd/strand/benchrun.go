@@ -33,7 +33,7 @@ type benchRunFlags struct {
 
 // roundFlags are the flags that describe one round.
 var roundFlags = []string{"label", "workload", "param", "rate", "tps", "load", "from", "to", "step", "step-time",
-	"clients", "duration", "seed", "orgs", "batch-mode", "block-size", "batch-timeout", "state-db", "checkpoint-blocks", "checkpoint-interval", "contract-runtime", "wasm-module"}
+	"clients", "duration", "seed", "orgs", "batch-mode", "block-size", "batch-timeout", "state-db", "validation", "checkpoint-blocks", "checkpoint-interval", "contract-runtime", "wasm-module"}
 
 func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	r := &f.round
@@ -61,6 +61,7 @@ func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	bindBlockSize(fl, &r.BlockSize, "")
 	bindBatchTimeout(fl, &r.BatchTimeout)
 	bindStateDB(fl, &r.StateDB)
+	fl.StringVar(&r.Validation, "validation", "", "embedded network: the peers' MVCC check and apply, sequential (default) or parallel (pipeline.mode)")
 	fl.IntVar(&r.CheckpointBlocks, "checkpoint-blocks", 0, "embedded network: the orderer signs every Nth block only, peers trust its TLS stream in between (0: sign every block)")
 	fl.DurationVar(&r.CheckpointInterval, "checkpoint-interval", 0, "embedded network: the orderer also signs the first block this long after the last signed one (0: no time rule)")
 	fl.StringVar(&r.ContractRuntime, "contract-runtime", "", "embedded network: run the workload's contract builtin (default) or as a wasm module (smallbank; built from examples/ with the go command unless --wasm-module)")

@@ -57,6 +57,8 @@ func TestBenchRunBadInput(t *testing.T) {
 		{[]string{"bench", "run", "--preset", "default", "--clients", "3"}, "--clients describe one round, which --rounds or --preset replaces"},
 		{[]string{"bench", "run", "--workload", "tpcc"}, `workload = "tpcc": want one of empty`},
 		{[]string{"bench", "run", "--param", "mix=q", "--workload", "ycsb"}, `parameter mix = "q"`},
+		{[]string{"bench", "run", "--validation", "optimistic"}, `validation = "optimistic": want sequential or parallel`},
+		{[]string{"bench", "run", "--preset", "default", "--validation", "parallel"}, "--validation describe one round"},
 		{[]string{"bench", "compare", rounds, rounds}, "want a file `strand bench --json` wrote"},
 	} {
 		_, err := cli(t, tc.args...)

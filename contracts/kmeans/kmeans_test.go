@@ -2,6 +2,8 @@ package kmeans
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/strand-ledger/strand/contracts/internal/memstub"
@@ -82,5 +84,40 @@ func TestBadArgs(t *testing.T) {
 	} {
 		_, err := memstub.New().Call(c, tc.fn, tc.args...)
 		memstub.WantError(t, tc.fn, err, tc.status, tc.errHas)
+	}
+}
+
+// BenchmarkGetFood measures one get_food call on one core with its state
+// in memory (memstub): decoding n points of 100 dimensions and clustering
+// them into 20 (FlexChain's K-Means, up to 2,000 epochs). It reports the
+// epochs the last call ran: uniform points converge in a few, so n (the
+// points read per call) is what sets the cost. bench/flexpreset.go's
+// Fig. 5(a) preset chooses n from these numbers (docs/flexchain.md).
+func BenchmarkGetFood(b *testing.B) {
+	for _, n := range []int{100, 400, 1000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			s := memstub.New()
+			const points = 2000
+			for first := 0; first < points; first += MaxSeed {
+				if _, err := s.Call(New(), "seed_points", strconv.Itoa(first), strconv.Itoa(MaxSeed), "100", "1"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var epochs, calls int
+			for i := 0; b.Loop(); i++ {
+				first := (i * 97) % (points - n + 1) // a different subset each call
+				out, err := s.Call(New(), "get_food", strconv.Itoa(first), strconv.Itoa(n), "20", "100", "2000", "0.01")
+				if err != nil {
+					b.Fatal(err)
+				}
+				var r Result
+				if err := json.Unmarshal(out, &r); err != nil {
+					b.Fatal(err)
+				}
+				epochs += r.Epochs
+				calls++
+			}
+			b.ReportMetric(float64(epochs)/float64(calls), "epochs/op")
+		})
 	}
 }
