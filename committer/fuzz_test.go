@@ -6,6 +6,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 )
@@ -14,7 +15,7 @@ import (
 // only a fully verified transaction comes out VALID.
 func FuzzVerifyTx(f *testing.F) {
 	n := newTestNet(f)
-	rules := n.ch.rules()
+	rules := n.ch.newRuleSet(0, lifecycle.NewTable(n.ch.Policies, nil))
 	valid := n.tx(rwset(testContract, reads(rd("a", ver(1, 2))), wr("a", "1")))
 	f.Add(valid)
 	f.Add(n.txBy(rwset(testContract, nil, wr("a", "1")), n.client1, n.peer1))
