@@ -31,6 +31,7 @@ type Committer struct {
 	rules atomic.Pointer[ruleSet]
 	// committedDefs is the definitions in force at the committed height.
 	committedDefs atomic.Pointer[lifecycle.Table]
+	onDefs        atomic.Pointer[func()] // OnDefinitions
 	opts          Options
 	store         *ledger.BlockStore
 	db            statedb.DB

@@ -123,3 +123,10 @@ func nextDefinitions(table *lifecycle.Table, results []txResult, txs []txWork, l
 // committed height: what endorsers should run. It changes (a new
 // pointer) only when a committed block defined a contract.
 func (c *Committer) Definitions() *lifecycle.Table { return c.committedDefs.Load() }
+
+// OnDefinitions sets f to be called, in the commit stage, after a
+// committed block changed the definitions and before subscribers hear of
+// that block, so a client told of a definition's commit finds it in force
+// on this peer. f reads Definitions (the latest; calls may coalesce) and
+// must not wait for the committer.
+func (c *Committer) OnDefinitions(f func()) { c.onDefs.Store(&f) }

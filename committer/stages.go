@@ -254,6 +254,7 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	}
 	c.pending.Unlock()
 	height := entries[len(entries)-1].Number + 1
+	defsChanged := false
 	c.stateMu.Lock()
 	err := c.retryState("state batch", func() error {
 		return applyState(c.db, batch.Writes, ends, height, c.opts.SyncState)
@@ -263,6 +264,7 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 		for _, p := range group {
 			if p.defs != nil {
 				c.committedDefs.Store(p.defs)
+				defsChanged = true
 			}
 		}
 		c.height.Store(height)
@@ -270,6 +272,9 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	c.stateMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("state batch for blocks %d-%d: %w", entries[0].Number, height-1, err)
+	}
+	if f := c.onDefs.Load(); f != nil && defsChanged {
+		(*f)() // before subscribers hear of the block: see OnDefinitions
 	}
 	now := time.Now()
 	c.metrics.group(group, start, stored, now)
