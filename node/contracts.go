@@ -105,6 +105,7 @@ type contractLoader struct {
 	engine   *wasm.Engine
 	state    stateGetter
 	genesis  map[string]contract.Contract // from the channel file
+	system   contract.Contract            // lifecycleContract, under lifecycle.Namespace
 	log      *slog.Logger
 
 	mu     sync.Mutex
@@ -125,7 +126,10 @@ func (l *contractLoader) load(t *lifecycle.Table) map[string]contract.Contract {
 	if l.loaded == nil {
 		l.loaded = map[string]loadedContract{}
 	}
-	out := make(map[string]contract.Contract, t.Len())
+	out := make(map[string]contract.Contract, t.Len()+1)
+	if l.system != nil {
+		out[lifecycle.Namespace] = l.system
+	}
 	for _, name := range t.Names() {
 		e, _ := t.Get(name)
 		if e.Def == nil {

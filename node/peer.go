@@ -100,7 +100,12 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, state: p.Committer.State(), genesis: genesis, log: p.log}
+	byName := map[string]ContractConfig{}
+	for _, c := range ch.Contracts {
+		byName[c.Name] = c
+	}
+	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, state: p.Committer.State(), genesis: genesis, log: p.log,
+		system: lifecycleContract{defs: p.Committer.Definitions, genesis: byName}}
 	defs := p.Committer.Definitions()
 	e, err := endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: loader.load(defs),
