@@ -74,3 +74,39 @@ func TestContractLoader(t *testing.T) {
 		t.Errorf("loading the same definitions again made a new contract")
 	}
 }
+
+// TestChannelLifecyclePolicy: the default lifecycle policy is a majority
+// of the admins of the orgs with peers; a set one is part of the genesis
+// document and must name channel orgs; '_' names are reserved.
+func TestChannelLifecyclePolicy(t *testing.T) {
+	dir := writeNet(t, channelYAML, nodeYAML)
+	ch, err := LoadChannel(dir + "/channel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ch.LifecyclePolicy().String(); got != "OutOf(2,'Org1.admin','Org2.admin')" {
+		t.Errorf("default lifecycle policy %s, want a majority of Org1 and Org2 admins (OrdererOrg has no peers)", got)
+	}
+	plain := ch.Hash()
+	set := writeNet(t, channelYAML+"lifecycle: OR('Org1.admin')\n", nodeYAML)
+	ch2, err := LoadChannel(set + "/channel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch2.LifecyclePolicy().String() != "OR('Org1.admin')" || !strings.Contains(string(ch2.Genesis()), `"Lifecycle":"OR('Org1.admin')"`) {
+		t.Errorf("a set lifecycle policy: %s, genesis %s", ch2.LifecyclePolicy(), ch2.Genesis())
+	}
+	if strings.Contains(string(ch.Genesis()), "Lifecycle") || plain == "" {
+		t.Errorf("an unset lifecycle policy is in the genesis document: %s", ch.Genesis())
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{channelYAML + "lifecycle: OR('Org9.admin')\n", "lifecycle"},
+		{channelYAML + "lifecycle: OR(\n", "lifecycle"},
+		{strings.Replace(channelYAML, "{name: kv,", "{name: _kv,", 1), "reserved"},
+	} {
+		d := writeNet(t, c.yaml, nodeYAML)
+		if _, err := LoadChannel(d + "/channel.yaml"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LoadChannel: %v, want an error naming %q", err, c.want)
+		}
+	}
+}
