@@ -395,3 +395,17 @@ func (g *Gateway) streamEvents(ctx context.Context, start uint64, out chan<- *ap
 		}
 	}
 }
+
+// SubmitTx sends a transaction built and signed elsewhere (such as a
+// contract definition signed by org admins) for ordering. A refusal is a
+// *SubmitError. Wait for it with CommitStatus.
+func (g *Gateway) SubmitTx(ctx context.Context, txID string, raw []byte) error {
+	r, err := g.gw.Submit(ctx, &api.SubmitRequest{Transaction: raw})
+	if err != nil {
+		return fmt.Errorf("client: submitting tx %s: %w", txID, err)
+	}
+	if r.Status != http.StatusOK {
+		return &SubmitError{TxID: txID, Status: r.Status, Message: r.Message, RetryAfter: retryAfter(r.RetryAfterMs)}
+	}
+	return nil
+}

@@ -22,6 +22,12 @@ type Channel struct {
 	// Policies maps each contract (and state namespace) to its endorsement
 	// policy. A transaction for a contract not listed is INVALID_CHAINCODE.
 	Policies map[string]*policy.Policy
+	// Lifecycle, if set, is the policy a contract definition's admin
+	// signatures must satisfy (contract/lifecycle); nil refuses every
+	// definition (INVALID_CHAINCODE: the lifecycle contract is not
+	// defined). Policies are the genesis definitions (sequence 1);
+	// committed definitions override them from the block after theirs.
+	Lifecycle *policy.Policy
 	// Genesis, if set, is the channel's genesis document: block 0 must hold
 	// exactly it as its only transaction (and is otherwise refused), and it
 	// changes no state. Without it, block 0 is an ordinary block.
@@ -56,14 +62,6 @@ func (ch *Channel) validate() error {
 		}
 	}
 	return nil
-}
-
-func (ch *Channel) rules() map[string]*rule {
-	m := make(map[string]*rule, len(ch.Policies))
-	for name, p := range ch.Policies {
-		m[name] = &rule{pol: p, orgs: p.Orgs()}
-	}
-	return m
 }
 
 // isGenesis reports whether b is the genesis block of a channel that has one.

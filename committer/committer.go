@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
@@ -24,13 +25,18 @@ var (
 
 // Committer is a validating peer's pipeline for one channel.
 type Committer struct {
-	ch    Channel
-	rules map[string]*rule
-	opts  Options
-	store *ledger.BlockStore
-	db    statedb.DB
-	view  *view
-	log   *slog.Logger
+	ch Channel
+	// rules is the current generation (lifecycle.go): stage 1 loads it,
+	// stage 2 alone stores it.
+	rules atomic.Pointer[ruleSet]
+	// committedDefs is the definitions in force at the committed height.
+	committedDefs atomic.Pointer[lifecycle.Table]
+	onDefs        atomic.Pointer[func()] // OnDefinitions
+	opts          Options
+	store         *ledger.BlockStore
+	db            statedb.DB
+	view          *view
+	log           *slog.Logger
 
 	jobs     chan job          // stage 1 work, any order
 	ordered  chan *blockWork   // blocks in order, into stage 2
@@ -106,6 +112,7 @@ type persistWork struct {
 	txIDs      []string
 	codes      []byte
 	batch      statedb.Batch
+	defs       *lifecycle.Table // the definitions after this block, if it changed them
 	received   time.Time
 	verified   time.Time
 	validated  time.Time
@@ -126,7 +133,7 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Committer{
-		ch: ch, rules: ch.rules(), opts: opts, store: store, db: db, view: newView(db, max(opts.StateCacheBytes, 0)), log: log,
+		ch: ch, opts: opts, store: store, db: db, view: newView(db, max(opts.StateCacheBytes, 0)), log: log,
 		jobs:        make(chan job, opts.Window*4),
 		ordered:     make(chan *blockWork, opts.Window),
 		persist:     make(chan *persistWork, opts.Window),
@@ -140,6 +147,12 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 	if err := c.recover(); err != nil {
 		return nil, err
 	}
+	rs, err := ch.loadRules(db)
+	if err != nil {
+		return nil, err
+	}
+	c.rules.Store(rs)
+	c.committedDefs.Store(rs.defs)
 	c.recv.next = store.Height()
 	c.recv.lastHash = store.LastHash()
 	c.height.Store(store.Height())

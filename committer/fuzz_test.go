@@ -6,20 +6,24 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+	"github.com/strand-ledger/strand/policy"
 )
 
 // FuzzVerifyTx: stage 1 on arbitrary transaction bytes never panics and
 // only a fully verified transaction comes out VALID.
 func FuzzVerifyTx(f *testing.F) {
 	n := newTestNet(f)
-	rules := n.ch.rules()
+	n.ch.Lifecycle = policy.MustParse("OutOf(2,'Org1.admin','Org2.admin')")
+	rules := n.ch.newRuleSet(0, lifecycle.NewTable(n.ch.Policies, nil))
 	valid := n.tx(rwset(testContract, reads(rd("a", ver(1, 2))), wr("a", "1")))
 	f.Add(valid)
 	f.Add(n.txBy(rwset(testContract, nil, wr("a", "1")), n.client1, n.peer1))
 	f.Add([]byte{})
 	f.Add([]byte("\x0a\x02\x0a\x00\x12\x01x"))
+	f.Add(n.defTx("cc2", 1, "OR('Org1.peer')", []byte("\x00asm"), n.org1Admin, n.org2Admin))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		r := verifyTx(&n.ch, rules, raw)
 		if (r.code == api.TxValidationCode_VALID) != (r.err == nil) {

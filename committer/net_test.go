@@ -22,16 +22,16 @@ const (
 // testNet is a channel with two peer orgs and an orderer org, the signers
 // the tests need, and a chain cursor for building blocks.
 type testNet struct {
-	t                               testing.TB
-	ch                              Channel
-	client1, client2, peer1, peer2  *identity.Signer
-	peer1b, orderer, foreignClient1 *identity.Signer
-	ordererAdmin, org1Admin         *identity.Signer
-	unknownOrgClient                *identity.Signer
-	caCerts                         map[string][]byte
-	prevHash                        []byte
-	next                            uint64
-	nonce                           uint64
+	t                                  testing.TB
+	ch                                 Channel
+	client1, client2, peer1, peer2     *identity.Signer
+	peer1b, orderer, foreignClient1    *identity.Signer
+	ordererAdmin, org1Admin, org2Admin *identity.Signer
+	unknownOrgClient                   *identity.Signer
+	caCerts                            map[string][]byte
+	prevHash                           []byte
+	next                               uint64
+	nonce                              uint64
 }
 
 func newTestNet(t testing.TB) *testNet {
@@ -69,6 +69,7 @@ func newTestNet(t testing.TB) *testNet {
 		orderer:          must(ord.Issue("orderer0", identity.RoleOrderer, identity.ECDSAP256)),
 		ordererAdmin:     must(ord.Issue("admin0", identity.RoleAdmin, identity.ECDSAP256)),
 		org1Admin:        must(org1.Issue("admin1", identity.RoleAdmin, identity.ECDSAP256)),
+		org2Admin:        must(org2.Issue("admin2", identity.RoleAdmin, identity.Ed25519)),
 		foreignClient1:   must(foreign.Issue("mallory", identity.RoleClient, identity.ECDSAP256)),
 		unknownOrgClient: must(unknown.Issue("eve", identity.RoleClient, identity.ECDSAP256)),
 	}

@@ -56,7 +56,7 @@ func Repair(ch Channel, store *ledger.BlockStore, db statedb.DB, fetched map[uin
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	c := &Committer{ch: ch, rules: ch.rules(), store: store, db: db, log: log}
+	c := &Committer{ch: ch, store: store, db: db, log: log}
 	sp, err := db.Savepoint()
 	if err != nil {
 		return fmt.Errorf("committer: repair: reading the state savepoint: %w", err)
@@ -150,8 +150,15 @@ func (c *Committer) decide(n uint64, blk *api.Block, batch *statedb.Batch) ([]st
 	txs := make([]txWork, len(blk.Transactions))
 	ids := make([]string, len(txs))
 	inBlock := make(map[string]struct{}, len(txs))
+	// The definitions in force: those of the state as replayed so far.
+	rs, err := c.ch.loadRules(c.db)
+	if err != nil {
+		return nil, nil, fmt.Errorf("committer: repair: block %d: %w", n, err)
+	}
+	results := make([]txResult, len(txs))
 	for i, raw := range blk.Transactions {
-		r := verifyTx(&c.ch, c.rules, raw)
+		r := verifyTx(&c.ch, rs, raw)
+		results[i] = r
 		txs[i] = txWork{code: r.code, ver: statedb.Version{Block: n, Tx: uint32(i)}}
 		if r.tx.Response != nil {
 			txs[i].rw = r.tx.Response.Rwset
@@ -171,6 +178,7 @@ func (c *Committer) decide(n uint64, blk *api.Block, batch *statedb.Batch) ([]st
 			txs[i].code = api.TxValidationCode_DUPLICATE_TXID
 		}
 	}
+	nextDefinitions(rs.defs, results, txs, c.log.Warn)
 	if err := validateSequential(newView(c.db, 0), txs); err != nil {
 		return nil, nil, fmt.Errorf("committer: repair: block %d: reading state: %w", n, err)
 	}

@@ -26,7 +26,7 @@ func (c *Committer) verifyLoop() {
 				b.blockErr = c.ch.checkGenesis(b.blk)
 			}
 		} else {
-			b.results[j.tx] = verifyTx(&c.ch, c.rules, b.blk.Transactions[j.tx])
+			b.results[j.tx] = verifyTx(&c.ch, c.rules.Load(), b.blk.Transactions[j.tx])
 		}
 		if b.left.Add(-1) == 0 {
 			b.verified = time.Now()
@@ -100,7 +100,12 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 			return nil, err
 		}
 	}
-	for i, r := range b.results {
+	rs := c.rules.Load()
+	for i := range b.results {
+		if b.results[i].gen != rs.gen { // verified under older definitions: see lifecycle.go
+			b.results[i] = verifyTx(&c.ch, rs, b.blk.Transactions[i])
+		}
+		r := b.results[i]
 		txs[i] = txWork{code: r.code, ver: statedb.Version{Block: num, Tx: uint32(i)}}
 		if again != nil && again[i] != nil && r.tx.Response != nil {
 			r.tx = again[i]
@@ -121,6 +126,7 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 			txs[i].code = api.TxValidationCode_DUPLICATE_TXID
 		}
 	}
+	defs := nextDefinitions(rs.defs, b.results, txs, c.log.Warn)
 	var err error
 	if c.opts.Mode == Parallel {
 		err = validateParallel(c.view, txs, c.opts.ApplyWorkers)
@@ -131,7 +137,10 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 		return nil, fmt.Errorf("block %d: reading state: %w", num, err)
 	}
 	p := &persistWork{blk: b.blk, raw: b.raw, headerHash: b.headerHash, txIDs: ids, codes: make([]byte, len(txs)),
-		received: b.received, verified: b.verified}
+		received: b.received, verified: b.verified, defs: defs}
+	if defs != nil { // in force from the next block on
+		c.rules.Store(c.ch.newRuleSet(rs.gen+1, defs))
+	}
 	c.pending.Lock()
 	for i := range txs {
 		p.codes[i] = byte(txs[i].code)
@@ -245,17 +254,27 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	}
 	c.pending.Unlock()
 	height := entries[len(entries)-1].Number + 1
+	defsChanged := false
 	c.stateMu.Lock()
 	err := c.retryState("state batch", func() error {
 		return applyState(c.db, batch.Writes, ends, height, c.opts.SyncState)
 	}, c.restoreLocked)
 	if err == nil {
 		c.view.prune(height)
+		for _, p := range group {
+			if p.defs != nil {
+				c.committedDefs.Store(p.defs)
+				defsChanged = true
+			}
+		}
 		c.height.Store(height)
 	}
 	c.stateMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("state batch for blocks %d-%d: %w", entries[0].Number, height-1, err)
+	}
+	if f := c.onDefs.Load(); f != nil && defsChanged {
+		(*f)() // before subscribers hear of the block: see OnDefinitions
 	}
 	now := time.Now()
 	c.metrics.group(group, start, stored, now)

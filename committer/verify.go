@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/policy"
 )
@@ -18,6 +19,8 @@ type txResult struct {
 	tx   *api.Tx
 	code api.TxValidationCode
 	err  error
+	gen  uint64                // the ruleSet generation it was verified under
+	def  *lifecycle.Definition // a valid-so-far definition transaction's definition
 }
 
 // verifyTx is stage 1 for one transaction: structure, channel, creator,
@@ -28,12 +31,14 @@ type txResult struct {
 // The creator's signature is checked as soon as the header is sound, even
 // when the rest of the payload is malformed, so that whether a transaction
 // claimed its tx id follows from its code alone (api.TxIDCounts).
-func verifyTx(ch *Channel, rules map[string]*rule, raw []byte) txResult {
+func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult {
 	if api.IsConfigEnvelope(raw) {
-		return verifyConfig(ch, raw)
+		r := verifyConfig(ch, raw)
+		r.gen = rs.gen
+		return r
 	}
 	tx, code, err := api.DecodeTx(raw)
-	r := txResult{tx: tx, code: code, err: err}
+	r := txResult{tx: tx, code: code, err: err, gen: rs.gen}
 	if err != nil && !api.TxIDCounts(code) {
 		return r // the header itself is unusable
 	}
@@ -59,7 +64,7 @@ func verifyTx(ch *Channel, rules map[string]*rule, raw []byte) txResult {
 	if err := ch.Format.CheckBinding(tx); err != nil {
 		return r.fail(api.TxValidationCode_INVALID_ENDORSER_TRANSACTION, fmt.Errorf("committer: %w", err))
 	}
-	rule := rules[tx.Payload.Contract]
+	rule := rs.m[tx.Payload.Contract]
 	if rule == nil {
 		return r.fail(api.TxValidationCode_INVALID_CHAINCODE,
 			fmt.Errorf("committer: tx %s: contract %q is not defined on channel %q", hdr.TxId, tx.Payload.Contract, ch.Name))
@@ -67,6 +72,9 @@ func verifyTx(ch *Channel, rules map[string]*rule, raw []byte) txResult {
 	if !endorsed(ch.Registry, rule, tx) {
 		return r.fail(api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE,
 			fmt.Errorf("committer: tx %s: endorsements do not satisfy %s's policy %s", hdr.TxId, tx.Payload.Contract, rule.pol))
+	}
+	if tx.Payload.Contract == lifecycle.Namespace {
+		return checkDefinition(ch, r)
 	}
 	return r
 }

@@ -84,10 +84,11 @@ func (e *Endorser) checkCreator(h *api.TxHeader) (*identity.Member, error) {
 }
 
 func (e *Endorser) lookup(p *api.Proposal) (contract.Contract, error) {
-	c, ok := e.contracts[p.Contract]
+	set := e.contracts.Load()
+	c, ok := set.m[p.Contract]
 	if !ok {
-		return nil, refuse(ErrUnknownContract, nil, fmt.Sprintf("contract %q is not installed on this peer for channel %q, expected one of: %s",
-			p.Contract, e.channel, e.names))
+		return nil, refuse(ErrUnknownContract, nil, fmt.Sprintf("contract %q is not defined on this peer for channel %q, expected one of: %s",
+			p.Contract, e.channel, set.names))
 	}
 	return c, nil
 }

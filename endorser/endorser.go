@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,22 +83,27 @@ func SeenIn[L any](lookup func(txID string) (L, bool, error)) func(txID string) 
 // Endorser checks, simulates and endorses proposals. It is safe for
 // concurrent use.
 type Endorser struct {
-	channel   string
-	reg       *identity.Registry
-	signer    *identity.Signer
-	contracts map[string]contract.Contract
-	names     string // sorted contract names, for messages
-	state     State
-	seen      func(string) (bool, error)
-	height    func() uint64
-	timeout   time.Duration
-	clock     func() time.Time
-	metrics   counters
-
-	// overdue counts, per contract, the calls still running after their
-	// deadline; its keys are fixed at New.
-	overdue    map[string]*atomic.Int64
+	channel    string
+	reg        *identity.Registry
+	signer     *identity.Signer
+	contracts  atomic.Pointer[contractSet] // swapped whole by SetContracts
+	state      State
+	seen       func(string) (bool, error)
+	height     func() uint64
+	timeout    time.Duration
+	clock      func() time.Time
+	metrics    counters
+	setMu      sync.Mutex // serialises SetContracts
 	maxOverdue int
+}
+
+// contractSet is the contracts an endorser runs, immutable once stored.
+type contractSet struct {
+	m     map[string]contract.Contract
+	names string // sorted contract names, for messages
+	// overdue counts, per contract, the calls still running after their
+	// deadline; a contract keeps its counter across SetContracts.
+	overdue map[string]*atomic.Int64
 }
 
 // New validates cfg and returns an Endorser. The peer's own identity must
@@ -131,9 +137,7 @@ func New(cfg Config) (*Endorser, error) {
 	}
 	e := &Endorser{
 		channel: cfg.Channel, reg: cfg.Registry, signer: cfg.Signer, state: cfg.State,
-		seen: cfg.Seen, height: cfg.Height, timeout: cfg.Timeout, clock: cfg.Clock,
-		contracts: make(map[string]contract.Contract, len(cfg.Contracts)),
-		overdue:   make(map[string]*atomic.Int64, len(cfg.Contracts)), maxOverdue: cfg.MaxOverdue,
+		seen: cfg.Seen, height: cfg.Height, timeout: cfg.Timeout, clock: cfg.Clock, maxOverdue: cfg.MaxOverdue,
 	}
 	if e.timeout == 0 {
 		e.timeout = DefaultTimeout
@@ -144,21 +148,39 @@ func New(cfg Config) (*Endorser, error) {
 	if e.clock == nil {
 		e.clock = time.Now
 	}
-	names := make([]string, 0, len(cfg.Contracts))
-	for name, c := range cfg.Contracts {
+	if err := e.SetContracts(cfg.Contracts); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// SetContracts replaces the contracts the endorser runs (a contract
+// definition committed: contract/lifecycle). Proposals admitted before
+// the call finish with the code they were admitted with.
+func (e *Endorser) SetContracts(contracts map[string]contract.Contract) error {
+	e.setMu.Lock()
+	defer e.setMu.Unlock()
+	old := e.contracts.Load()
+	set := &contractSet{m: make(map[string]contract.Contract, len(contracts)), overdue: make(map[string]*atomic.Int64, len(contracts))}
+	names := make([]string, 0, len(contracts))
+	for name, c := range contracts {
 		if err := api.CheckNamespace(name); err != nil {
-			return nil, bad("Contracts: %v", err)
+			return fmt.Errorf("%w: Contracts: %v", ErrBadConfig, err)
 		}
 		if c == nil {
-			return nil, bad("Contracts[%q] is nil, expected a contract", name)
+			return fmt.Errorf("%w: Contracts[%q] is nil, expected a contract", ErrBadConfig, name)
 		}
-		e.contracts[name] = c
-		e.overdue[name] = new(atomic.Int64)
+		set.m[name] = c
+		set.overdue[name] = new(atomic.Int64)
+		if old != nil && old.overdue[name] != nil {
+			set.overdue[name] = old.overdue[name]
+		}
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	e.names = strings.Join(names, ", ")
-	return e, nil
+	set.names = strings.Join(names, ", ")
+	e.contracts.Store(set)
+	return nil
 }
 
 // ProcessProposal checks sp, simulates it and, if every step succeeds,
@@ -306,7 +328,7 @@ func recoverInto(err *error) {
 // Metrics returns a snapshot of the endorser's counters.
 func (e *Endorser) Metrics() Metrics {
 	m := e.metrics.snapshot()
-	for _, n := range e.overdue {
+	for _, n := range e.contracts.Load().overdue {
 		m.Overdue += uint64(n.Load())
 	}
 	return m

@@ -60,7 +60,10 @@ type call struct {
 // before run returns, so a contract still running afterwards cannot change
 // the judged read/write set, and its next stub call ends it.
 func (e *Endorser) run(parent context.Context, c contract.Contract, st *stub) ([]byte, error) {
-	overdue := e.overdue[st.ns]
+	overdue := e.contracts.Load().overdue[st.ns]
+	if overdue == nil { // cannot happen: contracts are added or replaced, never removed
+		overdue = new(atomic.Int64)
+	}
 	if n := overdue.Load(); n >= int64(e.maxOverdue) {
 		return nil, refuse(ErrQuarantined, nil, fmt.Sprintf("contract %q has %d calls still running after their %v deadline (the bound is %d); "+
 			"it gets no new calls until one ends: the contract does not return, fix it and restart the peer", st.ns, n, e.timeout, e.maxOverdue))

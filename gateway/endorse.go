@@ -60,10 +60,11 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 	if p.Header == nil {
 		return refusal(http.StatusBadRequest, "gateway: proposal has no header, expected channel, tx id and creator"), nil
 	}
-	orgs, ok := g.plans[p.Contract]
+	plans := g.plans.Load()
+	orgs, ok := plans.plans[p.Contract]
 	if !ok {
 		return refusal(http.StatusNotFound, "gateway: contract %q has no endorsement policy on channel %q, expected one of: %s",
-			p.Contract, g.cfg.Channel, g.names), nil
+			p.Contract, g.cfg.Channel, plans.names), nil
 	}
 	if g.pool.Compute() {
 		// Compute nodes have no block store: the primary's tx index

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/strand-ledger/strand/api"
@@ -175,8 +176,7 @@ func (c *Config) Validate() error {
 type Gateway struct {
 	api.UnimplementedGatewayServer
 	cfg      Config
-	plans    map[string][]string // contract → orgs to ask, local org first
-	names    string              // sorted contract names, for messages
+	plans    atomic.Pointer[planSet] // swapped whole by SetPolicies
 	metrics  counters
 	waiters  waiters // CommitStatus calls waiting for their tx ids
 	heights  heightReporter
@@ -195,7 +195,7 @@ func New(cfg Config) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	g := &Gateway{cfg: cfg, plans: make(map[string][]string, len(cfg.Policies)), inflight: newInflight(cfg.MaxInFlight, time.Now)}
+	g := &Gateway{cfg: cfg, inflight: newInflight(cfg.MaxInFlight, time.Now)}
 	g.pool = cfg.Pool
 	if g.pool == nil {
 		g.pool = NewPool(cfg.Peer, LocalEndorser(cfg.Local), PrimaryAlways)
@@ -203,27 +203,46 @@ func New(cfg Config) (*Gateway, error) {
 	g.waiters.g = g
 	g.heights.g = g
 	g.resubmits = newResubmitter(g)
-	names := make([]string, 0, len(cfg.Policies))
-	for name, pol := range cfg.Policies {
+	if err := g.SetPolicies(cfg.Policies); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// planSet is, per contract, the orgs Endorse asks (local org first).
+type planSet struct {
+	plans map[string][]string
+	names string // sorted contract names, for messages
+}
+
+// SetPolicies replaces the endorsement policies Endorse plans by (a
+// contract definition committed: contract/lifecycle). It fails, changing
+// nothing, if a policy cannot be satisfied by one peer of each of its
+// orgs or names an org with no peer in Remote.
+func (g *Gateway) SetPolicies(policies map[string]*policy.Policy) error {
+	set := &planSet{plans: make(map[string][]string, len(policies))}
+	names := make([]string, 0, len(policies))
+	for name, pol := range policies {
 		if pol == nil {
-			return nil, fmt.Errorf("%w: Policies[%q] is nil, expected a policy", ErrBadConfig, name)
+			return fmt.Errorf("%w: Policies[%q] is nil, expected a policy", ErrBadConfig, name)
 		}
-		orgs, err := plan(cfg.LocalOrg, pol)
+		orgs, err := plan(g.cfg.LocalOrg, pol)
 		if err != nil {
-			return nil, fmt.Errorf("%w: contract %q: %v", ErrBadConfig, name, err)
+			return fmt.Errorf("%w: contract %q: %v", ErrBadConfig, name, err)
 		}
 		for _, org := range orgs[1:] {
-			if len(cfg.Remote[org]) == 0 {
-				return nil, fmt.Errorf("%w: contract %q needs an endorsement of org %q (policy %s), but Remote has no peer of %q",
+			if len(g.cfg.Remote[org]) == 0 {
+				return fmt.Errorf("%w: contract %q needs an endorsement of org %q (policy %s), but Remote has no peer of %q",
 					ErrBadConfig, name, org, pol, org)
 			}
 		}
-		g.plans[name] = orgs
+		set.plans[name] = orgs
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	g.names = strings.Join(names, ", ")
-	return g, nil
+	set.names = strings.Join(names, ", ")
+	g.plans.Store(set)
+	return nil
 }
 
 // plan returns the orgs to ask: local first, then the policy's orgs in

@@ -14,6 +14,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/orderer"
 	"github.com/strand-ledger/strand/policy"
@@ -43,6 +44,12 @@ type ChannelConfig struct {
 	// orderers of the channel's orgs always read (they need the chain).
 	// Part of the genesis document only when set.
 	Readers string `yaml:"readers,omitempty"`
+	// Lifecycle is the policy a contract definition (strand contract
+	// deploy/upgrade) must be signed by: org admins, such as
+	// OutOf(2,'Org1.admin','Org2.admin'). Empty means the admins of a
+	// majority of the orgs that have peers (Fabric's MAJORITY
+	// Endorsement). Part of the genesis document only when set.
+	Lifecycle string `yaml:"lifecycle,omitempty"`
 
 	file string
 	root *yaml.Node
@@ -308,11 +315,22 @@ func (c *ChannelConfig) Validate() error {
 			}
 		}
 	}
+	if c.Lifecycle != "" {
+		if p, err := policy.Parse(c.Lifecycle); err != nil {
+			ck.bad("lifecycle", c.Lifecycle, fmt.Sprintf("a valid policy over org admins such as OutOf(2,'Org1.admin','Org2.admin') (%v)", err))
+		} else {
+			for _, org := range p.Orgs() {
+				if !orgs[org] {
+					ck.bad("lifecycle", c.Lifecycle, fmt.Sprintf("a policy naming only orgs of the channel; org %q is not one of %s", org, c.orgList()))
+				}
+			}
+		}
+	}
 	contracts := map[string]bool{}
 	for i, ct := range c.Contracts {
 		f := fmt.Sprintf("contracts[%d]", i)
-		if err := api.CheckNamespace(ct.Name); err != nil {
-			ck.bad(f+".name", ct.Name, "1 to 128 bytes with no NUL byte")
+		if err := api.CheckNamespace(ct.Name); err != nil || strings.HasPrefix(ct.Name, "_") {
+			ck.bad(f+".name", ct.Name, "1 to 128 bytes with no NUL byte, not starting with '_' (reserved for system namespaces)")
 		} else if contracts[ct.Name] {
 			ck.bad(f+".name", ct.Name, "a contract name not used by another contract")
 		}
@@ -474,8 +492,32 @@ func (c *ChannelConfig) Committer() (committer.Channel, error) {
 	if err != nil {
 		return committer.Channel{}, err
 	}
-	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies(),
+	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies(), Lifecycle: c.LifecyclePolicy(),
 		Genesis: c.Genesis(), Checkpoints: c.OrdererCheckpoints().Enabled(), Format: c.TxFormat()}, nil
+}
+
+// LifecyclePolicy is the parsed Lifecycle policy; empty Lifecycle gives
+// lifecycle.DefaultPolicy over the orgs that have peers. Nil if it does
+// not parse (Validate reports it) or no org has peers.
+func (c *ChannelConfig) LifecyclePolicy() *policy.Policy {
+	if c.Lifecycle != "" {
+		p, err := policy.Parse(c.Lifecycle)
+		if err != nil {
+			return nil
+		}
+		return p
+	}
+	var orgs []string
+	for _, o := range c.Orgs {
+		if len(o.Peers) > 0 {
+			orgs = append(orgs, o.ID)
+		}
+	}
+	p, err := lifecycle.DefaultPolicy(orgs)
+	if err != nil {
+		return nil
+	}
+	return p
 }
 
 // PeersOf returns the peers of org, in file order.
@@ -525,9 +567,13 @@ func (c *ChannelConfig) Genesis() []byte {
 		Batch     BatchConfig
 		Contracts []ContractConfig
 		Readers   string `json:",omitempty"`
+		Lifecycle string `json:",omitempty"`
 	}{Format: c.TxFormat().GenesisName(), Channel: c.Channel, Batch: c.Batch}
 	if p := c.ReadPolicy(); c.Readers != "" && p != nil {
 		canon.Readers = p.String()
+	}
+	if p := c.LifecyclePolicy(); c.Lifecycle != "" && p != nil {
+		canon.Lifecycle = p.String()
 	}
 	if canon.Batch.Mode == string(orderer.ModeBlock) {
 		canon.Batch.Mode = "" // omitted: the hash of a block-mode channel predates modes

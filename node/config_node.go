@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"github.com/strand-ledger/strand/contract"
 	"log/slog"
 	"net"
 	"os"
@@ -56,6 +57,10 @@ type NodeConfig struct {
 	GC GCConfig `yaml:"gc,omitempty"`
 	// Log configures the node's log.
 	Log LogConfig `yaml:"log"`
+	// Builtins are the contracts compiled into the binary that a
+	// definition with runtime builtin may name (set in code, not in the
+	// file); nil means DefaultBuiltins.
+	Builtins *contract.Builtins `yaml:"-"`
 	// Join, for an orderer that a channel config update added to a Raft
 	// ordering service, is the path of that update's envelope (as `strand
 	// channel update --out` writes it): the orderer takes its Raft id and
@@ -406,4 +411,12 @@ func checkHostPort(addr string) string {
 		return want
 	}
 	return ""
+}
+
+// builtins is Builtins or, unset, DefaultBuiltins.
+func (n *NodeConfig) builtins() *contract.Builtins {
+	if n.Builtins != nil {
+		return n.Builtins
+	}
+	return DefaultBuiltins()
 }

@@ -3,22 +3,57 @@ package node
 import (
 	"errors"
 	"fmt"
+	"github.com/strand-ledger/strand/endorser"
+	"github.com/strand-ledger/strand/gateway"
+	"log/slog"
 	"os"
-	"sort"
 	"strings"
+	"sync"
 
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
+	"github.com/strand-ledger/strand/contracts/empty"
+	"github.com/strand-ledger/strand/contracts/fixedasset"
+	"github.com/strand-ledger/strand/contracts/kmeans"
+	"github.com/strand-ledger/strand/contracts/kv"
+	"github.com/strand-ledger/strand/contracts/scm"
+	"github.com/strand-ledger/strand/contracts/simple"
+	"github.com/strand-ledger/strand/contracts/smallbank"
+	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
-// ErrCodeHash is a channel's WebAssembly contract whose module file has
-// another SHA-256 than the channel says.
-var ErrCodeHash = errors.New("node: contract code hash mismatch")
+// Errors a peer gives for a defined contract it cannot run. The
+// definition stays in force on the channel (other peers may run it);
+// this peer refuses to endorse it, naming why.
+var (
+	// ErrCodeHash is code whose SHA-256 is not the one its definition
+	// (or the channel file) names.
+	ErrCodeHash = errors.New("node: contract code hash mismatch")
+	// ErrCodeUnavailable is a definition this peer cannot run: a
+	// built-in contract this binary lacks, a module missing from state or
+	// one that does not compile.
+	ErrCodeUnavailable = errors.New("node: contract code unavailable")
+)
 
-// channelContracts instantiates the contracts the channel defines: the
-// built-in ones by name, the WebAssembly ones from their module files,
-// each checked against the channel's hash and compiled by engine.
-func channelContracts(ch *ChannelConfig, engine *wasm.Engine) (map[string]contract.Contract, error) {
+// DefaultBuiltins returns the contracts compiled into strand.
+func DefaultBuiltins() *contract.Builtins {
+	return contract.NewBuiltins(map[string]func() contract.Contract{
+		smallbank.Name:  smallbank.New,
+		kv.Name:         kv.New,
+		fixedasset.Name: fixedasset.New,
+		simple.Name:     simple.New,
+		kmeans.Name:     kmeans.New,
+		scm.Name:        scm.New,
+		empty.Name:      empty.New,
+	})
+}
+
+// channelContracts instantiates the contracts the channel file defines
+// (the genesis definitions): the built-in ones by name, the WebAssembly
+// ones from their module files, each checked against the channel's hash
+// and compiled by engine.
+func channelContracts(ch *ChannelConfig, builtins *contract.Builtins, engine *wasm.Engine) (map[string]contract.Contract, error) {
 	out := map[string]contract.Contract{}
 	for _, c := range ch.Contracts {
 		if c.Runtime == RuntimeWasm {
@@ -29,17 +64,12 @@ func channelContracts(ch *ChannelConfig, engine *wasm.Engine) (map[string]contra
 			out[c.Name] = m
 			continue
 		}
-		newContract, ok := Builtins[c.Name]
+		ct, ok := builtins.New(c.Name)
 		if !ok {
-			known := make([]string, 0, len(Builtins))
-			for name := range Builtins {
-				known = append(known, name)
-			}
-			sort.Strings(known)
 			return nil, fmt.Errorf("node: channel %q defines contract %q, which this binary does not have (built in: %s; or give it runtime: wasm, code and hash)",
-				ch.Channel, c.Name, strings.Join(known, ", "))
+				ch.Channel, c.Name, strings.Join(builtins.Names(), ", "))
 		}
-		out[c.Name] = newContract()
+		out[c.Name] = ct
 	}
 	return out, nil
 }
@@ -58,4 +88,139 @@ func wasmContract(channel string, c ContractConfig, engine *wasm.Engine) (*wasm.
 		return nil, fmt.Errorf("node: channel %q contract %q (%s): %w", channel, c.Name, c.Code, err)
 	}
 	return m, nil
+}
+
+// stateGetter is what contractLoader reads modules from.
+type stateGetter interface {
+	Get(ns, key string) (statedb.Value, bool, error)
+}
+
+// contractLoader turns the channel's definitions (committer.Definitions)
+// into the contracts the endorser runs. It keeps the contract of a
+// definition it already loaded, so a new definition of one contract
+// leaves the others' instances (and pooled wasm instances) alone.
+type contractLoader struct {
+	channel  string
+	builtins *contract.Builtins
+	engine   *wasm.Engine
+	state    stateGetter
+	genesis  map[string]contract.Contract // from the channel file
+	system   contract.Contract            // lifecycleContract, under lifecycle.Namespace
+	log      *slog.Logger
+
+	mu     sync.Mutex
+	loaded map[string]loadedContract
+}
+
+type loadedContract struct {
+	def *lifecycle.Definition
+	c   contract.Contract
+}
+
+// load returns the contracts of t. A definition this peer cannot run
+// becomes a contract that refuses every call with the reason
+// (ErrCodeHash, ErrCodeUnavailable); load itself does not fail.
+func (l *contractLoader) load(t *lifecycle.Table) map[string]contract.Contract {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.loaded == nil {
+		l.loaded = map[string]loadedContract{}
+	}
+	out := make(map[string]contract.Contract, t.Len()+1)
+	if l.system != nil {
+		out[lifecycle.Namespace] = l.system
+	}
+	for _, name := range t.Names() {
+		e, _ := t.Get(name)
+		if e.Def == nil {
+			if c := l.genesis[name]; c != nil {
+				out[name] = c
+			}
+			continue
+		}
+		if prev, ok := l.loaded[name]; ok && prev.def == e.Def {
+			out[name] = prev.c
+			continue
+		}
+		c, err := l.define(e.Def)
+		if err != nil {
+			l.log.Error("a defined contract cannot run on this peer; it refuses to endorse it", "contract", name, "sequence", e.Sequence, "err", err)
+			c = refusing{err: err}
+		} else {
+			l.log.Info("contract defined", "contract", name, "version", e.Def.Version, "sequence", e.Sequence, "runtime", e.Def.Runtime)
+		}
+		l.loaded[name] = loadedContract{def: e.Def, c: c}
+		out[name] = c
+	}
+	return out
+}
+
+// define returns the code of one definition.
+func (l *contractLoader) define(d *lifecycle.Definition) (contract.Contract, error) {
+	what := fmt.Sprintf("channel %q contract %q version %q (sequence %d)", l.channel, d.Name, d.Version, d.Sequence)
+	switch d.Runtime {
+	case lifecycle.RuntimeBuiltin:
+		c, ok := l.builtins.New(d.Name)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s has runtime builtin, and this binary has no built-in contract of that name (it has: %s)",
+				ErrCodeUnavailable, what, strings.Join(l.builtins.Names(), ", "))
+		}
+		return c, nil
+	case lifecycle.RuntimeWasm:
+		v, ok, err := l.state.Get(lifecycle.Namespace, lifecycle.CodeKey(d.CodeHash))
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%w: %s: its module %s is not in this peer's state (%v)", ErrCodeUnavailable, what, d.CodeHash, err)
+		}
+		if got := wasm.Hash(v.Data); got != d.CodeHash {
+			return nil, fmt.Errorf("%w: %s: the module stored has sha256 %s, the definition names %s", ErrCodeHash, what, got, d.CodeHash)
+		}
+		m, err := l.engine.Compile(v.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
+		}
+		if m.Hash() != d.CodeHash {
+			return nil, fmt.Errorf("%w: %s: the engine compiled code of sha256 %s, the definition names %s", ErrCodeHash, what, m.Hash(), d.CodeHash)
+		}
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %s has runtime %q, which this peer does not know", ErrCodeUnavailable, what, d.Runtime)
+}
+
+// refusing is a defined contract this peer cannot run.
+type refusing struct{ err error }
+
+func (r refusing) Invoke(contract.Stub) ([]byte, error) {
+	return nil, &contract.Error{Status: 503, Message: r.err.Error()}
+}
+
+// definitionInstaller installs the channel's definitions in force into
+// the endorser and the gateway.
+type definitionInstaller struct {
+	mu     sync.Mutex
+	last   *lifecycle.Table
+	defs   func() *lifecycle.Table
+	loader *contractLoader
+	e      *endorser.Endorser
+	gw     *gateway.Gateway
+	log    *slog.Logger
+}
+
+// install installs the latest definitions, if they changed. It is called
+// once at start and by the committer after each block that changes them
+// (committer.OnDefinitions); whatever the interleaving, the last call
+// installs the latest table.
+func (d *definitionInstaller) install() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := d.defs()
+	if t == d.last {
+		return
+	}
+	d.last = t
+	if err := d.e.SetContracts(d.loader.load(t)); err != nil {
+		d.log.Error("installing contract definitions in the endorser", "err", err)
+	}
+	if err := d.gw.SetPolicies(t.Policies()); err != nil {
+		d.log.Error("installing contract definitions' policies in the gateway", "err", err)
+	}
 }

@@ -12,15 +12,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
-	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/wasm"
-	"github.com/strand-ledger/strand/contracts/empty"
-	"github.com/strand-ledger/strand/contracts/fixedasset"
-	"github.com/strand-ledger/strand/contracts/kmeans"
-	"github.com/strand-ledger/strand/contracts/kv"
-	"github.com/strand-ledger/strand/contracts/scm"
-	"github.com/strand-ledger/strand/contracts/simple"
-	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
@@ -30,17 +22,6 @@ import (
 	"github.com/strand-ledger/strand/mux"
 	"github.com/strand-ledger/strand/orderer"
 )
-
-// Builtins are the contracts this binary can run, by name.
-var Builtins = map[string]func() contract.Contract{
-	smallbank.Name:  smallbank.New,
-	kv.Name:         kv.New,
-	fixedasset.Name: fixedasset.New,
-	simple.Name:     simple.New,
-	kmeans.Name:     kmeans.New,
-	scm.Name:        scm.New,
-	empty.Name:      empty.New,
-}
 
 // Peer is a running peer: ledger, committer, endorser, gateway, and the
 // loop that pulls blocks from the ordering service.
@@ -115,12 +96,19 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if p.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, err
 	}
-	contracts, err := channelContracts(ch, p.wasm)
+	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm)
 	if err != nil {
 		return nil, err
 	}
+	byName := map[string]ContractConfig{}
+	for _, c := range ch.Contracts {
+		byName[c.Name] = c
+	}
+	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, state: p.Committer.State(), genesis: genesis, log: p.log,
+		system: lifecycleContract{defs: p.Committer.Definitions, genesis: byName}}
+	defs := p.Committer.Definitions()
 	e, err := endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts,
+		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: loader.load(defs),
 		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,
 	})
 	if err != nil {
@@ -144,7 +132,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	pool := gateway.NewPool(cfg.Name, gateway.LocalEndorser(e), cfg.Compute.PrimaryMode())
 	p.Pool = pool
 	gw, err := gateway.New(gateway.Config{
-		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: remote, Policies: comCh.Policies,
+		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: remote, Policies: defs.Policies(),
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
 		OrderWait:     orderWait(ch),
@@ -152,6 +140,9 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
+	inst := &definitionInstaller{last: defs, defs: p.Committer.Definitions, loader: loader, e: e, gw: gw, log: p.log}
+	p.Committer.OnDefinitions(inst.install)
+	inst.install() // any definition committed since defs was read
 	if err := p.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, gw)
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(e))

@@ -18,7 +18,6 @@ import (
 	"github.com/strand-ledger/strand/client"
 	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/localnet"
-	"github.com/strand-ledger/strand/node"
 )
 
 // clientFlags choose the network, the org whose client identity acts,
@@ -44,23 +43,6 @@ func (f *clientFlags) connect() (*localnet.Conn, error) {
 	lay, err := loadNet(f.dir)
 	if err != nil {
 		return nil, err
-	}
-	if f.contract != "" {
-		ch, err := node.LoadChannel(lay.Channel)
-		if err != nil {
-			return nil, err
-		}
-		var names []string
-		for _, c := range ch.Contracts {
-			if c.Name == f.contract {
-				names = nil
-				break
-			}
-			names = append(names, c.Name)
-		}
-		if names != nil {
-			return nil, fmt.Errorf("--contract %q: channel %q has no such contract; want one of %s", f.contract, ch.Channel, strings.Join(names, ", "))
-		}
 	}
 	if _, err := lay.Peer(f.org); err != nil {
 		return nil, fmt.Errorf("--org %q: the network in %s has no such org; want one of %s", f.org, f.dir, strings.Join(lay.Orgs(), ", "))

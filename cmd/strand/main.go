@@ -32,7 +32,7 @@ func rootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(benchCmd())
 	root.AddCommand(cryptoCmd(), nodeStartCmd("peer"), nodeStartCmd("orderer"), memnodeCmd(), computeCmd(), netCmd(), invokeCmd(), queryCmd(), eventsCmd())
-	root.AddCommand(demoCmd(), snapshotCmd(), channelCmd(), ledgerCmd(), isolateCmd(), energyCmd(), versionCmd())
+	root.AddCommand(demoCmd(), snapshotCmd(), channelCmd(), contractCmd(), ledgerCmd(), isolateCmd(), energyCmd(), versionCmd())
 	return root
 }
 

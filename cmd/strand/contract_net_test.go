@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strand-ledger/strand/contract/lifecycle"
+	"github.com/strand-ledger/strand/contract/wasm/wasmtest"
+)
+
+// TestNetContractDeploy runs a 2-org network of real processes and the
+// contract lifecycle through the CLI: a module that does not compile and
+// a deploy signed by one org's admin of two are refused by name, and the
+// contract stays undefined; a deploy signed by both admins puts a
+// WebAssembly contract (examples/kv-c) in force on both peers, which
+// answer invokes through either org; an upgrade with a stricter policy
+// keeps its state; a downgrade is refused by name.
+func TestNetContractDeploy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network of processes")
+	}
+	code := wasmtest.C(t, "examples/kv-c/kv.c")
+	mod := filepath.Join(t.TempDir(), "kv.wasm")
+	junk := filepath.Join(t.TempDir(), "junk.wasm")
+	if err := os.WriteFile(mod, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(junk, []byte("\x00asm junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := generateTwoPolicyNet(t)
+	mustCLI(t, "net", "up", "--dir", dir)
+
+	if out := mustCLI(t, "contract", "package", mod); !strings.Contains(out, lifecycle.CodeHash(code)) {
+		t.Errorf("contract package printed %q, want the module's hash", out)
+	}
+	if _, err := cli(t, "contract", "deploy", "kvw", "--dir", dir, "--wasm", junk); err == nil || !strings.Contains(err.Error(), "does not compile") {
+		t.Errorf("deploy of a module that does not compile: %v, want it named", err)
+	}
+	_, err := cli(t, "contract", "deploy", "kvw", "--dir", dir, "--wasm", mod, "--sign-as", "Org1")
+	if err == nil || !strings.Contains(err.Error(), "ENDORSEMENT_POLICY_FAILURE") || !strings.Contains(err.Error(), "not approved") {
+		t.Fatalf("deploy signed by one admin of two: %v, want ENDORSEMENT_POLICY_FAILURE, not approved", err)
+	}
+	if out := mustCLI(t, "contract", "list", "--dir", dir); strings.Contains(out, "kvw") || !strings.Contains(out, "smallbank") {
+		t.Fatalf("contract list after a refused deploy:\n%s", out)
+	}
+	if _, err := cli(t, "invoke", "--dir", dir, "--contract", "kvw", "put", "k", "v"); err == nil {
+		t.Fatalf("invoke of an undefined contract succeeded")
+	}
+
+	start := time.Now()
+	out := mustCLI(t, "contract", "deploy", "kvw", "--dir", dir, "--wasm", mod, "--policy", "OR('Org1.peer','Org2.peer')")
+	if !strings.Contains(out, "sequence 1 (wasm") || !strings.Contains(out, "in force on every peer") {
+		t.Fatalf("deploy printed %q", out)
+	}
+	out = mustCLI(t, "invoke", "--dir", dir, "--contract", "kvw", "put", "k1", "v1")
+	t.Logf("deploy to first committed invoke: %s", time.Since(start).Round(time.Millisecond))
+	if !strings.Contains(out, "code    VALID") {
+		t.Fatalf("invoke after deploy:\n%s", out)
+	}
+	if out := mustCLI(t, "query", "--dir", dir, "--org", "Org2", "--contract", "kvw", "get", "k1"); !strings.Contains(out, "v1") {
+		t.Fatalf("query on Org2's peer after deploy: %q", out)
+	}
+	if _, err := cli(t, "contract", "deploy", "kvw", "--dir", dir, "--wasm", mod); err == nil || !strings.Contains(err.Error(), "upgrade it instead") {
+		t.Errorf("deploy of a defined contract: %v, want upgrade suggested", err)
+	}
+
+	out = mustCLI(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", mod, "--version", "2.0", "--policy", "AND('Org1.peer','Org2.peer')")
+	if !strings.Contains(out, "version 2.0 sequence 2") {
+		t.Fatalf("upgrade printed %q", out)
+	}
+	if out := mustCLI(t, "query", "--dir", dir, "--contract", "kvw", "get", "k1"); !strings.Contains(out, "v1") {
+		t.Fatalf("state after the upgrade: get k1 = %q, want v1", out)
+	}
+	if out := mustCLI(t, "invoke", "--dir", dir, "--org", "Org2", "--contract", "kvw", "put", "k2", "v2"); !strings.Contains(out, "code    VALID") {
+		t.Fatalf("invoke after the upgrade:\n%s", out)
+	}
+	show := mustCLI(t, "contract", "show", "kvw", "--dir", dir, "--org", "Org2")
+	if !strings.Contains(show, `"sequence":2`) || !strings.Contains(show, `AND('Org1.peer','Org2.peer')`) {
+		t.Errorf("contract show after the upgrade: %s", show)
+	}
+	_, err = cli(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", mod, "--sequence", "1")
+	if err == nil || !strings.Contains(err.Error(), "CHAINCODE_VERSION_CONFLICT") {
+		t.Errorf("downgrade to sequence 1: %v, want CHAINCODE_VERSION_CONFLICT", err)
+	}
+	if out := mustCLI(t, "invoke", "--dir", dir, "--contract", "kvw", "put", "k3", "v3"); !strings.Contains(out, "code    VALID") {
+		t.Fatalf("invoke after the refused downgrade:\n%s", out)
+	}
+}

@@ -1,0 +1,132 @@
+package committer
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract/lifecycle"
+	"github.com/strand-ledger/strand/ledger/statedb"
+)
+
+// Contract definitions (contract/lifecycle) change the rules stage 1
+// checks endorsements against, while stage 1 runs ahead of stage 2. The
+// rules are therefore versioned: a ruleSet has a generation, stage 1
+// records the generation it used in each txResult, and stage 2, which
+// alone installs a new ruleSet (after a block whose definitions are
+// valid), verifies again any transaction whose generation is not the
+// current one. Stage 1 of a block finishes before stage 2 starts it, and
+// generations only grow, so a transaction of block N is decided under the
+// definitions of blocks below N, whatever the timing: the policy in force
+// at its block (docs/contracts.md).
+
+// ruleSet is the endorsement rules of one generation of definitions.
+type ruleSet struct {
+	gen  uint64
+	m    map[string]*rule
+	defs *lifecycle.Table
+}
+
+// newRuleSet builds the rules of table, plus the lifecycle contract's
+// (Channel.Lifecycle) when the channel has one.
+func (ch *Channel) newRuleSet(gen uint64, table *lifecycle.Table) *ruleSet {
+	pols := table.Policies()
+	m := make(map[string]*rule, len(pols)+1)
+	for name, p := range pols {
+		m[name] = &rule{pol: p, orgs: p.Orgs()}
+	}
+	if ch.Lifecycle != nil {
+		m[lifecycle.Namespace] = &rule{pol: ch.Lifecycle, orgs: ch.Lifecycle.Orgs()}
+	}
+	return &ruleSet{gen: gen, m: m, defs: table}
+}
+
+// loadRules builds generation 0 from the channel's genesis contracts and
+// the definitions committed in db.
+func (ch *Channel) loadRules(db statedb.DB) (*ruleSet, error) {
+	defs, err := loadDefinitions(db)
+	if err != nil {
+		return nil, err
+	}
+	return ch.newRuleSet(0, lifecycle.NewTable(ch.Policies, defs)), nil
+}
+
+// loadDefinitions reads the committed definitions from state.
+func loadDefinitions(db statedb.DB) ([]*lifecycle.Definition, error) {
+	var defs []*lifecycle.Definition
+	var bad error
+	err := db.Scan(lifecycle.Namespace, lifecycle.DefPrefix, lifecycle.DefEnd, func(key string, v statedb.Value) bool {
+		d, err := lifecycle.Decode(v.Data)
+		if err != nil {
+			bad = fmt.Errorf("committer: committed definition %q does not decode: %w", key, err)
+			return false
+		}
+		defs = append(defs, d)
+		return true
+	})
+	if err == nil {
+		err = bad
+	}
+	if err != nil {
+		return nil, fmt.Errorf("committer: reading contract definitions: %w", err)
+	}
+	return defs, nil
+}
+
+// checkDefinition is stage 1's check of a lifecycle transaction whose
+// creator and endorsements (the lifecycle policy) were verified: the form
+// of its writes (lifecycle.CheckWrites).
+func checkDefinition(ch *Channel, r txResult) txResult {
+	orgs := ch.Registry.Orgs()
+	def, _, err := lifecycle.CheckWrites(ch.Name, func(o string) bool { return slices.Contains(orgs, o) }, r.tx.Response.Rwset)
+	if err != nil {
+		code := api.TxValidationCode_BAD_RWSET
+		if errors.Is(err, lifecycle.ErrCodeHash) || errors.Is(err, lifecycle.ErrRuntime) {
+			code = api.TxValidationCode_INVALID_CHAINCODE
+		}
+		return r.fail(code, fmt.Errorf("committer: tx %s: %w", r.tx.ID(), err))
+	}
+	r.def = def
+	return r
+}
+
+// nextDefinitions is stage 2's decision on a block's definitions, in
+// block order: each candidate (still VALID) must have the next sequence
+// of its contract, or becomes CHAINCODE_VERSION_CONFLICT. It returns the
+// table after the block, or nil if the block defines nothing. A
+// definition transaction reads nothing, so MVCC cannot invalidate it
+// after this decision.
+func nextDefinitions(table *lifecycle.Table, results []txResult, txs []txWork, log func(string, ...any)) *lifecycle.Table {
+	var next *lifecycle.Table
+	for i := range txs {
+		d := results[i].def
+		if d == nil || txs[i].code != api.TxValidationCode_VALID {
+			continue
+		}
+		cur := table
+		if next != nil {
+			cur = next
+		}
+		t, err := cur.Next(d)
+		if err != nil {
+			txs[i].code = api.TxValidationCode_CHAINCODE_VERSION_CONFLICT
+			log("contract definition refused", "contract", d.Name, "tx", i, "err", err)
+			continue
+		}
+		next = t
+	}
+	return next
+}
+
+// Definitions returns the contract definitions in force at the
+// committed height: what endorsers should run. It changes (a new
+// pointer) only when a committed block defined a contract.
+func (c *Committer) Definitions() *lifecycle.Table { return c.committedDefs.Load() }
+
+// OnDefinitions sets f to be called, in the commit stage, after a
+// committed block changed the definitions and before subscribers hear of
+// that block, so a client told of a definition's commit finds it in force
+// on this peer. f reads Definitions (the latest; calls may coalesce) and
+// must not wait for the committer.
+func (c *Committer) OnDefinitions(f func()) { c.onDefs.Store(&f) }

@@ -1,0 +1,106 @@
+package lifecycle
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/policy"
+)
+
+// CheckWrites is the stateless check of a definition transaction's
+// read/write set (committer stage 1): one namespace, Namespace; no reads;
+// exactly one write of DefKey(name) holding a definition for channel
+// whose policy names only orgs for which isOrg is true; for wasm exactly
+// one more write, CodeKey(hash), holding a module of that hash; nothing
+// else. It returns the decoded definition and the module (nil for
+// builtin).
+func CheckWrites(channel string, isOrg func(string) bool, rw *api.RWSet) (*Definition, []byte, error) {
+	if len(rw.GetNamespaces()) != 1 || rw.Namespaces[0].Namespace != Namespace {
+		return nil, nil, fmt.Errorf("%w: a definition transaction touches exactly the namespace %s", ErrMalformed, Namespace)
+	}
+	ns := rw.Namespaces[0]
+	if len(ns.Reads) > 0 || len(ns.RangeReads) > 0 {
+		return nil, nil, fmt.Errorf("%w: a definition transaction reads nothing (it has %d reads, %d range reads)", ErrMalformed, len(ns.Reads), len(ns.RangeReads))
+	}
+	var def *Definition
+	var code []byte
+	var codeKey string
+	for _, w := range ns.Writes {
+		switch {
+		case w.IsDelete:
+			return nil, nil, fmt.Errorf("%w: a definition transaction deletes %q; it only writes", ErrMalformed, w.Key)
+		case strings.HasPrefix(w.Key, DefPrefix) && def == nil:
+			d, err := Decode(w.Value)
+			if err != nil {
+				return nil, nil, err
+			}
+			if w.Key != DefKey(d.Name) {
+				return nil, nil, fmt.Errorf("%w: definition of %q written under key %q, want %q", ErrMalformed, d.Name, w.Key, DefKey(d.Name))
+			}
+			def = d
+		case strings.HasPrefix(w.Key, "code/") && codeKey == "":
+			codeKey, code = w.Key, w.Value
+		default:
+			return nil, nil, fmt.Errorf("%w: a definition transaction writes one %s<name> and, for wasm, one code/<hash>; key %q is extra",
+				ErrMalformed, DefPrefix, w.Key)
+		}
+	}
+	if def == nil {
+		return nil, nil, fmt.Errorf("%w: a definition transaction writes no %s<name> key", ErrMalformed, DefPrefix)
+	}
+	if def.Channel != channel {
+		return nil, nil, fmt.Errorf("%w: definition of %q is for channel %q, this is %q", ErrMalformed, def.Name, def.Channel, channel)
+	}
+	if err := checkOrgs(def.Name, def.Parsed, isOrg); err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case def.Runtime == RuntimeBuiltin && codeKey != "":
+		return nil, nil, fmt.Errorf("%w: builtin contract %q carries code under %q", ErrMalformed, def.Name, codeKey)
+	case def.Runtime == RuntimeWasm && codeKey == "":
+		return nil, nil, fmt.Errorf("%w: wasm contract %q carries no module (want a write of %q)", ErrMalformed, def.Name, CodeKey(def.CodeHash))
+	case def.Runtime == RuntimeWasm && codeKey != CodeKey(def.CodeHash):
+		return nil, nil, fmt.Errorf("%w: wasm contract %q has code hash %s but its module is written under %q", ErrCodeHash, def.Name, def.CodeHash, codeKey)
+	case def.Runtime == RuntimeWasm && len(code) > MaxCodeBytes:
+		return nil, nil, fmt.Errorf("%w: wasm contract %q: module of %d bytes, at most %d", ErrMalformed, def.Name, len(code), MaxCodeBytes)
+	case def.Runtime == RuntimeWasm && CodeHash(code) != def.CodeHash:
+		return nil, nil, fmt.Errorf("%w: wasm contract %q: the module carried has SHA-256 %s, the definition says %s", ErrCodeHash, def.Name, CodeHash(code), def.CodeHash)
+	}
+	return def, code, nil
+}
+
+func checkOrgs(name string, p *policy.Policy, isOrg func(string) bool) error {
+	for _, org := range p.Orgs() {
+		if !isOrg(org) {
+			return fmt.Errorf("%w: contract %q: policy %s names org %q, which is not an org of the channel", ErrPolicy, name, p, org)
+		}
+	}
+	return nil
+}
+
+// Writes returns the read/write set a definition transaction carries for
+// def (encoded) and its module (nil for builtin): what CheckWrites
+// accepts.
+func Writes(def *Definition, code []byte) *api.RWSet {
+	ws := []*api.KVWrite{{Key: DefKey(def.Name), Value: def.Raw}}
+	if def.Runtime == RuntimeWasm {
+		ws = append(ws, &api.KVWrite{Key: CodeKey(def.CodeHash), Value: code})
+	}
+	return &api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: Namespace, Writes: ws}}}
+}
+
+// DefaultPolicy is the lifecycle policy of a channel that sets none:
+// the admins of a majority of orgs, as Fabric's MAJORITY Endorsement
+// (OutOf(n/2+1, 'Org1.admin', ...)). orgs are the orgs that count: those
+// with peers.
+func DefaultPolicy(orgs []string) (*policy.Policy, error) {
+	if len(orgs) == 0 {
+		return nil, fmt.Errorf("%w: no org to approve definitions", ErrPolicy)
+	}
+	admins := make([]string, len(orgs))
+	for i, o := range orgs {
+		admins[i] = "'" + o + ".admin'"
+	}
+	return policy.Parse(fmt.Sprintf("OutOf(%d, %s)", len(orgs)/2+1, strings.Join(admins, ", ")))
+}

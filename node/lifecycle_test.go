@@ -1,0 +1,112 @@
+package node
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/lifecycle"
+	"github.com/strand-ledger/strand/contract/wasm"
+	"github.com/strand-ledger/strand/contract/wasm/wasmtest"
+	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+)
+
+// TestContractLoader: a definition becomes code this peer runs, or a
+// contract that refuses every call naming why (hash mismatch, unknown
+// builtin, module missing or not compiling); a definition loaded once is
+// not loaded again.
+func TestContractLoader(t *testing.T) {
+	code := wasmtest.C(t, "examples/kv-c/kv.c")
+	engine, err := wasm.NewEngine(wasm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+	db := memdb.New()
+	var b statedb.Batch
+	b.Put(lifecycle.Namespace, lifecycle.CodeKey(wasm.Hash(code)), code, statedb.Version{Block: 1})
+	junk := []byte("not a module")
+	b.Put(lifecycle.Namespace, lifecycle.CodeKey(wasm.Hash(junk)), junk, statedb.Version{Block: 1})
+	tampered := strings.Repeat("ab", 32)
+	b.Put(lifecycle.Namespace, lifecycle.CodeKey(tampered), code, statedb.Version{Block: 1})
+	if err := db.Apply(&b, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	def := func(name, runtime, hash string) *lifecycle.Definition {
+		d := &lifecycle.Definition{Channel: "ch", Name: name, Version: "1", Sequence: 1, Runtime: runtime, CodeHash: hash, Policy: "OR('Org1.peer')"}
+		if _, err := d.Encode(); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	defs := []*lifecycle.Definition{
+		def("good", lifecycle.RuntimeWasm, wasm.Hash(code)),
+		def("kv", lifecycle.RuntimeBuiltin, ""),
+		def("nobuiltin", lifecycle.RuntimeBuiltin, ""),
+		def("missing", lifecycle.RuntimeWasm, strings.Repeat("cd", 32)),
+		def("junk", lifecycle.RuntimeWasm, wasm.Hash(junk)),
+		def("tampered", lifecycle.RuntimeWasm, tampered),
+	}
+	l := &contractLoader{channel: "ch", builtins: DefaultBuiltins(), engine: engine, state: db, log: slog.New(slog.DiscardHandler),
+		genesis: map[string]contract.Contract{"gen": refusing{}}}
+	table := lifecycle.NewTable(nil, defs)
+	cs := l.load(table)
+	if _, ok := cs["good"].(*wasm.Module); !ok {
+		t.Errorf("good is %T, want a *wasm.Module", cs["good"])
+	}
+	if _, ok := cs["kv"].(refusing); ok {
+		t.Errorf("the built-in kv refuses")
+	}
+	for name, want := range map[string]error{"nobuiltin": ErrCodeUnavailable, "missing": ErrCodeUnavailable, "junk": ErrCodeUnavailable, "tampered": ErrCodeHash} {
+		r, ok := cs[name].(refusing)
+		if !ok || !errors.Is(r.err, want) || !strings.Contains(r.err.Error(), name) {
+			t.Errorf("%s: %T %v, want a refusing contract with %v naming it", name, cs[name], r.err, want)
+			continue
+		}
+		if _, err := r.Invoke(nil); err == nil || !strings.Contains(err.Error(), want.Error()) {
+			t.Errorf("%s: Invoke = %v, want the refusal", name, err)
+		}
+	}
+	if again := l.load(table); again["good"] != cs["good"] {
+		t.Errorf("loading the same definitions again made a new contract")
+	}
+}
+
+// TestChannelLifecyclePolicy: the default lifecycle policy is a majority
+// of the admins of the orgs with peers; a set one is part of the genesis
+// document and must name channel orgs; '_' names are reserved.
+func TestChannelLifecyclePolicy(t *testing.T) {
+	dir := writeNet(t, channelYAML, nodeYAML)
+	ch, err := LoadChannel(dir + "/channel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ch.LifecyclePolicy().String(); got != "OutOf(2,'Org1.admin','Org2.admin')" {
+		t.Errorf("default lifecycle policy %s, want a majority of Org1 and Org2 admins (OrdererOrg has no peers)", got)
+	}
+	plain := ch.Hash()
+	set := writeNet(t, channelYAML+"lifecycle: OR('Org1.admin')\n", nodeYAML)
+	ch2, err := LoadChannel(set + "/channel.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch2.LifecyclePolicy().String() != "OR('Org1.admin')" || !strings.Contains(string(ch2.Genesis()), `"Lifecycle":"OR('Org1.admin')"`) {
+		t.Errorf("a set lifecycle policy: %s, genesis %s", ch2.LifecyclePolicy(), ch2.Genesis())
+	}
+	if strings.Contains(string(ch.Genesis()), "Lifecycle") || plain == "" {
+		t.Errorf("an unset lifecycle policy is in the genesis document: %s", ch.Genesis())
+	}
+	for _, c := range []struct{ yaml, want string }{
+		{channelYAML + "lifecycle: OR('Org9.admin')\n", "lifecycle"},
+		{channelYAML + "lifecycle: OR(\n", "lifecycle"},
+		{strings.Replace(channelYAML, "{name: kv,", "{name: _kv,", 1), "reserved"},
+	} {
+		d := writeNet(t, c.yaml, nodeYAML)
+		if _, err := LoadChannel(d + "/channel.yaml"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("LoadChannel: %v, want an error naming %q", err, c.want)
+		}
+	}
+}

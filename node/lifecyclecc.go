@@ -1,0 +1,65 @@
+package node
+
+import (
+	"encoding/json"
+
+	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/lifecycle"
+)
+
+// DefinitionInfo is one contract as `strand contract list/show` prints
+// it: the definition in force on the peer that answered.
+type DefinitionInfo struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Sequence uint64 `json:"sequence"`
+	Runtime  string `json:"runtime"`
+	CodeHash string `json:"codeHash,omitempty"`
+	Policy   string `json:"policy"`
+	Init     string `json:"init,omitempty"`
+	// Genesis is true for a contract of the channel file not redefined
+	// since.
+	Genesis bool `json:"genesis,omitempty"`
+}
+
+// lifecycleContract answers queries of the reserved contract
+// lifecycle.Namespace on this peer: "list" (every definition in force)
+// and "show NAME". It only reads; a transaction of it would fail
+// validation (a definition transaction is built by its deployer and
+// signed by org admins, not endorsed by peers).
+type lifecycleContract struct {
+	defs    func() *lifecycle.Table
+	genesis map[string]ContractConfig
+}
+
+func (l lifecycleContract) Invoke(stub contract.Stub) ([]byte, error) {
+	t := l.defs()
+	switch fn, args := stub.Function(), stub.Args(); {
+	case fn == "list" && len(args) == 0:
+		out := make([]DefinitionInfo, 0, t.Len())
+		for _, name := range t.Names() {
+			out = append(out, l.info(t, name))
+		}
+		return json.Marshal(out)
+	case fn == "show" && len(args) == 1:
+		name := string(args[0])
+		if _, ok := t.Get(name); !ok {
+			return nil, &contract.Error{Status: 404, Message: "contract " + name + " is not defined on this channel (strand contract list shows those that are)"}
+		}
+		return json.Marshal(l.info(t, name))
+	}
+	return nil, contract.Errorf("%s has the functions list and show NAME; got %q with %d arguments", lifecycle.Namespace, stub.Function(), len(stub.Args()))
+}
+
+func (l lifecycleContract) info(t *lifecycle.Table, name string) DefinitionInfo {
+	e, _ := t.Get(name)
+	if d := e.Def; d != nil {
+		return DefinitionInfo{Name: name, Version: d.Version, Sequence: d.Sequence, Runtime: d.Runtime, CodeHash: d.CodeHash, Policy: d.Policy, Init: d.Init}
+	}
+	g := l.genesis[name]
+	rt := g.Runtime
+	if rt == "" {
+		rt = RuntimeBuiltin
+	}
+	return DefinitionInfo{Name: name, Version: "genesis", Sequence: e.Sequence, Runtime: rt, CodeHash: g.Hash, Policy: e.Policy.String(), Genesis: true}
+}
