@@ -3,6 +3,7 @@ package p256
 import (
 	"crypto/elliptic"
 	"math/big"
+	"sync"
 
 	"filippo.io/nistec"
 	"golang.org/x/crypto/cryptobyte"
@@ -11,6 +12,16 @@ import (
 
 // n is the order of P-256's base point.
 var n = elliptic.P256().Params().N
+
+// scratch holds one verification's integers, pooled so that their
+// backing arrays are reused: a verification allocates little more than
+// the standard library's.
+type scratch struct {
+	r, s, e, w, u, v big.Int
+	R                nistec.P256Point
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // Verify reports whether sig, an ASN.1 DER ECDSA signature, is valid for
 // digest under the table's key, exactly as ecdsa.VerifyASN1 would answer.
@@ -21,45 +32,44 @@ func (t *Table) Verify(digest, sig []byte) bool {
 	if !ok {
 		return false
 	}
-	r, ok := scalar(rb)
-	if !ok {
-		return false
-	}
-	s, ok := scalar(sb)
-	if !ok {
+	z := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(z)
+	if !scalar(&z.r, rb) || !scalar(&z.s, sb) {
 		return false
 	}
 	if len(digest) > 32 {
 		digest = digest[:32] // P-256's order is 256 bits: no shift needed
 	}
-	e := new(big.Int).SetBytes(digest)
+	e := z.e.SetBytes(digest)
 	if e.Cmp(n) >= 0 {
 		e.Sub(e, n) // e < 2^256 < 2N
 	}
 
-	w := new(big.Int).ModInverse(s, n) // s in [1, N-1] and N prime: exists
-	u1 := e.Mul(e, w)
-	u1.Mod(u1, n)
-	u2 := w.Mul(w, r)
-	u2.Mod(u2, n)
-
+	w := z.w.ModInverse(&z.s, n) // s in [1, N-1] and N prime: exists
+	u := z.u.Mul(e, w)
+	u.Mod(u, n) // u1
 	var k1, k2 [32]byte
-	u1.FillBytes(k1[:])
-	u2.FillBytes(k2[:])
-	R, err := nistec.NewP256Point().ScalarBaseMult(k1[:])
+	u.FillBytes(k1[:])
+	u.Mul(w, &z.r)
+	u.Mod(u, n) // u2
+	u.FillBytes(k2[:])
+
+	R, err := z.R.ScalarBaseMult(k1[:])
 	if err != nil {
 		return false
 	}
 	t.mult(R, &k2)
+	var xb [32]byte
 	x, err := R.BytesX() // errors for the point at infinity
 	if err != nil {
 		return false
 	}
-	v := new(big.Int).SetBytes(x)
+	copy(xb[:], x)
+	v := z.v.SetBytes(xb[:])
 	if v.Cmp(n) >= 0 {
 		v.Sub(v, n) // x < p < 2N
 	}
-	return v.Cmp(r) == 0
+	return v.Cmp(&z.r) == 0
 }
 
 // parseSignature splits a DER SEQUENCE of two non-negative INTEGERs, with
@@ -79,13 +89,10 @@ func parseSignature(sig []byte) (r, s []byte, ok bool) {
 
 // scalar decodes b (big-endian, no leading zeros beyond one) and accepts
 // it only in [1, N-1], as crypto/ecdsa does for r and s.
-func scalar(b []byte) (*big.Int, bool) {
+func scalar(v *big.Int, b []byte) bool {
 	if len(b) > 32 {
-		return nil, false
+		return false
 	}
-	v := new(big.Int).SetBytes(b)
-	if v.Sign() == 0 || v.Cmp(n) >= 0 {
-		return nil, false
-	}
-	return v, true
+	v.SetBytes(b)
+	return v.Sign() != 0 && v.Cmp(n) < 0
 }
