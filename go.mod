@@ -3,6 +3,7 @@ module github.com/strand-ledger/strand
 go 1.26.8
 
 require (
+	filippo.io/nistec v0.0.4
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/cockroachdb/pebble/v2 v2.1.7
@@ -20,6 +21,7 @@ require (
 	github.com/tetratelabs/wazero v1.12.0
 	go.etcd.io/bbolt v1.5.0
 	go.etcd.io/raft/v3 v3.7.0
+	golang.org/x/crypto v0.57.0
 	golang.org/x/net v0.60.0
 	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.46.0

@@ -9,9 +9,11 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity/p256"
 )
 
 // CacheEntries bounds the number of verdicts a Registry caches. When the
@@ -37,6 +39,7 @@ type Registry struct {
 	orgs  map[string]*orgState
 	ids   []string // sorted
 	limit int
+	keys  *keyTables
 
 	mu struct {
 		sync.RWMutex
@@ -50,6 +53,7 @@ type orgState struct {
 	roots *x509.CertPool
 	// cache maps string(cert DER) to a verdict. Guarded by Registry.mu.
 	cache map[string]verdict
+	keys  *keyTables // the registry's
 }
 
 type verdict struct {
@@ -70,12 +74,21 @@ type Member struct {
 
 	ec *ecdsa.PublicKey
 	ed ed25519.PublicKey
+
+	// Precomputed verification of ec (see keyTables): tab is the table or
+	// nil, ref the CLOCK referenced flag, uses the verifications without a
+	// table since the last eviction, keys the registry's table cache.
+	tab  atomic.Pointer[p256.Table]
+	ref  atomic.Bool
+	uses atomic.Int32
+	keys *keyTables
 }
 
 // NewRegistry builds a registry over orgs. Each org needs a non-empty,
 // unique ID and at least one CA certificate that parses and is a CA.
 func NewRegistry(orgs []Org) (*Registry, error) {
-	r := &Registry{orgs: make(map[string]*orgState, len(orgs)), limit: CacheEntries}
+	r := &Registry{orgs: make(map[string]*orgState, len(orgs)), limit: CacheEntries,
+		keys: &keyTables{limit: DefaultKeyTableBytes}}
 	for i, o := range orgs {
 		if o.ID == "" {
 			return nil, fmt.Errorf("identity: org %d of %d has an empty ID, expected a unique non-empty ID", i, len(orgs))
@@ -86,7 +99,7 @@ func NewRegistry(orgs []Org) (*Registry, error) {
 		if len(o.CACerts) == 0 {
 			return nil, fmt.Errorf("identity: org %q has no CA certificates, expected at least one", o.ID)
 		}
-		st := &orgState{id: o.ID, roots: x509.NewCertPool(), cache: make(map[string]verdict)}
+		st := &orgState{id: o.ID, roots: x509.NewCertPool(), cache: make(map[string]verdict), keys: r.keys}
 		for j, der := range o.CACerts {
 			c, err := x509.ParseCertificate(der)
 			if err != nil {
@@ -103,6 +116,14 @@ func NewRegistry(orgs []Org) (*Registry, error) {
 	sort.Strings(r.ids)
 	return r, nil
 }
+
+// SetKeyTableLimit bounds the bytes of the verification tables built for
+// client keys (DefaultKeyTableBytes unless set; 0 builds none). Call it
+// before the registry is used.
+func (r *Registry) SetKeyTableLimit(bytes int64) { r.keys.limit = bytes }
+
+// KeyTableMetrics is a snapshot of the registry's verification tables.
+func (r *Registry) KeyTableMetrics() KeyTableMetrics { return r.keys.metrics() }
 
 // Orgs returns the IDs of the registry's organisations, sorted.
 func (r *Registry) Orgs() []string { return append([]string(nil), r.ids...) }
@@ -184,6 +205,10 @@ func (st *orgState) validate(der []byte) (*Member, error) {
 	switch alg {
 	case ECDSAP256:
 		m.ec = cert.PublicKey.(*ecdsa.PublicKey)
+		m.keys = st.keys
+		if role != RoleClient {
+			st.keys.pin(m) // the channel's own nodes and admins: built once
+		}
 	case Ed25519:
 		m.ed = cert.PublicKey.(ed25519.PublicKey)
 	}
@@ -228,7 +253,7 @@ func (m *Member) VerifyMessage(msg *Message, sig []byte) error {
 		if !isLowS(sig) {
 			return m.badSignature("ECDSA signature is malformed or high-S, expected DER (r, s) with s <= N/2")
 		}
-		if !ecdsa.VerifyASN1(m.ec, msg.sha256(), sig) {
+		if !m.verifyECDSA(msg.sha256(), sig) {
 			return m.badSignature("ECDSA P-256 verification failed")
 		}
 		return nil
@@ -244,4 +269,16 @@ func (m *Member) VerifyMessage(msg *Message, sig []byte) error {
 
 func (m *Member) badSignature(why string) error {
 	return fmt.Errorf("%w: %s %q of org %q: %s", ErrBadSignature, m.Role, m.Name, m.Org, why)
+}
+
+// verifyECDSA checks a P-256 signature over digest with the member's
+// precomputed table when it has (or now earns) one, else the standard
+// library; both give the same answer (identity/p256's tests).
+func (m *Member) verifyECDSA(digest, sig []byte) bool {
+	if m.keys != nil {
+		if t := m.keys.table(m); t != nil {
+			return t.Verify(digest, sig)
+		}
+	}
+	return ecdsa.VerifyASN1(m.ec, digest, sig)
 }

@@ -84,6 +84,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, ready, o.log,
 		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
 		NewStructCollector("blockstore", func() any { return o.Store.Stats() }),
+		NewStructCollector("key_tables", func() any { return reg.KeyTableMetrics() }),
 	); err != nil {
 		return nil, err
 	}

@@ -160,6 +160,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
 		NewStructCollector("repair", func() any { return p.repairs }),
 		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
+		NewStructCollector("key_tables", func() any { return comCh.Registry.KeyTableMetrics() }),
 	}
 	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
 		collectors = append(collectors, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))

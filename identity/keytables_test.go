@@ -1,0 +1,125 @@
+package identity
+
+import (
+	"errors"
+	"sync"
+	"testing"
+)
+
+// TestKeyTablesPromoteAndEvict checks that a client key gets a table after
+// KeyTablePromoteAfter verifications, that the client tables stay within
+// the byte limit by evicting, that peers get theirs at validation, and that
+// answers never change along the way.
+func TestKeyTablesPromoteAndEvict(t *testing.T) {
+	f := newFixture(t)
+	peer := mustIssue(t, f.ca1, "peer0", RolePeer, ECDSAP256)
+	mp, err := f.reg.Member(peer.Identity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mp.tab.Load() == nil {
+		t.Fatal("peer member has no table after validation")
+	}
+	const clients = 3
+	probe := mustIssue(t, f.ca1, "probe", RoleClient, ECDSAP256)
+	pm, _ := f.reg.Member(probe.Identity())
+	// Room for two client tables: the third admission must evict one.
+	f.reg.SetKeyTableLimit(int64(2*mustTableSize(t, pm)) + 1)
+
+	msg := []byte("tx")
+	var members []*Member
+	for i := 0; i < clients; i++ {
+		s := mustIssue(t, f.ca1, "user"+string(rune('a'+i)), RoleClient, ECDSAP256)
+		m, err := f.reg.Member(s.Identity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, _ := s.Sign(msg)
+		bad := append([]byte(nil), sig...)
+		bad[len(bad)-1] ^= 1
+		check := func(when string) {
+			t.Helper()
+			if err := m.Verify(msg, sig); err != nil {
+				t.Fatalf("client %d, %s: %v", i, when, err)
+			}
+			if err := m.Verify(msg, bad); !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("client %d, %s, corrupted signature: %v, expected ErrBadSignature", i, when, err)
+			}
+		}
+		for j := 0; j < KeyTablePromoteAfter; j += 2 { // two uses per check
+			if m.tab.Load() != nil {
+				t.Fatalf("client %d has a table after %d verifications", i, j)
+			}
+			check("without a table")
+		}
+		if m.tab.Load() == nil {
+			t.Fatalf("client %d has no table after %d verifications", i, KeyTablePromoteAfter)
+		}
+		check("with a table")
+		members = append(members, m)
+	}
+	km := f.reg.KeyTableMetrics()
+	t.Log(km)
+	if km.Keys != 2 || km.Bytes > km.LimitBytes || km.Evictions != 1 || km.Builds != clients {
+		t.Fatalf("%v: expected 2 client keys within the limit, 1 eviction, %d builds", km, clients)
+	}
+	if km.Hits == 0 || km.Misses == 0 || km.PinnedKeys < 1 {
+		t.Fatalf("%v: expected hits, misses and a pinned key", km)
+	}
+	held := 0
+	for _, m := range members {
+		if m.tab.Load() != nil {
+			held++
+		}
+	}
+	if held != 2 {
+		t.Fatalf("%d members hold tables, metrics say 2", held)
+	}
+}
+
+func mustTableSize(t *testing.T, m *Member) int {
+	t.Helper()
+	m.keys.pin(m) // a throwaway table, only to learn the size
+	tab := m.tab.Swap(nil)
+	if tab == nil {
+		t.Fatal("no table")
+	}
+	return tab.Size()
+}
+
+// TestKeyTablesConcurrent verifies from many goroutines while tables are
+// built and evicted (run with -race).
+func TestKeyTablesConcurrent(t *testing.T) {
+	f := newFixture(t)
+	msg := []byte("tx")
+	type cl struct {
+		m   *Member
+		sig []byte
+	}
+	var cls []cl
+	for i := 0; i < 4; i++ {
+		s := mustIssue(t, f.ca1, "c"+string(rune('a'+i)), RoleClient, ECDSAP256)
+		m, _ := f.reg.Member(s.Identity())
+		sig, _ := s.Sign(msg)
+		cls = append(cls, cl{m, sig})
+	}
+	f.reg.SetKeyTableLimit(int64(mustTableSize(t, cls[0].m)) + 1) // one at a time
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 40; i++ {
+				c := cls[(g+i)%len(cls)]
+				if err := c.m.Verify(msg, c.sig); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if km := f.reg.KeyTableMetrics(); km.Bytes > km.LimitBytes || km.Keys > 1 {
+		t.Fatalf("%v: over the limit", km)
+	}
+}

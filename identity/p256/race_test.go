@@ -1,0 +1,7 @@
+//go:build race
+
+package p256
+
+// raceEnabled: the race detector makes sync.Pool drop items, so allocation
+// counts are not meaningful.
+const raceEnabled = true
