@@ -29,24 +29,7 @@ func TestMemnodeRound(t *testing.T) {
 	r := Round{Label: "tiered", Workload: "ycsb", Params: map[string]string{"mix": "a", "records": "400", "value_size": "4000", "zipf": "0"},
 		Clients: 4, Duration: 2 * time.Second,
 		Interference: Interference{Network: "processes"}, Disagg: Disagg{Memnodes: true, MemoryMB: 1, CacheMB: 1}}
-	var mu sync.Mutex
-	quotas := map[string]string{}
-	var seen func(Progress)
-	if os.Geteuid() == 0 {
-		parent := cgroupTestParent(t)
-		r.CgroupParent, r.CPUQuota = parent, map[string]float64{"memnode": 0.5}
-		seen = func(Progress) {
-			mu.Lock()
-			defer mu.Unlock()
-			_ = filepath.WalkDir(parent, func(path string, d os.DirEntry, err error) error {
-				if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "memnode-") {
-					b, _ := os.ReadFile(filepath.Join(path, "cpu.cfs_quota_us"))
-					quotas[d.Name()] = strings.TrimSpace(string(b))
-				}
-				return nil
-			})
-		}
-	}
+	seen, quotas := watchQuotas(t, &r, "memnode", "memnode-")
 	res, err := Run(context.Background(), r, Target{Command: []string{bin}, Progress: seen})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -74,10 +57,8 @@ func TestMemnodeRound(t *testing.T) {
 		t.Errorf("processes measured: %v, want both memory nodes among them", res.CPUPercent)
 	}
 	if os.Geteuid() == 0 {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(quotas) != 2 || quotas["memnode-peer0-org1"] != "50000" || quotas["memnode-peer0-org2"] != "50000" {
-			t.Errorf("memory nodes' cpu.cfs_quota_us during the round: %v, want 50000 (0.5 cores of 100 ms) for both", quotas)
+		if q := quotas(); len(q) != 2 || q["memnode-peer0-org1"] != "50000" || q["memnode-peer0-org2"] != "50000" {
+			t.Errorf("memory nodes' cpu.cfs_quota_us during the round: %v, want 50000 (0.5 cores of 100 ms) for both", q)
 		}
 	}
 }
@@ -99,24 +80,7 @@ func TestComputeRound(t *testing.T) {
 	r := Round{Label: "compute", Workload: "kmeans", Params: map[string]string{"points": "200", "n": "50", "k": "5", "dims": "10"},
 		Clients: 4, Duration: 2 * time.Second, Orgs: 1, Validation: "parallel",
 		Interference: Interference{Network: "processes"}, Disagg: Disagg{Memnodes: true, ComputeNodes: 2}}
-	var mu sync.Mutex
-	quotas := map[string]string{}
-	var seen func(Progress)
-	if os.Geteuid() == 0 {
-		parent := cgroupTestParent(t)
-		r.CgroupParent, r.CPUQuota = parent, map[string]float64{"compute": 0.5}
-		seen = func(Progress) {
-			mu.Lock()
-			defer mu.Unlock()
-			_ = filepath.WalkDir(parent, func(path string, d os.DirEntry, err error) error {
-				if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), "compute") {
-					b, _ := os.ReadFile(filepath.Join(path, "cpu.cfs_quota_us"))
-					quotas[d.Name()] = strings.TrimSpace(string(b))
-				}
-				return nil
-			})
-		}
-	}
+	seen, quotas := watchQuotas(t, &r, "compute", "compute")
 	res, err := Run(context.Background(), r, Target{Command: []string{bin}, Progress: seen})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -134,10 +98,39 @@ func TestComputeRound(t *testing.T) {
 		}
 	}
 	if os.Geteuid() == 0 {
-		mu.Lock()
-		defer mu.Unlock()
-		if len(quotas) != 2 || quotas["compute0-peer0-org1"] != "50000" || quotas["compute1-peer0-org1"] != "50000" {
-			t.Errorf("compute nodes' cpu.cfs_quota_us during the round: %v, want 50000 (0.5 cores of 100 ms) for both", quotas)
+		if q := quotas(); len(q) != 2 || q["compute0-peer0-org1"] != "50000" || q["compute1-peer0-org1"] != "50000" {
+			t.Errorf("compute nodes' cpu.cfs_quota_us during the round: %v, want 50000 (0.5 cores of 100 ms) for both", q)
 		}
 	}
+}
+
+// watchQuotas, as root, puts the round's nodes of role under a test
+// cgroup with a quota of 0.5 cores and returns a progress callback that
+// records the cpu.cfs_quota_us of the cgroups named prefix* during the
+// round, and what it recorded. Not as root it changes nothing and
+// records nothing.
+func watchQuotas(t *testing.T, r *Round, role, prefix string) (func(Progress), func() map[string]string) {
+	var mu sync.Mutex
+	quotas := map[string]string{}
+	got := func() map[string]string {
+		mu.Lock()
+		defer mu.Unlock()
+		return quotas
+	}
+	if os.Geteuid() != 0 {
+		return nil, got
+	}
+	parent := cgroupTestParent(t)
+	r.CgroupParent, r.CPUQuota = parent, map[string]float64{role: 0.5}
+	return func(Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = filepath.WalkDir(parent, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() && strings.HasPrefix(d.Name(), prefix) {
+				b, _ := os.ReadFile(filepath.Join(path, "cpu.cfs_quota_us"))
+				quotas[d.Name()] = strings.TrimSpace(string(b))
+			}
+			return nil
+		})
+	}, got
 }
