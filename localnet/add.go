@@ -37,7 +37,7 @@ func AddOrderer(l *Layout, name string) (Node, string, error) {
 	if err != nil {
 		return Node{}, "", fmt.Errorf("localnet: %w", err)
 	}
-	ports, err := allocPorts(0, 2)
+	ports, err := allocPorts(0, 2, l.usedPorts())
 	if err != nil {
 		return Node{}, "", err
 	}

@@ -82,7 +82,7 @@ func AddCompute(l *Layout, peer string) (Node, error) {
 	if err != nil {
 		return Node{}, fmt.Errorf("localnet: %w", err)
 	}
-	ports, err := allocPorts(0, 2)
+	ports, err := allocPorts(0, 2, l.usedPorts())
 	if err != nil {
 		return Node{}, err
 	}
@@ -123,7 +123,7 @@ func (g *gen) computes(n int) error {
 		if err != nil {
 			return err
 		}
-		ports, err := allocPorts(0, 2*n)
+		ports, err := allocPorts(0, 2*n, g.lay.usedPorts())
 		if err != nil {
 			return err
 		}

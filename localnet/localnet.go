@@ -401,23 +401,50 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 }
 
 // allocPorts returns n ports: consecutive from base, or free ones that the
-// kernel lends on 127.0.0.1 when base is 0. The listeners stay open until
-// all n are chosen, so the ports are distinct.
-func allocPorts(base, n int) ([]int, error) {
-	ports := make([]int, n)
+// kernel lends on 127.0.0.1 when base is 0, none of them in avoid. The
+// listeners stay open until all n are chosen, so the ports are distinct;
+// avoid holds the ports of nodes already generated, whose listeners were
+// closed long ago, so that a node added later (a compute node, an orderer)
+// never gets a port the kernel lends again while that node is stopped.
+func allocPorts(base, n int, avoid ...map[int]bool) ([]int, error) {
+	ports := make([]int, 0, n)
 	if base > 0 {
-		for i := range ports {
-			ports[i] = base + i
+		for i := range n {
+			ports = append(ports, base+i)
 		}
 		return ports, nil
 	}
-	for i := range ports {
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 100*n {
+			return nil, fmt.Errorf("localnet: find %d free ports on 127.0.0.1: the kernel kept lending ports this network's nodes use", n)
+		}
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return nil, fmt.Errorf("localnet: find a free port on 127.0.0.1: %w", err)
 		}
-		defer l.Close()
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		defer l.Close() // held, taken or not, so it is not lent again here
+		port := l.Addr().(*net.TCPAddr).Port
+		if len(avoid) > 0 && avoid[0][port] {
+			continue
+		}
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// usedPorts returns the ports of every node of the layout, on any host.
+func (l *Layout) usedPorts() map[int]bool {
+	used := map[int]bool{}
+	for _, set := range [][]Node{l.Nodes, l.Memnodes, l.Computes} {
+		for _, n := range set {
+			for _, addr := range []string{n.Address, n.Metrics} {
+				if _, p, err := net.SplitHostPort(addr); err == nil {
+					if port, err := strconv.Atoi(p); err == nil {
+						used[port] = true
+					}
+				}
+			}
+		}
+	}
+	return used
 }

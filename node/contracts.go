@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/lifecycle"
@@ -196,13 +197,15 @@ func (r refusing) Invoke(contract.Stub) ([]byte, error) {
 // definitionInstaller installs the channel's definitions in force into
 // the endorser and the gateway.
 type definitionInstaller struct {
-	mu     sync.Mutex
-	last   *lifecycle.Table
-	defs   func() *lifecycle.Table
-	loader *contractLoader
-	e      *endorser.Endorser
-	gw     *gateway.Gateway
-	log    *slog.Logger
+	mu   sync.Mutex
+	last *lifecycle.Table
+	// installed is last once the endorser and gateway run it.
+	installed *atomic.Pointer[lifecycle.Table]
+	defs      func() *lifecycle.Table
+	loader    *contractLoader
+	e         *endorser.Endorser
+	gw        *gateway.Gateway
+	log       *slog.Logger
 }
 
 // install installs the latest definitions, if they changed. It is called
@@ -223,4 +226,5 @@ func (d *definitionInstaller) install() {
 	if err := d.gw.SetPolicies(t.Policies()); err != nil {
 		d.log.Error("installing contract definitions' policies in the gateway", "err", err)
 	}
+	d.installed.Store(t)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
@@ -104,9 +106,14 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	for _, c := range ch.Contracts {
 		byName[c.Name] = c
 	}
-	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, state: p.Committer.State(), genesis: genesis, log: p.log,
-		system: lifecycleContract{defs: p.Committer.Definitions, genesis: byName}}
+	// installed is the table the endorser and gateway run now, which
+	// `_lifecycle` answers from: the committer's newer table is in force
+	// only once installed (definitionInstaller).
+	installed := new(atomic.Pointer[lifecycle.Table])
 	defs := p.Committer.Definitions()
+	installed.Store(defs)
+	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, state: p.Committer.State(), genesis: genesis, log: p.log,
+		system: lifecycleContract{defs: installed.Load, genesis: byName}}
 	e, err := endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: loader.load(defs),
 		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,
@@ -140,7 +147,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	inst := &definitionInstaller{last: defs, defs: p.Committer.Definitions, loader: loader, e: e, gw: gw, log: p.log}
+	inst := &definitionInstaller{last: defs, installed: installed, defs: p.Committer.Definitions, loader: loader, e: e, gw: gw, log: p.log}
 	p.Committer.OnDefinitions(inst.install)
 	inst.install() // any definition committed since defs was read
 	if err := p.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {

@@ -162,7 +162,7 @@ func runDefine(cmd *cobra.Command, f defineFlags, name string, upgrade bool) err
 	if err := admin.Gateway.SubmitTx(ctx, txID, raw); err != nil {
 		return explainClient(conn, f.dir, "contract "+name, err)
 	}
-	if err := waitEveryPeer(ctx, lay, f.org, txID); err != nil {
+	if err := waitEveryPeer(ctx, lay, txID, name, def.Sequence); err != nil {
 		return fmt.Errorf("contract %s sequence %d: %w", name, def.Sequence, err)
 	}
 	w := cmd.OutOrStdout()
@@ -270,8 +270,12 @@ func buildDefinitionTx(def *lifecycle.Definition, code []byte, signers []*identi
 }
 
 // waitEveryPeer waits until every peer of the network has committed
-// txID, and fails naming the validation code if it is not VALID.
-func waitEveryPeer(ctx context.Context, lay *localnet.Layout, org, txID string) error {
+// txID, and fails naming the validation code if it is not VALID; then
+// until each peer runs definition name at seq. A peer answers a commit
+// status once the block is stored, a little before the block's state is
+// applied and its definitions installed, so the first waits only for the
+// block and the second for the contract itself.
+func waitEveryPeer(ctx context.Context, lay *localnet.Layout, txID, name string, seq uint64) error {
 	for _, n := range lay.Nodes {
 		if n.Role != identity.RolePeer {
 			continue
@@ -280,18 +284,36 @@ func waitEveryPeer(ctx context.Context, lay *localnet.Layout, org, txID string) 
 		if err != nil {
 			return err
 		}
-		commit, err := c.Gateway.CommitStatus(ctx, txID)
+		err = waitPeer(ctx, c, txID, name, seq)
 		c.Close()
-		var ce *client.CommitError
-		if errors.As(err, &ce) {
-			return fmt.Errorf("the channel refused the definition: %s (%s)", ce.Code, definitionCodeHint(ce.Code))
-		}
 		if err != nil {
-			return fmt.Errorf("waiting for %s to commit the definition (tx %s): %w", n.Name, txID, err)
+			return fmt.Errorf("waiting for %s: %w", n.Name, err)
 		}
-		_ = commit
 	}
 	return nil
+}
+
+func waitPeer(ctx context.Context, c *localnet.Conn, txID, name string, seq uint64) error {
+	_, err := c.Gateway.CommitStatus(ctx, txID)
+	var ce *client.CommitError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("the channel refused the definition: %s (%s)", ce.Code, definitionCodeHint(ce.Code))
+	}
+	if err != nil {
+		return fmt.Errorf("the definition's commit (tx %s): %w", txID, err)
+	}
+	for {
+		raw, err := c.Contract(lifecycle.Namespace).Evaluate(ctx, "show", name)
+		var info node.DefinitionInfo
+		if err == nil && json.Unmarshal(raw, &info) == nil && info.Sequence >= seq {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the peer committed the definition but does not run %s sequence %d yet (last: %v): %w", name, seq, err, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // definitionCodeHint says what a definition's validation code means.
