@@ -32,6 +32,9 @@ const KeyTablePromoteAfter = 4
 // bytes <= limit after every admission.
 type keyTables struct {
 	limit int64
+	// stock: no tables at all, every verification through crypto/ecdsa
+	// (Registry.DisableKeyTables, for measuring the stock bound).
+	stock bool
 
 	mu    sync.Mutex
 	ring  []*Member // members holding a client table; guarded by mu
@@ -83,6 +86,9 @@ func (k *keyTables) metrics() KeyTableMetrics {
 
 // pin builds the table of a non-client member at validation.
 func (k *keyTables) pin(m *Member) {
+	if k.stock {
+		return
+	}
 	t, err := p256.NewTable(m.ec)
 	if err != nil {
 		k.buildErrors.Add(1) // the stdlib path still verifies (and rejects)

@@ -123,3 +123,36 @@ func TestKeyTablesConcurrent(t *testing.T) {
 		t.Fatalf("%v: over the limit", km)
 	}
 }
+
+// TestDisableKeyTables checks that a registry with tables disabled builds
+// none, for peers or clients, and still gives the same answers: it is the
+// stock path the benchmarks print beside the nodes' own.
+func TestDisableKeyTables(t *testing.T) {
+	f := newFixture(t)
+	f.reg.DisableKeyTables()
+	msg := []byte("tx")
+	for _, role := range []Role{RolePeer, RoleClient} {
+		s := mustIssue(t, f.ca1, "stock-"+role.String(), role, ECDSAP256)
+		m, err := f.reg.Member(s.Identity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, _ := s.Sign(msg)
+		bad := append([]byte(nil), sig...)
+		bad[len(bad)-1] ^= 1
+		for i := 0; i < 3*KeyTablePromoteAfter; i++ {
+			if err := m.Verify(msg, sig); err != nil {
+				t.Fatalf("%s, verification %d: %v", role, i, err)
+			}
+			if err := m.Verify(msg, bad); !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("%s, verification %d of a corrupted signature: %v, expected ErrBadSignature", role, i, err)
+			}
+		}
+		if m.tab.Load() != nil {
+			t.Fatalf("%s member holds a table with tables disabled", role)
+		}
+	}
+	if km := f.reg.KeyTableMetrics(); km.Builds != 0 || km.PinnedKeys != 0 || km.Keys != 0 || km.Hits != 0 {
+		t.Fatalf("%v: expected no tables with tables disabled", km)
+	}
+}
