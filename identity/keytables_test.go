@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/strand-ledger/strand/identity/p256"
 )
 
 // TestKeyTablesPromoteAndEvict checks that a client key gets a table after
@@ -19,6 +21,9 @@ func TestKeyTablesPromoteAndEvict(t *testing.T) {
 	}
 	if mp.tab.Load() == nil {
 		t.Fatal("peer member has no table after validation")
+	}
+	if w := mp.tab.Load().Window(); w != p256.PinnedWindow {
+		t.Fatalf("peer member's table is %d bits wide, expected %d", w, p256.PinnedWindow)
 	}
 	const clients = 3
 	probe := mustIssue(t, f.ca1, "probe", RoleClient, ECDSAP256)
@@ -77,12 +82,12 @@ func TestKeyTablesPromoteAndEvict(t *testing.T) {
 	}
 }
 
+// mustTableSize is the size of a client key's table (the default width).
 func mustTableSize(t *testing.T, m *Member) int {
 	t.Helper()
-	m.keys.pin(m) // a throwaway table, only to learn the size
-	tab := m.tab.Swap(nil)
-	if tab == nil {
-		t.Fatal("no table")
+	tab, err := p256.NewTable(m.ec)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return tab.Size()
 }
