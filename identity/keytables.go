@@ -32,6 +32,9 @@ const KeyTablePromoteAfter = 4
 // bytes <= limit after every admission.
 type keyTables struct {
 	limit int64
+	// stock: no tables at all, every verification through crypto/ecdsa
+	// (Registry.DisableKeyTables, for measuring the stock bound).
+	stock bool
 
 	mu    sync.Mutex
 	ring  []*Member // members holding a client table; guarded by mu
@@ -81,9 +84,19 @@ func (k *keyTables) metrics() KeyTableMetrics {
 	}
 }
 
-// pin builds the table of a non-client member at validation.
+// pin builds the table of a non-client member at validation: of width
+// PinnedWindow for peers and orderers, whose keys sign every endorsement
+// and block (396 KiB, 18% faster a check than the default width), and of
+// the default width for admins, who sign rarely.
 func (k *keyTables) pin(m *Member) {
-	t, err := p256.NewTable(m.ec)
+	if k.stock {
+		return
+	}
+	w := p256.PinnedWindow
+	if m.Role == RoleAdmin {
+		w = p256.Window
+	}
+	t, err := p256.NewTableWindow(m.ec, w)
 	if err != nil {
 		k.buildErrors.Add(1) // the stdlib path still verifies (and rejects)
 		return

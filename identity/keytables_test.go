@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sync"
 	"testing"
+
+	"github.com/strand-ledger/strand/identity/p256"
 )
 
 // TestKeyTablesPromoteAndEvict checks that a client key gets a table after
@@ -19,6 +21,9 @@ func TestKeyTablesPromoteAndEvict(t *testing.T) {
 	}
 	if mp.tab.Load() == nil {
 		t.Fatal("peer member has no table after validation")
+	}
+	if w := mp.tab.Load().Window(); w != p256.PinnedWindow {
+		t.Fatalf("peer member's table is %d bits wide, expected %d", w, p256.PinnedWindow)
 	}
 	const clients = 3
 	probe := mustIssue(t, f.ca1, "probe", RoleClient, ECDSAP256)
@@ -77,12 +82,12 @@ func TestKeyTablesPromoteAndEvict(t *testing.T) {
 	}
 }
 
+// mustTableSize is the size of a client key's table (the default width).
 func mustTableSize(t *testing.T, m *Member) int {
 	t.Helper()
-	m.keys.pin(m) // a throwaway table, only to learn the size
-	tab := m.tab.Swap(nil)
-	if tab == nil {
-		t.Fatal("no table")
+	tab, err := p256.NewTable(m.ec)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return tab.Size()
 }
@@ -121,5 +126,38 @@ func TestKeyTablesConcurrent(t *testing.T) {
 	wg.Wait()
 	if km := f.reg.KeyTableMetrics(); km.Bytes > km.LimitBytes || km.Keys > 1 {
 		t.Fatalf("%v: over the limit", km)
+	}
+}
+
+// TestDisableKeyTables checks that a registry with tables disabled builds
+// none, for peers or clients, and still gives the same answers: it is the
+// stock path the benchmarks print beside the nodes' own.
+func TestDisableKeyTables(t *testing.T) {
+	f := newFixture(t)
+	f.reg.DisableKeyTables()
+	msg := []byte("tx")
+	for _, role := range []Role{RolePeer, RoleClient} {
+		s := mustIssue(t, f.ca1, "stock-"+role.String(), role, ECDSAP256)
+		m, err := f.reg.Member(s.Identity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, _ := s.Sign(msg)
+		bad := append([]byte(nil), sig...)
+		bad[len(bad)-1] ^= 1
+		for i := 0; i < 3*KeyTablePromoteAfter; i++ {
+			if err := m.Verify(msg, sig); err != nil {
+				t.Fatalf("%s, verification %d: %v", role, i, err)
+			}
+			if err := m.Verify(msg, bad); !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("%s, verification %d of a corrupted signature: %v, expected ErrBadSignature", role, i, err)
+			}
+		}
+		if m.tab.Load() != nil {
+			t.Fatalf("%s member holds a table with tables disabled", role)
+		}
+	}
+	if km := f.reg.KeyTableMetrics(); km.Builds != 0 || km.PinnedKeys != 0 || km.Keys != 0 || km.Hits != 0 {
+		t.Fatalf("%v: expected no tables with tables disabled", km)
 	}
 }

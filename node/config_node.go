@@ -55,6 +55,13 @@ type NodeConfig struct {
 	// GC tunes Go's garbage collector; the environment's GOGC and
 	// GOMEMLIMIT win over it.
 	GC GCConfig `yaml:"gc,omitempty"`
+	// KeyTablesMB bounds the memory of the precomputed verification tables
+	// the node builds for client keys it verifies often (78 KiB a key; the
+	// channel's peers', orderers' and admins' keys always get theirs, outside
+	// the bound), in MiB. Default 0: 64 MiB (identity.DefaultKeyTableBytes,
+	// about 820 client keys); -1: none, client signatures verified with
+	// crypto/ecdsa alone.
+	KeyTablesMB int `yaml:"keyTablesMB,omitempty"`
 	// Log configures the node's log.
 	Log LogConfig `yaml:"log"`
 	// Builtins are the contracts compiled into the binary that a
@@ -84,6 +91,18 @@ type GCConfig struct {
 	// (GOMEMLIMIT): near it the collector runs more often. Default 0:
 	// gctune.DefaultMemoryLimitMB (2048); -1: no limit.
 	MemoryLimitMB int `yaml:"memoryLimitMB,omitempty"`
+}
+
+// KeyTableBytes is the bound on client-key verification tables the node
+// runs with: KeyTablesMB in bytes, its default when 0, or 0 for none (-1).
+func (n *NodeConfig) KeyTableBytes() int64 {
+	switch n.KeyTablesMB {
+	case 0:
+		return identity.DefaultKeyTableBytes
+	case -1:
+		return 0
+	}
+	return int64(n.KeyTablesMB) << 20
 }
 
 // MemoryLimitMB is the soft memory limit the node runs with, in MiB:
@@ -254,6 +273,9 @@ func (n *NodeConfig) Validate() error {
 	}
 	if m := n.GC.MemoryLimitMB; m < -1 || m > 1<<20 {
 		ck.bad("gc.memoryLimitMB", m, fmt.Sprintf("1 to 1048576, 0 for the default (%d) or -1 for no limit", gctune.DefaultMemoryLimitMB))
+	}
+	if m := n.KeyTablesMB; m < -1 || m > 1<<16 {
+		ck.bad("keyTablesMB", m, fmt.Sprintf("1 to 65536, 0 for the default (%d) or -1 for no client-key tables", identity.DefaultKeyTableBytes>>20))
 	}
 	if n.GC.Percent == -1 && n.GC.MemoryLimitMB == -1 {
 		ck.bad("gc.percent", -1, "-1 only with a memory limit (gc.memoryLimitMB not -1), or the heap grows without bound")

@@ -281,6 +281,7 @@ func TestNodeErrors(t *testing.T) {
 		{"gc percent", "log:", "gc: {percent: 5}\nlog:", []string{"gc.percent = 5: want 10 to 10000"}},
 		{"gc off without limit", "log:", "gc: {percent: -1, memoryLimitMB: -1}\nlog:", []string{"gc.percent = -1: want -1 only with a memory limit"}},
 		{"memory limit", "log:", "gc: {memoryLimitMB: -2}\nlog:", []string{"gc.memoryLimitMB = -2: want 1 to 1048576, 0 for the default (2048) or -1 for no limit"}},
+		{"key tables", "log:", "keyTablesMB: -3\nlog:", []string{"keyTablesMB = -3: want 1 to 65536, 0 for the default (64) or -1 for no client-key tables"}},
 		{"profile without metrics", "log:", "profile: true\nlog:", []string{"profile = true: want false unless metrics is set"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -347,6 +348,15 @@ func TestMemoryLimitDefault(t *testing.T) {
 		n := NodeConfig{GC: GCConfig{MemoryLimitMB: set}}
 		if got := n.MemoryLimitMB(); got != want {
 			t.Errorf("gc.memoryLimitMB %d: MemoryLimitMB %d, want %d", set, got, want)
+		}
+	}
+}
+
+func TestKeyTableBytesDefault(t *testing.T) {
+	for set, want := range map[int]int64{0: identity.DefaultKeyTableBytes, -1: 0, 16: 16 << 20} {
+		n := NodeConfig{KeyTablesMB: set}
+		if got := n.KeyTableBytes(); got != want {
+			t.Errorf("keyTablesMB %d: KeyTableBytes %d, want %d", set, got, want)
 		}
 	}
 }

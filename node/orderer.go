@@ -46,6 +46,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	if err != nil {
 		return nil, err
 	}
+	reg.SetKeyTableLimit(cfg.KeyTableBytes())
 	signer, serverTLS, clientTLS := creds.signer, creds.serverTLS, creds.clientTLS
 	raft, err := raftConfig(cfg, ch, clientTLS)
 	if err != nil {

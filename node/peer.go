@@ -65,6 +65,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
+	comCh.Registry.SetKeyTableLimit(cfg.KeyTableBytes())
 	serverTLS, clientTLS := creds.serverTLS, creds.clientTLS
 	toOrderer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RoleOrderer)))
 	toPeer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RolePeer)))

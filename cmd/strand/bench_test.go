@@ -50,7 +50,7 @@ func TestBenchValidator(t *testing.T) {
 		t.Fatalf("%d result rows, want 4", len(rows))
 	}
 	for _, r := range rows {
-		for _, field := range []string{"tps", "crypto_bound_tps", "ratio", "cpu_seconds_per_tx", "block_size", "mode", "state_db"} {
+		for _, field := range []string{"tps", "crypto_bound_tps", "stock_bound_tps", "ratio", "cpu_seconds_per_tx", "block_size", "mode", "state_db"} {
 			if _, ok := r[field]; !ok {
 				t.Errorf("JSON row lacks %q: %v", field, r)
 			}

@@ -17,8 +17,8 @@
 //   - Verification handles public data only and is variable-time. Signing
 //     stays with the standard library.
 //   - A Table is immutable after NewTable and safe for concurrent use. It
-//     holds Windows·Digits points of nistec.P256Point (96 bytes each with
-//     the assembly backend); Size reports its bytes.
+//     holds 2^(w-1)·(256/w+1) points of nistec.P256Point for its width w
+//     (96 bytes each with the assembly backend); Size reports its bytes.
 //
 // Caller's duties: pass a digest (strand uses SHA-256), not the message, and
 // keep any extra rule of its own (strand's low-S check) outside.

@@ -24,7 +24,12 @@ func newKey(t testing.TB) *ecdsa.PrivateKey {
 
 func newTable(t testing.TB, pub *ecdsa.PublicKey) *Table {
 	t.Helper()
-	tb, err := NewTable(pub)
+	return newTableWindow(t, pub, Window)
+}
+
+func newTableWindow(t testing.TB, pub *ecdsa.PublicKey, w int) *Table {
+	t.Helper()
+	tb, err := NewTableWindow(pub, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +61,7 @@ func TestDifferential(t *testing.T) {
 	for k := 0; k < keys; k++ {
 		priv := newKey(t)
 		pub := &priv.PublicKey
-		tb := newTable(t, pub)
+		tb := newTableWindow(t, pub, []int{Window, PinnedWindow}[k%2]) // clients' and pinned keys' widths
 		other := newKey(t)
 		for i := 0; i < perKey; i++ {
 			digest := make([]byte, []int{32, 32, 20, 48, 64, 0, 1}[rng.IntN(7)])
@@ -199,10 +204,11 @@ func TestWycheproof(t *testing.T) {
 			t.Fatalf("public key %s does not decode", g.PublicKey.Uncompressed)
 		}
 		pub := &ecdsa.PublicKey{Curve: elliptic.P256(), X: x, Y: y}
-		tb := newTable(t, pub)
+		tb, pinned := newTable(t, pub), newTableWindow(t, pub, PinnedWindow)
 		for _, tc := range g.Tests {
 			d := sha256.Sum256(unhex(t, tc.Msg))
 			got := check(t, tb, pub, d[:], unhex(t, tc.Sig), tc.Comment)
+			check(t, pinned, pub, d[:], unhex(t, tc.Sig), tc.Comment+" (pinned width)")
 			switch {
 			case tc.Result == "valid" && !got, tc.Result == "invalid" && got:
 				t.Errorf("tcId %d (%s): verified %v, Wycheproof says %s", tc.TcID, tc.Comment, got, tc.Result)
@@ -225,31 +231,67 @@ func unhex(t *testing.T, s string) []byte {
 }
 
 // TestRecode checks that the signed digits sum back to the scalar, for
-// edge scalars and random ones.
+// edge scalars and random ones, at every width.
 func TestRecode(t *testing.T) {
 	n := elliptic.P256().Params().N
-	ks := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(Digits), big.NewInt(Digits + 1),
-		new(big.Int).Sub(n, big.NewInt(1)), new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))}
 	rng := mrand.New(mrand.NewPCG(3, 4))
-	for i := 0; i < 1000; i++ {
-		var b [32]byte
-		fill(rng, b[:])
-		ks = append(ks, new(big.Int).SetBytes(b[:]))
-	}
-	for _, k := range ks {
-		var b [32]byte
-		k.FillBytes(b[:])
-		var d [Windows]int8
-		recode(&d, &b)
-		sum := new(big.Int)
-		for i := Windows - 1; i >= 0; i-- {
-			if d[i] < -Digits || d[i] > Digits {
-				t.Fatalf("k %x: digit %d = %d, out of [-%d, %d]", k, i, d[i], Digits, Digits)
-			}
-			sum.Lsh(sum, Window).Add(sum, big.NewInt(int64(d[i])))
+	for w := minWindow; w <= MaxWindow; w++ {
+		half := int64(1) << (w - 1)
+		ks := []*big.Int{big.NewInt(0), big.NewInt(1), big.NewInt(half), big.NewInt(half + 1),
+			new(big.Int).Sub(n, big.NewInt(1)), new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 256), big.NewInt(1))}
+		for i := 0; i < 1000; i++ {
+			var b [32]byte
+			fill(rng, b[:])
+			ks = append(ks, new(big.Int).SetBytes(b[:]))
 		}
-		if sum.Cmp(k) != 0 {
-			t.Fatalf("k %x: digits sum to %x", k, sum)
+		for _, k := range ks {
+			var b [32]byte
+			k.FillBytes(b[:])
+			d := recode(make([]int16, windows(w)), &b, w)
+			sum := new(big.Int)
+			for i := len(d) - 1; i >= 0; i-- {
+				if int64(d[i]) < -half || int64(d[i]) > half {
+					t.Fatalf("width %d, k %x: digit %d = %d, out of [-%d, %d]", w, k, i, d[i], half, half)
+				}
+				sum.Lsh(sum, uint(w)).Add(sum, big.NewInt(int64(d[i])))
+			}
+			if sum.Cmp(k) != 0 {
+				t.Fatalf("width %d, k %x: digits sum to %x", w, k, sum)
+			}
+		}
+	}
+}
+
+// TestWindows checks every width against crypto/ecdsa on random keys and
+// valid and corrupted signatures.
+func TestWindows(t *testing.T) {
+	for w := minWindow; w <= MaxWindow; w++ {
+		priv := newKey(t)
+		tb, err := NewTableWindow(&priv.PublicKey, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tb.Window() != w {
+			t.Fatalf("width %d: table says %d", w, tb.Window())
+		}
+		for i := 0; i < 20; i++ {
+			d := sha256.Sum256([]byte{byte(w), byte(i)})
+			sig, err := ecdsa.SignASN1(rand.Reader, priv, d[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !check(t, tb, &priv.PublicKey, d[:], sig, "valid") {
+				t.Fatalf("width %d: a valid signature rejected", w)
+			}
+			d[i%32] ^= 1
+			if check(t, tb, &priv.PublicKey, d[:], sig, "changed digest") {
+				t.Fatalf("width %d: a changed digest accepted", w)
+			}
+		}
+	}
+	for _, w := range []int{minWindow - 1, MaxWindow + 1} {
+		if _, err := NewTableWindow(&newKey(t).PublicKey, w); err == nil {
+			t.Errorf("width %d: no error", w)
 		}
 	}
 }
