@@ -52,6 +52,33 @@ func (r ReplayRate) String(tps float64) string {
 	return "max"
 }
 
+// RepeatRates returns rates replayed n times in rounds, every other
+// round in reverse order: 100%,50%,25% three times is 100%,50%,25%,
+// 25%,50%,100%, 100%,50%,25%. Interleaving makes the other tenants of a
+// shared machine weigh on every rate alike; reversing makes a steady
+// drift of the machine's speed over the run (seen on the development
+// machine: a saturated replay at the end of one run took 22% more CPU
+// per transaction than one at its start) land on every rate alike too:
+// with an even n every rate's mean position in the run is the same,
+// where a fixed order always gives the last rate of a round the later
+// machine. n < 2 returns rates.
+func RepeatRates(rates []ReplayRate, n int) []ReplayRate {
+	if n < 2 {
+		return rates
+	}
+	out := make([]ReplayRate, 0, n*len(rates))
+	for k := 0; k < n; k++ {
+		for i := range rates {
+			j := i
+			if k%2 == 1 {
+				j = len(rates) - 1 - i
+			}
+			out = append(out, rates[j])
+		}
+	}
+	return out
+}
+
 // ValidatorEnergy is a validator run's energy: the replay's measurement
 // and the study's figures over the whole replay and over its busy
 // periods. Every figure is from Source, labelled by Label.

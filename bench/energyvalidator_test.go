@@ -47,3 +47,31 @@ func TestValidatorEnergyFigures(t *testing.T) {
 		t.Errorf("label %q", v.Label)
 	}
 }
+
+// TestRepeatRates: rounds alternate direction, so that a steady drift
+// over the run weighs on every rate alike.
+func TestRepeatRates(t *testing.T) {
+	a, b, c := ReplayRate{OfMax: 1}, ReplayRate{OfMax: 0.5}, ReplayRate{OfMax: 0.25}
+	got := RepeatRates([]ReplayRate{a, b, c}, 3)
+	want := []ReplayRate{a, b, c, c, b, a, a, b, c}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	// Under a linear drift d per replay, each rate's mean position is
+	// the same, so the drift adds the same to every rate's mean.
+	pos := map[ReplayRate]int{}
+	for i, r := range RepeatRates([]ReplayRate{a, b, c}, 4) {
+		pos[r] += i
+	}
+	if pos[a] != pos[b] || pos[b] != pos[c] {
+		t.Errorf("positions %v: an even number of rounds should give every rate the same mean position", pos)
+	}
+	if got := RepeatRates([]ReplayRate{a, b}, 1); len(got) != 2 {
+		t.Errorf("one round: %v", got)
+	}
+}
