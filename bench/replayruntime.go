@@ -47,10 +47,12 @@ type ReplayRuntime struct {
 	StealS     float64 `json:"steal_s"`
 	// RunDelayS is the time the process's threads were runnable but
 	// waiting for a CPU (the second field of /proc/self/task/*/schedstat,
-	// summed): the peer's threads queued behind one another or behind
-	// other tenants. A rise at low rate that CPU time does not show is
-	// waiting inside busy periods, which the model charges as idle cores.
-	// 0 where schedstat cannot be read (a kernel without schedstats).
+	// summed): the peer's threads queued behind one another, behind
+	// other tenants, or, on a virtual machine, behind a halted vCPU's
+	// wake-up. At low rate, where each hand-off between the peer's
+	// goroutines wakes a thread, it grows with no CPU to show for it,
+	// and the part inside busy periods is charged as idle cores. 0 where
+	// schedstat cannot be read (a kernel without schedstats).
 	RunDelayS float64 `json:"run_delay_s"`
 }
 
