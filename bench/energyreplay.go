@@ -42,7 +42,11 @@ type ReplayEnergy struct {
 	BusyS        float64             `json:"busy_s"`
 	BusyJ        float64             `json:"busy_j"`
 	BusyOutsideS float64             `json:"busy_outside_s"`
-	Readings     int                 `json:"readings"`
+	// StageBusyS is each stage's busy time (its intervals' union): with
+	// BusyS, how much of the busy periods each stage covered, a persist
+	// being mostly the fsync's wait.
+	StageBusyS map[string]float64 `json:"stage_busy_s,omitempty"`
+	Readings   int                `json:"readings"`
 	// Ticks is how many readings were periodic, each a wake-up of the
 	// process; the rest were taken at busy edges by goroutines already
 	// running.
@@ -189,8 +193,24 @@ func (r *energyRecorder) finish() (*ReplayEnergy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: energy: %w", err)
 	}
+	stages := map[string][]energy.Interval{}
+	for _, iv := range r.mu.busy {
+		stages[iv.Stage] = append(stages[iv.Stage], iv)
+	}
+	stageBusy := map[string]float64{}
+	for name, ivs := range stages {
+		u, err := energy.Union(ivs)
+		if err != nil {
+			return nil, fmt.Errorf("bench: energy: %w", err)
+		}
+		var d time.Duration
+		for _, iv := range u {
+			d += iv.End.Sub(iv.Start)
+		}
+		stageBusy[name] = d.Seconds()
+	}
 	return &ReplayEnergy{
-		Source: m.Source, Model: m.Model,
+		Source: m.Source, Model: m.Model, StageBusyS: stageBusy,
 		WholeS: m.Whole.Duration.Seconds(), WholeJ: m.Whole.Joules,
 		BusyS: m.Busy.Duration.Seconds(), BusyJ: m.Busy.Joules, BusyOutsideS: m.BusyOutside.Seconds(),
 		Readings: len(r.mu.log.Readings()), Ticks: r.mu.ticks,

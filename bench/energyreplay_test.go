@@ -54,7 +54,10 @@ func TestEnergyRecorder(t *testing.T) {
 	spin := a.Add(20 * time.Millisecond)
 	for time.Now().Before(spin) {
 	}
-	r.onBusy(2, a, time.Now()) // persist: also an edge reading
+	mid := a.Add(10 * time.Millisecond)
+	r.onBusy(0, a, mid) // verify, then validate overlapping it
+	r.onBusy(1, a.Add(5*time.Millisecond), mid.Add(time.Millisecond))
+	r.onBusy(2, mid, time.Now()) // persist: also an edge reading
 	time.Sleep(5 * time.Millisecond)
 	re, err := r.finish()
 	if err != nil {
@@ -65,6 +68,10 @@ func TestEnergyRecorder(t *testing.T) {
 	}
 	if !(re.BusyS > 0 && re.BusyS < re.WholeS && re.BusyJ > 0 && re.BusyJ < re.WholeJ) || re.BusyOutsideS != 0 {
 		t.Errorf("%+v: want one busy period inside the log, less than the whole", re)
+	}
+	near := func(got, want float64) bool { return got > want-1e-6 && got < want+1e-6 }
+	if st := re.StageBusyS; !near(st["verify"], 0.010) || !near(st["validate"], 0.006) || !(st["persist"] >= 0.010) || !near(re.BusyS, 0.010+st["persist"]) {
+		t.Errorf("stage busy %v, busy %v s: want verify 10 ms, validate 6 ms, persist ≥ 10 ms and busy their union", st, re.BusyS)
 	}
 	if re.MeterCPUS <= 0 {
 		t.Errorf("meter CPU %v, want the readings' CPU counted", re.MeterCPUS)

@@ -52,6 +52,33 @@ func (r ReplayRate) String(tps float64) string {
 	return "max"
 }
 
+// RepeatRates returns rates replayed n times in rounds, every other
+// round in reverse order: 100%,50%,25% three times is 100%,50%,25%,
+// 25%,50%,100%, 100%,50%,25%. Interleaving makes the other tenants of a
+// shared machine weigh on every rate alike; reversing makes a steady
+// drift of the machine's speed over the run (seen on the development
+// machine: a saturated replay at the end of one run took 22% more CPU
+// per transaction than one at its start) land on every rate alike too:
+// with an even n every rate's mean position in the run is the same,
+// where a fixed order always gives the last rate of a round the later
+// machine. n < 2 returns rates.
+func RepeatRates(rates []ReplayRate, n int) []ReplayRate {
+	if n < 2 {
+		return rates
+	}
+	out := make([]ReplayRate, 0, n*len(rates))
+	for k := 0; k < n; k++ {
+		for i := range rates {
+			j := i
+			if k%2 == 1 {
+				j = len(rates) - 1 - i
+			}
+			out = append(out, rates[j])
+		}
+	}
+	return out
+}
+
 // ValidatorEnergy is a validator run's energy: the replay's measurement
 // and the study's figures over the whole replay and over its busy
 // periods. Every figure is from Source, labelled by Label.
@@ -69,6 +96,48 @@ type ValidatorEnergy struct {
 	// MeterCPUShare is the meter's CPU over the peer process's CPU
 	// during the replay.
 	MeterCPUShare float64 `json:"meter_cpu_share"`
+	// BusySplit, for the model only, is what the busy joules are made
+	// of.
+	BusySplit *BusySplit `json:"busy_split,omitempty"`
+}
+
+// BusySplit takes the model's busy joules apart: the model is affine in
+// CPU time and wall time (E = (active−idle)·B + idle·C·t), and Overlay
+// charges each step of the log in proportion to its busy part, so the
+// busy joules determine the CPU time charged to busy periods exactly.
+// Of a busy figure that falls as the rate falls, it says whether the
+// peer spent more CPU per transaction inside its busy periods, or left
+// more of its cores idle inside them (a lone block waiting on its fsync,
+// one core validating, the second verify worker not yet awake: work a
+// saturated pipeline overlaps with the next block's).
+type BusySplit struct {
+	// CPUS is the CPU time charged to busy periods; IdleCoreS, the
+	// peer's core-time left idle inside them (cores × busy s − CPUS).
+	CPUS      float64 `json:"cpu_s"`
+	IdleCoreS float64 `json:"idle_core_s"`
+	// CPUPerTxS is CPUS per transaction.
+	CPUPerTxS float64 `json:"cpu_per_tx_s"`
+	// IdleCoreShare is the idle cores' part of the busy joules.
+	IdleCoreShare float64 `json:"idle_core_share"`
+	// OutsideCPUS is the peer's CPU outside its busy periods, excluded
+	// with the idle time: the process's CPU over the replay less CPUS.
+	OutsideCPUS float64 `json:"outside_cpu_s"`
+}
+
+// busySplit is BusySplit for model figures, nil for any other source.
+func busySplit(re ReplayEnergy, txs int, cpu time.Duration) *BusySplit {
+	if re.Source != energy.SourceModel || re.Model == nil || re.BusyJ <= 0 || re.Model.ActiveWatts <= re.Model.IdleWatts {
+		return nil
+	}
+	p := re.Model
+	core := float64(p.Cores) * re.BusyS
+	b := (re.BusyJ - p.IdleWatts*core) / (p.ActiveWatts - p.IdleWatts)
+	b = min(max(b, 0), core) // rounding; the model clamps B to C·t
+	s := &BusySplit{CPUS: b, IdleCoreS: core - b, IdleCoreShare: p.IdleWatts * (core - b) / re.BusyJ, OutsideCPUS: cpu.Seconds() - b}
+	if txs > 0 {
+		s.CPUPerTxS = b / float64(txs)
+	}
+	return s
 }
 
 func newValidatorEnergy(re ReplayEnergy, txs int, cpu time.Duration) *ValidatorEnergy {
@@ -88,5 +157,6 @@ func newValidatorEnergy(re ReplayEnergy, txs int, cpu time.Duration) *ValidatorE
 	if cpu > 0 {
 		v.MeterCPUShare = re.MeterCPUS / cpu.Seconds()
 	}
+	v.BusySplit = busySplit(re, txs, cpu)
 	return v
 }

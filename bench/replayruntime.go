@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +45,48 @@ type ReplayRuntime struct {
 	// could not be read.
 	OthersCPUS float64 `json:"others_cpu_s"`
 	StealS     float64 `json:"steal_s"`
+	// RunDelayS is the time the process's threads were runnable but
+	// waiting for a CPU (the second field of /proc/self/task/*/schedstat,
+	// summed): the peer's threads queued behind one another, behind
+	// other tenants, or, on a virtual machine, behind a halted vCPU's
+	// wake-up. At low rate, where each hand-off between the peer's
+	// goroutines wakes a thread, it grows with no CPU to show for it,
+	// and the part inside busy periods is charged as idle cores. 0 where
+	// schedstat cannot be read (a kernel without schedstats).
+	RunDelayS float64 `json:"run_delay_s"`
+}
+
+// readRunDelay sums the run-queue wait of this process's threads, in
+// nanoseconds, from /proc/self/task/*/schedstat ("run_ns wait_ns
+// slices"); threads gone since are not counted, and the Go runtime keeps
+// its threads.
+func readRunDelay() (int64, error) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0, err
+	}
+	var sum int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread exited
+		}
+		d, err := parseSchedstat(string(raw))
+		if err != nil {
+			return 0, err
+		}
+		sum += d
+	}
+	return sum, nil
+}
+
+// parseSchedstat returns the wait field of a schedstat line.
+func parseSchedstat(line string) (int64, error) {
+	f := strings.Fields(line)
+	if len(f) < 3 {
+		return 0, fmt.Errorf("bench: schedstat %q: want run, wait and slices", line)
+	}
+	return strconv.ParseInt(f[1], 10, 64)
 }
 
 // runtimeSample is a point reading of what ReplayRuntime differences.
@@ -51,6 +95,8 @@ type runtimeSample struct {
 	metrics []metrics.Sample
 	machine MachineCPU
 	mErr    error
+	delay   int64 // readRunDelay's, ns
+	dErr    error
 }
 
 var runtimeMetricNames = []string{
@@ -68,6 +114,7 @@ func readRuntime() (runtimeSample, error) {
 	}
 	metrics.Read(s.metrics)
 	s.machine, s.mErr = ReadMachineCPU()
+	s.delay, s.dErr = readRunDelay()
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru); err != nil {
 		return s, fmt.Errorf("bench: getrusage: %w", err)
 	}
@@ -99,6 +146,9 @@ func (s runtimeSample) since(a runtimeSample) *ReplayRuntime {
 		GCCycles:      uint64(d(0)),
 		GCS:           d(1), GCIdleS: d(2), ScavengeS: d(3),
 		GoroutinesCreated: uint64(d(4)),
+	}
+	if s.dErr == nil && a.dErr == nil && s.delay > a.delay {
+		rt.RunDelayS = time.Duration(s.delay - a.delay).Seconds()
 	}
 	if s.mErr == nil && a.mErr == nil && s.machine.Total > a.machine.Total {
 		tick := proccpu.ClockTick.Seconds()

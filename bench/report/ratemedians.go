@@ -14,6 +14,9 @@ import (
 type rateGroup struct {
 	config, rate   string
 	cpu, whole, bz []float64 // CPU µs/tx, whole and busy tx/s/J
+	// The busy joules' split (model figures only): CPU µs/tx charged
+	// to busy periods, and the idle cores' share of the busy joules.
+	busyCPU, idleShare []float64
 }
 
 func median(v []float64) float64 {
@@ -42,6 +45,10 @@ func rateGroups(rs []*bench.ValidatorResult) []*rateGroup {
 		g.cpu = append(g.cpu, 1e6*r.CPUSecondsPerTx)
 		g.whole = append(g.whole, r.Energy.TxPerSecPerJ)
 		g.bz = append(g.bz, r.Energy.BusyTxPerSecPerJ)
+		if sp := r.Energy.BusySplit; sp != nil {
+			g.busyCPU = append(g.busyCPU, 1e6*sp.CPUPerTxS)
+			g.idleShare = append(g.idleShare, 100*sp.IdleCoreShare)
+		}
 	}
 	return out
 }
@@ -64,11 +71,17 @@ func WriteValidatorRateMedians(out io.Writer, rs []*bench.ValidatorResult) {
 	}
 	fmt.Fprintln(out, "\nMedians by rate (the same chain replayed several times at each):")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "configuration\trate\treplays\tCPU µs/tx\ttx/s/J\tbusy tx/s/J\t")
+	fmt.Fprintln(tw, "configuration\trate\treplays\tCPU µs/tx\ttx/s/J\tbusy tx/s/J\tbusy range\tbusy CPU µs/tx\tidle cores % of busy J\t")
 	for _, g := range gs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.0f\t%.0f\t\n", g.config, g.rate, len(g.bz), median(g.cpu), median(g.whole), median(g.bz))
+		split := "-\t-"
+		if len(g.busyCPU) == len(g.bz) {
+			split = fmt.Sprintf("%.1f\t%.1f", median(g.busyCPU), median(g.idleShare))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.0f\t%.0f\t%.0f-%.0f\t%s\t\n", g.config, g.rate, len(g.bz), median(g.cpu), median(g.whole), median(g.bz),
+			slices.Min(g.bz), slices.Max(g.bz), split)
 	}
 	tw.Flush()
+	fmt.Fprintln(out, "(busy CPU µs/tx and the idle cores' share: the model's busy joules taken apart, medians; see bench.BusySplit)")
 	var configs []string
 	for _, g := range gs {
 		if !slices.Contains(configs, g.config) {

@@ -92,6 +92,7 @@ type validatorFlags struct {
 	workers string
 	reparse string
 	rates   string
+	repeat  int
 	txs     int
 	changed func(flag string) bool // the flags given on the command line
 }

@@ -109,11 +109,12 @@ type validatorPreset struct {
 	workers    string // "" all cores; "all" 1..NumCPU
 	reparse    string // "off", "both"
 	rates      string
+	repeat     int // rounds of rates; the quick form runs one
 	txs        int // transactions per replay
 }
 
 // presetFlags are the flags a preset sets.
-var presetFlags = []string{"block-size", "mode", "workers", "reparse", "rate", "txs", "blocks"}
+var presetFlags = []string{"block-size", "mode", "workers", "reparse", "rate", "repeat", "txs", "blocks"}
 
 var validatorPresets = map[string]validatorPreset{
 	"fig7a": {about: "the study's Fig. 7a: tx/s/J against block size 10, 25, 50, 100, 250",
@@ -122,8 +123,8 @@ var validatorPresets = map[string]validatorPreset{
 		blockSizes: "100", workers: "all", reparse: "off", txs: 10000},
 	"fig10": {about: "the study's Fig. 10: parse-once (block cache) against decoding every transaction at every stage, block size 100, 1 to all cores",
 		blockSizes: "100", workers: "all", reparse: "both", txs: 10000},
-	"idle": {about: "idle exclusion: one chain replayed at full speed, then at 100%, 50% and 25% of that rate",
-		blockSizes: "100", reparse: "off", rates: "100%,50%,25%", txs: 10000},
+	"idle": {about: "idle exclusion: one chain replayed at full speed, then at 100%, 50% and 25% of that rate, four rounds interleaved",
+		blockSizes: "100", reparse: "off", rates: "100%,50%,25%", repeat: 4, txs: 10000},
 }
 
 // presetNamesValidator lists the presets with their quick forms.
@@ -159,9 +160,9 @@ func applyPreset(name string, f *validatorFlags) error {
 		}
 		f.workers = strings.Join(ws, ",")
 	}
-	f.txs = p.txs
+	f.txs, f.repeat = p.txs, max(p.repeat, 1)
 	if quick {
-		f.txs = p.txs / 10
+		f.txs, f.repeat = p.txs/10, 1
 		if f.changed == nil || !f.changed("crypto-time") {
 			f.cryptoTime = 500 * time.Millisecond
 		}
@@ -176,6 +177,7 @@ func bindValidatorEnergy(fl *pflag.FlagSet, f *validatorFlags) {
 	fl.StringVar(&f.workers, "workers", "", "cores given to the peer (verify and apply workers, GOMAXPROCS; the model charges as many); a comma-separated list runs each; default all")
 	fl.StringVar(&f.reparse, "reparse", "off", "off; on (decode each transaction again at every stage, as a peer without a block cache does); or both")
 	fl.StringVar(&f.rates, "rate", "", "after the full-speed replay, replay the same chain at these rates: N% of the full-speed throughput or tx/s, comma-separated (e.g. 100%,50%,25%)")
+	fl.IntVar(&f.repeat, "repeat", 1, "replay the --rate list this many times, interleaved, every other round in reverse order (100%,50%,25%,25%,50%,100%,...); the output then adds each rate's medians and how far apart they are")
 	fl.IntVar(&f.txs, "txs", 10000, "workload transactions per run when --blocks is not set")
 }
 
@@ -244,6 +246,13 @@ func (f validatorFlags) variants() (validatorVariants, error) {
 			}
 		}
 	}
+	if f.repeat < 1 || f.repeat > 100 {
+		return v, fmt.Errorf("--repeat %d: want 1 to 100", f.repeat)
+	}
+	if f.repeat > 1 && len(v.rates) == 0 {
+		return v, fmt.Errorf("--repeat %d: repeats the --rate list, and there is none", f.repeat)
+	}
+	v.rates = bench.RepeatRates(v.rates, f.repeat)
 	if f.txs < 1 {
 		return v, fmt.Errorf("--txs %d: want at least 1", f.txs)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strand-ledger/strand/bench"
 	"github.com/strand-ledger/strand/energy"
 )
 
@@ -101,6 +102,8 @@ func TestBenchValidatorEnergyBadFlags(t *testing.T) {
 		{[]string{"--energy-source", "solar"}, "solar"},
 		{[]string{"--reparse", "maybe"}, "--reparse"},
 		{[]string{"--rate", "0%"}, "--rate"},
+		{[]string{"--rate", "50%", "--repeat", "0"}, "--repeat"},
+		{[]string{"--repeat", "2"}, "--rate list"},
 		{[]string{"--workers", "0"}, "--workers"},
 		{[]string{"--preset", "fig9"}, "--preset"},
 		{[]string{"--energy-every", "1us"}, "--energy-every"},
@@ -236,5 +239,32 @@ func TestBenchValidatorCSVHTML(t *testing.T) {
 	}
 	if !strings.Contains(html, `id="tx-per-s-per-j"`) || !strings.Contains(html, "50% of max") {
 		t.Errorf("HTML lacks the tx/s/J chart or the paced run")
+	}
+}
+
+// TestIdlePresetRounds: the idle preset replays its rates in four
+// interleaved rounds (an even number, so a steady drift of the machine
+// weighs on every rate alike); its quick form, a CI smoke, in one.
+func TestIdlePresetRounds(t *testing.T) {
+	for _, tc := range []struct {
+		preset string
+		rounds int
+	}{{"idle", 4}, {"idle-quick", 1}, {"fig7a", 1}} {
+		f := validatorFlags{energy: energyFlags{source: "model", every: bench.DefaultEnergyEvery}}
+		if err := applyPreset(tc.preset, &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.repeat != tc.rounds {
+			t.Errorf("%s: %d rounds, want %d", tc.preset, f.repeat, tc.rounds)
+		}
+		if tc.rounds > 1 {
+			v, err := f.variants()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(v.rates) != 3*tc.rounds {
+				t.Errorf("%s: %d paced replays, want %d", tc.preset, len(v.rates), 3*tc.rounds)
+			}
+		}
 	}
 }
