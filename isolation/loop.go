@@ -364,7 +364,7 @@ func (l *Loop) dropExited() error {
 func (l *Loop) readSched() map[int]Schedstat {
 	out := make(map[int]Schedstat, len(l.targets))
 	for _, t := range l.targets {
-		if s, err := ReadSchedstat(t.PID); err == nil {
+		if s, err := ReadSchedstat(t.PID, time.Now()); err == nil {
 			out[t.PID] = s
 		}
 	}
