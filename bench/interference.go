@@ -57,6 +57,9 @@ type IsolationConfig struct {
 	ThresholdOf   string        `yaml:"threshold_of,omitempty" json:"threshold_of,omitempty"`
 	LatencyTarget time.Duration `yaml:"latency_target,omitempty" json:"latency_target,omitempty"`
 	Period        time.Duration `yaml:"period,omitempty" json:"period,omitempty"`
+	// SlowFall is isolation.Config.SlowFall: under interference a share
+	// falls no faster than it decays.
+	SlowFall bool `yaml:"slow_fall,omitempty" json:"slow_fall,omitempty"`
 }
 
 // thresholdFraction is ThresholdOf's share of the earlier round's
@@ -121,7 +124,7 @@ func (i Interference) validate(duration time.Duration) error {
 
 // controller is the controller's configuration for the components comps.
 func (c IsolationConfig) controller(comps []string) isolation.Config {
-	cfg := isolation.Config{Threshold: c.Threshold, DelayTarget: c.DelayTarget, LatencyTarget: c.LatencyTarget}
+	cfg := isolation.Config{Threshold: c.Threshold, DelayTarget: c.DelayTarget, LatencyTarget: c.LatencyTarget, SlowFall: c.SlowFall}
 	for _, name := range comps {
 		cfg.Components = append(cfg.Components, isolation.Component{Name: name, K: c.K})
 	}
