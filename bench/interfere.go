@@ -149,7 +149,7 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		go func() { in.loopE <- in.loop.Run(ctx) }()
 	}
 	if r.Hogs > 0 {
-		if in.hogs, err = startHogs(r.Hogs, command, net); err != nil {
+		if in.hogs, err = startHogs(r.Hogs, command, net, r.HogsIdle); err != nil {
 			return in, err
 		}
 	}
