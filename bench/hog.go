@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -70,8 +71,9 @@ type hogProc struct {
 
 // startHogs starts n hogs with command (the strand binary; "bench hog" is
 // appended), each moved into a cgroup of its own (hog0, hog1, …) under
-// parent, in a subtree of prefix "strand-hogs" beside the nodes'.
-func startHogs(n int, command []string, parent string) (_ *hogs, err error) {
+// parent, in a subtree of prefix "strand-hogs" beside the nodes'; with
+// idle, the subtree is marked idle (cpu.idle, Interference.HogsIdle).
+func startHogs(n int, command []string, parent string, idle bool) (_ *hogs, err error) {
 	comps := make([]string, n)
 	for i := range comps {
 		comps[i] = fmt.Sprintf("hog%d", i)
@@ -86,6 +88,12 @@ func startHogs(n int, command []string, parent string) (_ *hogs, err error) {
 			err = errors.Join(err, h.stop())
 		}
 	}()
+	if idle {
+		f := filepath.Join(act.Dir(), "cpu.idle")
+		if err := os.WriteFile(f, []byte("1"), 0); err != nil {
+			return h, fmt.Errorf("bench: hogs_idle: writing 1 to %s: %w", f, err)
+		}
+	}
 	for i := range n {
 		args := append(append([]string{}, command[1:]...), "bench", "hog")
 		cmd := exec.Command(command[0], args...)

@@ -149,7 +149,7 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		go func() { in.loopE <- in.loop.Run(ctx) }()
 	}
 	if r.Hogs > 0 {
-		if in.hogs, err = startHogs(r.Hogs, command, net); err != nil {
+		if in.hogs, err = startHogs(r.Hogs, command, net, r.HogsIdle); err != nil {
 			return in, err
 		}
 	}
@@ -279,8 +279,8 @@ func (in *interfering) end() (*IsolationResult, error) {
 			ns.CPUPercent = round2(100 * run / elapsed)
 			ns.WaitPerCPUS = round2((b.Wait - a.Wait).Seconds() / run)
 		}
-		if sl := b.Slices - a.Slices; sl > 0 {
-			ns.WaitPerSliceMs = round2(float64((b.Wait - a.Wait).Microseconds()) / 1000 / float64(sl))
+		if w, sl := isolation.Waits(a, b); sl > 0 {
+			ns.WaitPerSliceMs = round2(float64(w.Microseconds()) / 1000 / float64(sl))
 		}
 		out.Nodes = append(out.Nodes, ns)
 	}
@@ -307,7 +307,7 @@ func (in *interfering) end() (*IsolationResult, error) {
 func (in *interfering) readSched() map[int]isolation.Schedstat {
 	out := map[int]isolation.Schedstat{}
 	for _, p := range in.nodes {
-		if s, err := isolation.ReadSchedstat(p.PID); err == nil {
+		if s, err := isolation.ReadSchedstat(p.PID, time.Now()); err == nil {
 			out[p.PID] = s
 		}
 	}

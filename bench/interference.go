@@ -31,6 +31,13 @@ type Interference struct {
 	// the round then reports how long the controller's shares took to
 	// return to the default.
 	HogsStop time.Duration `yaml:"hogs_stop,omitempty" json:"hogs_stop,omitempty"`
+	// HogsIdle marks the hogs' subtree idle (cpu.idle 1, v1 and v2: the
+	// kernel's SCHED_IDLE for a group): they run only when nothing else
+	// wants the CPU, and a node thread that wakes preempts a hog at once.
+	// Not a controller policy but the bound of one: what strand's p99
+	// would be if it never waited behind a hog's slice, and what the hogs
+	// then keep (docs/isolation.md).
+	HogsIdle bool `yaml:"hogs_idle,omitempty" json:"hogs_idle,omitempty"`
 	// Isolation runs the QiOi controller on the nodes during the round.
 	// Its gain 0 keeps every share at the default while the loop still
 	// places, measures and reports: the "without" of a comparison.
@@ -57,6 +64,9 @@ type IsolationConfig struct {
 	ThresholdOf   string        `yaml:"threshold_of,omitempty" json:"threshold_of,omitempty"`
 	LatencyTarget time.Duration `yaml:"latency_target,omitempty" json:"latency_target,omitempty"`
 	Period        time.Duration `yaml:"period,omitempty" json:"period,omitempty"`
+	// SlowFall is isolation.Config.SlowFall: under interference a share
+	// falls no faster than it decays.
+	SlowFall bool `yaml:"slow_fall,omitempty" json:"slow_fall,omitempty"`
 }
 
 // thresholdFraction is ThresholdOf's share of the earlier round's
@@ -69,7 +79,7 @@ const thresholdFraction = isolation.DefaultCalibrationFraction
 var quotaRoles = []string{"orderer", "peer", "memnode", localnet.ComputeKind}
 
 func (i Interference) set() bool {
-	return i.Network != "" || i.Hogs != 0 || i.HogsStop != 0 || i.Isolation != nil || len(i.CPUQuota) != 0 || i.CgroupParent != ""
+	return i.Network != "" || i.Hogs != 0 || i.HogsStop != 0 || i.HogsIdle || i.Isolation != nil || len(i.CPUQuota) != 0 || i.CgroupParent != ""
 }
 
 // cgroups says whether the round puts its nodes in cgroups.
@@ -86,6 +96,8 @@ func (i Interference) validate(duration time.Duration) error {
 		return fmt.Errorf("network = %q: want embedded or processes", i.Network)
 	case i.Hogs < 0 || i.Hogs > maxHogs:
 		return fmt.Errorf("hogs = %d: want 0 to %d", i.Hogs, maxHogs)
+	case i.HogsIdle && i.Hogs == 0:
+		return fmt.Errorf("hogs_idle: want it only with hogs")
 	case i.HogsStop != 0 && i.Hogs == 0:
 		return fmt.Errorf("hogs_stop = %v: want it only with hogs", i.HogsStop)
 	case i.HogsStop < 0 || i.HogsStop >= duration && i.HogsStop != 0:
@@ -121,7 +133,7 @@ func (i Interference) validate(duration time.Duration) error {
 
 // controller is the controller's configuration for the components comps.
 func (c IsolationConfig) controller(comps []string) isolation.Config {
-	cfg := isolation.Config{Threshold: c.Threshold, DelayTarget: c.DelayTarget, LatencyTarget: c.LatencyTarget}
+	cfg := isolation.Config{Threshold: c.Threshold, DelayTarget: c.DelayTarget, LatencyTarget: c.LatencyTarget, SlowFall: c.SlowFall}
 	for _, name := range comps {
 		cfg.Components = append(cfg.Components, isolation.Component{Name: name, K: c.K})
 	}

@@ -21,6 +21,7 @@ func TestInterferenceRefused(t *testing.T) {
 		{procs(Interference{Hogs: 1000}), "hogs = 1000: want 0 to 256"},
 		{Interference{Hogs: 2}, "hogs, isolation and cpu_quota need network: processes"},
 		{procs(Interference{HogsStop: time.Second}), "hogs_stop = 1s: want it only with hogs"},
+		{procs(Interference{HogsIdle: true}), "hogs_idle: want it only with hogs"},
 		{procs(Interference{Hogs: 2, HogsStop: time.Minute}), "hogs_stop = 1m0s: want 0 (at the end) or more than 0 and less than the duration, 10s"},
 		{procs(Interference{CPUQuota: map[string]float64{"client": 1}}), "cpu_quota.client: want a node role, one of orderer, peer"},
 		{procs(Interference{CPUQuota: map[string]float64{"peer": -0.5}}), "cpu_quota.peer is -0.5 cores, want 0 (no quota) or 0.01 to 1024"},
@@ -67,8 +68,9 @@ func TestInterferenceFile(t *testing.T) {
     network: processes
     hogs: 8
     hogs_stop: 5s
+    hogs_idle: true
     cpu_quota: {peer: 0.5, orderer: 0.25}
-    isolation: {k: 4, delay_target: 200us, threshold_of: alone, period: 500ms}
+    isolation: {k: 4, delay_target: 200us, threshold_of: alone, period: 500ms, slow_fall: true}
 `
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -78,8 +80,8 @@ func TestInterferenceFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := rs[1]
-	if w.Hogs != 8 || w.HogsStop != 5*time.Second || w.CPUQuota["peer"] != 0.5 || w.Isolation == nil ||
-		w.Isolation.K != 4 || w.Isolation.DelayTarget != 200*time.Microsecond || w.Isolation.ThresholdOf != "alone" {
+	if w.Hogs != 8 || w.HogsStop != 5*time.Second || !w.HogsIdle || w.CPUQuota["peer"] != 0.5 || w.Isolation == nil ||
+		w.Isolation.K != 4 || !w.Isolation.SlowFall || w.Isolation.DelayTarget != 200*time.Microsecond || w.Isolation.ThresholdOf != "alone" {
 		t.Fatalf("loaded %+v", w.Interference)
 	}
 	got, err := Resolve(w, []*Result{{Label: "alone", ThroughputTPS: 1000}})

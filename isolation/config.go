@@ -90,6 +90,14 @@ type Config struct {
 	// HoldShares keeps a boosted share when interference ends, as QiOi
 	// does, instead of decaying it.
 	HoldShares bool
+	// SlowFall lets a share fall, while interference lasts, no faster
+	// than it decays once interference ends (its excess over the
+	// default halving every DecayHalfLife), instead of following a
+	// smaller interference down at once as QiOi does. A boost that works
+	// lowers the delay it answered; following that down takes the boost
+	// away, the delay comes back, and the share saws (the qioi preset's
+	// periods: 5120, then 2635 a second later). Rising is unchanged.
+	SlowFall bool
 	// Cap is the largest share the controller sets, in
 	// [DefaultShares, CapLimit]. Default DefaultCap.
 	Cap Shares

@@ -21,7 +21,8 @@ import (
 //     QiOi, and a falling offered load reads as interference.
 //   - e > 0: the share becomes DefaultShares·(1 + k·e), QiOi's
 //     S_default + S_default·k·|T−A|/T, clamped to [DefaultShares, Cap]. Like
-//     QiOi it follows e down as well as up while interference lasts.
+//     QiOi it follows e down as well as up while interference lasts;
+//     with SlowFall it falls no faster than the decay below.
 //   - e = 0: QiOi keeps the previous share. Unless HoldShares, the excess
 //     over DefaultShares instead halves every DecayHalfLife of the time
 //     since the previous sample, and the share snaps to DefaultShares once
@@ -201,7 +202,12 @@ func (c *Controller) step(i int, k, e float64, why string, dt time.Duration) str
 	switch {
 	case e > 0:
 		// k ≥ 0 and e > 0, so the share is at least def.
-		c.shares[i] = min(def*(1+k*e), float64(c.cfg.Cap))
+		to := min(def*(1+k*e), float64(c.cfg.Cap))
+		if fall := c.decayed(i, dt); c.cfg.SlowFall && to < fall {
+			c.shares[i] = fall
+			return fmt.Sprintf("%s, k %g, falling no faster than half-life %s", why, k, c.cfg.DecayHalfLife)
+		}
+		c.shares[i] = to
 		if c.shares[i] == float64(c.cfg.Cap) {
 			return fmt.Sprintf("%s, k %g, capped at %d", why, k, c.cfg.Cap)
 		}
@@ -209,13 +215,22 @@ func (c *Controller) step(i int, k, e float64, why string, dt time.Duration) str
 	case c.cfg.HoldShares || c.shares[i] == def:
 		return ""
 	}
-	excess := (c.shares[i] - def) * math.Exp2(-float64(dt)/float64(c.cfg.DecayHalfLife))
-	if excess <= def/100 {
-		c.shares[i] = def
+	if c.shares[i] = c.decayed(i, dt); c.shares[i] == def {
 		return fmt.Sprintf("no interference: back to default %d", DefaultShares)
 	}
-	c.shares[i] = def + excess
 	return fmt.Sprintf("no interference: decaying toward %d after %s (half-life %s)", DefaultShares, dt, c.cfg.DecayHalfLife)
+}
+
+// decayed is component i's share after dt of decay: its excess over
+// DefaultShares halved every DecayHalfLife, DefaultShares once the
+// excess is at most DefaultShares/100.
+func (c *Controller) decayed(i int, dt time.Duration) float64 {
+	def := float64(DefaultShares)
+	excess := (c.shares[i] - def) * math.Exp2(-float64(dt)/float64(c.cfg.DecayHalfLife))
+	if excess <= def/100 {
+		return def
+	}
+	return def + excess
 }
 
 // Stop returns every component to DefaultShares and returns the changes

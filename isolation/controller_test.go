@@ -22,7 +22,8 @@ import (
 //	<output>
 //
 // Keys: threshold=TPS latency=DURATION calibration=DURATION fraction=F
-// halflife=DURATION cap=SHARES delay=DURATION hold (HoldShares) and
+// halflife=DURATION cap=SHARES delay=DURATION hold (HoldShares),
+// slowfall (SlowFall) and
 // comps=NAME:K,NAME:K... (Components). An invalid configuration prints
 // "error: ..." and runs no command. Commands:
 //
@@ -110,6 +111,8 @@ func scriptConfig(t *testing.T, d *datadriven.TestData) Config {
 			d.ScanArgs(t, a.Key, &cfg.DelayTarget)
 		case "hold":
 			cfg.HoldShares = true
+		case "slowfall":
+			cfg.SlowFall = true
 		case "comps":
 			cfg.Components = []Component{}
 			for _, v := range strings.Split(strings.Join(a.Vals, ","), ",") {

@@ -41,11 +41,13 @@
 //
 // Loop is the one goroutine that owns both (loop.go): it moves the node
 // processes into their components' cgroups, reads every peer's own
-// /metrics and every node's /proc/PID/task/*/schedstat once per period,
-// turns two consecutive readings into a Sample (Measure, measure.go: the
-// mean committed-transactions rate and the p99 of the gateway
-// commit-latency histogram's increase; Delay, schedstat.go: the mean
-// run-queue wait per time slice; the delay alone when no peer answered),
+// /metrics and every node's /proc/PID/task/*/schedstat once per period
+// (and once as it starts, so the first period makes a sample), turns two
+// consecutive readings into a Sample (Measure, measure.go: the mean
+// committed-transactions rate and the p99 of the gateway commit-latency
+// histogram's increase; Delay, schedstat.go: the mean run-queue wait per
+// time slice, counted thread by thread with each wait bounded by the
+// period; the delay alone when no peer answered),
 // feeds Observe,
 // applies and logs the changes, and drops a node whose process left its
 // cgroup. Its LoopMetrics snapshot is what `strand isolate --metrics`

@@ -71,6 +71,15 @@ type LoopConfig struct {
 	// Ticks, when set, ends each period instead of a ticker of Period:
 	// the tick's value is the period's end time (tests inject time here).
 	Ticks <-chan time.Time
+	// Start, when set with Ticks, is the time of a first reading Run
+	// takes as soon as the targets are in their cgroups, so that the
+	// first tick already ends a sampled period; zero with Ticks takes
+	// none (the first tick's reading is the first). With a ticker of
+	// Period, Run always takes it, at the time it starts: without it the
+	// first sample came two periods after the start, and interference
+	// that began with the loop (a bench round's hogs) went unanswered for
+	// both.
+	Start time.Time
 	// Scrape reads one target's /metrics at addr for the period ending at
 	// at. Default: HTTP GET http://addr/metrics, parsed by ParseReading.
 	Scrape func(ctx context.Context, addr string, at time.Time) (Reading, error)
@@ -234,11 +243,14 @@ func (l *Loop) Run(ctx context.Context) (err error) {
 	if err := l.moveAll(); err != nil {
 		return err
 	}
-	ticks := l.cfg.Ticks
+	ticks, start := l.cfg.Ticks, l.cfg.Start
 	if ticks == nil {
 		tk := time.NewTicker(l.cfg.Period)
 		defer tk.Stop()
-		ticks = tk.C
+		ticks, start = tk.C, time.Now()
+	}
+	if !start.IsZero() {
+		l.prev, l.sched = l.scrapeAll(ctx, start), l.readSched()
 	}
 	for {
 		select {
@@ -364,7 +376,7 @@ func (l *Loop) dropExited() error {
 func (l *Loop) readSched() map[int]Schedstat {
 	out := make(map[int]Schedstat, len(l.targets))
 	for _, t := range l.targets {
-		if s, err := ReadSchedstat(t.PID); err == nil {
+		if s, err := ReadSchedstat(t.PID, time.Now()); err == nil {
 			out[t.PID] = s
 		}
 	}

@@ -25,6 +25,7 @@ import (
 // ending at at returns the committed count the test set for that period.
 type fakeNet struct {
 	committed atomic.Int64
+	scrapes   atomic.Int64 // scrapes that read committed
 }
 
 func (f *fakeNet) scrape(_ context.Context, addr string, at time.Time) (Reading, error) {
@@ -32,6 +33,7 @@ func (f *fakeNet) scrape(_ context.Context, addr string, at time.Time) (Reading,
 		return Reading{}, errors.New("connection refused")
 	}
 	n := float64(f.committed.Load())
+	f.scrapes.Add(1)
 	return Reading{At: at, Committed: n, Submitted: n}, nil
 }
 
@@ -287,5 +289,56 @@ func TestLoopUnscraped(t *testing.T) {
 	}
 	if m.ScrapeErrors == 0 || m.Shares["peer"] <= int(DefaultShares) || m.Delay <= 0 {
 		t.Fatalf("every scrape failing, busy processes waiting: %v; want scrape errors, a measured delay and the share raised", m)
+	}
+}
+
+// TestLoopStart checks the first reading at Start: the first tick already
+// ends a sampled period (without it, the first sample came a period
+// later), and the boost it decides is in the kernel's cpu.shares.
+func TestLoopStart(t *testing.T) {
+	var kill []*exec.Cmd
+	parent := testParent(t, &kill)
+	a, err := Open(ActuatorOptions{Parent: parent, Components: []string{"peer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ticks := make(chan time.Time)
+	net := &fakeNet{}
+	l, err := NewLoop(LoopConfig{
+		Controller: Config{Threshold: 100, Components: []Component{{"peer", 4}}},
+		Targets:    []Target{{Name: "peer0", Component: "peer", PID: startSleep(t, &kill), Metrics: "peer0:1"}},
+		Ticks:      ticks, Start: start, Scrape: net.scrape, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	stop := sync.OnceValue(func() error { cancel(); return <-done })
+	defer stop()
+	for deadline := time.Now().Add(10 * time.Second); net.scrapes.Load() < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the loop took no first reading within 10 s")
+		}
+	}
+	net.committed.Store(50) // 50 tps over the first second: deficit 0.5
+	ticks <- start.Add(time.Second)
+	for deadline := time.Now().Add(10 * time.Second); l.Metrics().Periods < 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the loop did not handle its first period within 10 s: %v", l.Metrics())
+		}
+	}
+	m := l.Metrics()
+	if m.Samples != 1 || m.Throughput != 50 || m.Shares["peer"] != 3072 {
+		t.Fatalf("after the first tick: %v; want one sample of 50 tps and the peer at 3072", m)
+	}
+	if got := readShares(t, filepath.Join(a.Dir(), "peer")); got != 3072 {
+		t.Fatalf("peer's cpu.shares is %d after the first tick, want 3072", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -3,34 +3,122 @@
 package isolation
 
 import (
+	"fmt"
+	"maps"
 	"os/exec"
 	"runtime"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/cockroachdb/datadriven"
 )
 
-func TestDelayArithmetic(t *testing.T) {
-	ms := time.Millisecond
-	prev := map[int]Schedstat{1: {Run: 100 * ms, Wait: 50 * ms, Slices: 10}, 2: {Run: 10 * ms}, 3: {Run: 500 * ms, Wait: 500 * ms, Slices: 90}}
-	cur := map[int]Schedstat{
-		1: {Run: 300 * ms, Wait: 250 * ms, Slices: 50},  // waited 200 ms over 40 slices
-		2: {Run: 110 * ms, Wait: 300 * ms, Slices: 60},  // waited 300 ms over 60 slices
-		3: {Run: 400 * ms, Wait: 900 * ms, Slices: 100}, // run went down (a thread exited): left out
-		4: {Run: time.Second, Wait: time.Second, Slices: 1000},
+// TestDelayScripts runs testdata/delay.txt (go test -rewrite regenerates
+// the expected output). A case is
+//
+//	delay [prev=DURATION] [cur=DURATION]
+//	PID/TID COUNTERS -> COUNTERS      (one line per thread)
+//	----
+//	<output>
+//
+// where COUNTERS is "-" (the thread is absent from that reading) or
+// "run=D wait=D slices=N [R]" (R: runnable when read). A PID whose every
+// thread is absent from the previous reading is absent from it. The
+// output gives each process's Waits and then Delay.
+func TestDelayScripts(t *testing.T) {
+	datadriven.RunTest(t, "testdata/delay.txt", func(t *testing.T, d *datadriven.TestData) string {
+		if d.Cmd != "delay" {
+			d.Fatalf(t, "case starts with %q, want \"delay [prev=D] [cur=D]\"", d.Cmd)
+		}
+		var atPrev, atCur time.Time
+		for _, a := range d.CmdArgs {
+			var off time.Duration
+			d.ScanArgs(t, a.Key, &off)
+			switch a.Key {
+			case "prev":
+				atPrev = epoch.Add(off)
+			case "cur":
+				atCur = epoch.Add(off)
+			default:
+				d.Fatalf(t, "unknown argument %q", a.Key)
+			}
+		}
+		prev, cur := map[int]Schedstat{}, map[int]Schedstat{}
+		add := func(m map[int]Schedstat, at time.Time, pid, tid int, th ThreadSched) {
+			s, ok := m[pid]
+			if !ok {
+				s = Schedstat{At: at, Threads: map[int]ThreadSched{}}
+			}
+			s.Threads[tid] = th
+			s.Run, s.Wait, s.Slices = s.Run+th.Run, s.Wait+th.Wait, s.Slices+th.Slices
+			m[pid] = s
+		}
+		for _, line := range strings.Split(d.Input, "\n") {
+			id, rest, ok1 := strings.Cut(line, " ")
+			before, after, ok2 := strings.Cut(rest, " -> ")
+			ps, ts, ok3 := strings.Cut(id, "/")
+			pid, err1 := strconv.Atoi(ps)
+			tid, err2 := strconv.Atoi(ts)
+			if !ok1 || !ok2 || !ok3 || err1 != nil || err2 != nil {
+				d.Fatalf(t, "line %q, want \"PID/TID COUNTERS -> COUNTERS\"", line)
+			}
+			if th, ok := scriptThread(t, d, before); ok {
+				add(prev, atPrev, pid, tid, th)
+			}
+			if th, ok := scriptThread(t, d, after); ok {
+				add(cur, atCur, pid, tid, th)
+			}
+		}
+		var out []string
+		for _, pid := range slices.Sorted(maps.Keys(cur)) {
+			p, ok := prev[pid]
+			if !ok {
+				out = append(out, fmt.Sprintf("pid %d: no previous reading", pid))
+				continue
+			}
+			w, n := Waits(p, cur[pid])
+			out = append(out, fmt.Sprintf("pid %d: waited %s over %d slices", pid, w, n))
+		}
+		if dl, ok := Delay(prev, cur); ok {
+			out = append(out, fmt.Sprintf("delay %s per slice", dl))
+		} else {
+			out = append(out, fmt.Sprintf("delay not measured (fewer than %d slices and less than %s of wait)", MinDelaySlices, MinDelayWait))
+		}
+		return strings.Join(out, "\n")
+	})
+}
+
+// scriptThread parses "-" or "run=D wait=D slices=N [R]".
+func scriptThread(t *testing.T, d *datadriven.TestData, s string) (ThreadSched, bool) {
+	t.Helper()
+	s = strings.TrimSpace(s)
+	if s == "-" {
+		return ThreadSched{}, false
 	}
-	if d, ok := Delay(prev, cur); !ok || d != 5*ms {
-		t.Fatalf("Delay = %v, %v; want 5ms (500 ms waited over 100 slices)", d, ok)
+	var th ThreadSched
+	for _, f := range strings.Fields(s) {
+		k, v, _ := strings.Cut(f, "=")
+		var err error
+		switch k {
+		case "run":
+			th.Run, err = time.ParseDuration(v)
+		case "wait":
+			th.Wait, err = time.ParseDuration(v)
+		case "slices":
+			th.Slices, err = strconv.ParseUint(v, 10, 64)
+		case "R":
+			th.Runnable = true
+		default:
+			err = fmt.Errorf("unknown field")
+		}
+		if err != nil {
+			d.Fatalf(t, "counters %q: field %q: %v", s, f, err)
+		}
 	}
-	if _, ok := Delay(prev, map[int]Schedstat{1: {Run: time.Second, Wait: 90 * ms, Slices: 59}}); ok {
-		t.Fatal("Delay measured 49 slices and 40 ms of wait, want not measured below MinDelaySlices and MinDelayWait")
-	}
-	// Starved: two slices in the period, each after a second's wait.
-	if d, ok := Delay(prev, map[int]Schedstat{1: {Run: 110 * ms, Wait: 2050 * ms, Slices: 12}}); !ok || d != time.Second {
-		t.Fatalf("starved: Delay = %v, %v; want 1s per slice, measured", d, ok)
-	}
-	if d, ok := Delay(prev, map[int]Schedstat{1: {Run: 100 * ms, Wait: 550 * ms, Slices: 10}}); !ok || d != 500*ms {
-		t.Fatalf("waited 500 ms, ran no slice: Delay = %v, %v; want 500ms, measured", d, ok)
-	}
+	return th, true
 }
 
 // TestDelayReal reads the kernel's counters of real processes: with twice
@@ -51,7 +139,7 @@ func TestDelayReal(t *testing.T) {
 	read := func() map[int]Schedstat {
 		out := map[int]Schedstat{}
 		for _, p := range pids {
-			s, err := ReadSchedstat(p)
+			s, err := ReadSchedstat(p, time.Now())
 			if err != nil {
 				t.Fatalf("ReadSchedstat(%d): %v", p, err)
 			}
@@ -92,7 +180,7 @@ func TestDelayReal(t *testing.T) {
 	if want := wait / time.Duration(slices); !ok || d != want {
 		t.Fatalf("Delay = %s, %v; want %s (%s waited over %d slices)", d, ok, want, wait, slices)
 	}
-	if _, err := ReadSchedstat(1 << 30); err == nil {
+	if _, err := ReadSchedstat(1<<30, time.Now()); err == nil {
 		t.Fatal("ReadSchedstat of a pid that cannot exist: no error")
 	}
 }
