@@ -38,10 +38,19 @@ type Disagg struct {
 	// are in the pool it endorses nothing and its CPU goes to validation.
 	// cpu_quota.compute caps each compute node (FlexChain's Fig. 5(a)).
 	ComputeNodes int `yaml:"compute_nodes,omitempty" json:"compute_nodes,omitempty"`
+	// StorageCacheMB is each memory node's Pebble block cache
+	// (storageCacheMB; default 128). Only with Memnodes.
+	StorageCacheMB int `yaml:"storage_cache_mb,omitempty" json:"storage_cache_mb,omitempty"`
+	// MemoryLimitMB holds each node of a kind (only "memnode") to this
+	// many MiB of RAM, page cache included: a memory cgroup of its own
+	// from its start, and GOMEMLIMIT below it (memlimit.go). Needs a
+	// writable memory controller (root). FlexChain's Fig. 5(b) on a
+	// machine whose RAM would otherwise cache the whole storage tier.
+	MemoryLimitMB map[string]int `yaml:"memory_limit_mb,omitempty" json:"memory_limit_mb,omitempty"`
 }
 
 func (d Disagg) set() bool {
-	return d.Memnodes || d.MemoryMB != 0 || d.CacheMB != 0 || d.MemtableMB != 0 || d.ComputeNodes != 0
+	return d.Memnodes || d.MemoryMB != 0 || d.CacheMB != 0 || d.MemtableMB != 0 || d.ComputeNodes != 0 || d.StorageCacheMB != 0 || len(d.MemoryLimitMB) != 0
 }
 
 // validate checks the fields against each other and the round's network
@@ -72,8 +81,12 @@ func (d Disagg) validate(processes bool, stateDB string, quota map[string]float6
 		return fmt.Errorf("memtable_mb = %d: want it only with state_db pebble (have %q)", d.MemtableMB, stateDB)
 	case quota["memnode"] != 0 && !d.Memnodes:
 		return fmt.Errorf("cpu_quota.memnode = %g: want it only with memnodes: true", quota["memnode"])
+	case d.StorageCacheMB != 0 && !d.Memnodes:
+		return fmt.Errorf("storage_cache_mb = %d: want it only with memnodes: true (it is the memory node's Pebble block cache)", d.StorageCacheMB)
+	case d.StorageCacheMB < 0 || d.StorageCacheMB > 65536:
+		return fmt.Errorf("storage_cache_mb = %d: want 1 to 65536 (unset: 128)", d.StorageCacheMB)
 	}
-	return nil
+	return d.validateMemoryLimit()
 }
 
 // tuneNode sizes a generated peer's state database.
@@ -105,6 +118,9 @@ func (d Disagg) tuneMemnode(m *node.MemnodeConfig) {
 	m.Cores = 1
 	if d.MemoryMB > 0 {
 		m.MemoryMB = d.MemoryMB
+	}
+	if d.StorageCacheMB > 0 {
+		m.StorageCacheMB = d.StorageCacheMB
 	}
 }
 

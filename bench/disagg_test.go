@@ -35,6 +35,12 @@ func TestDisaggRefused(t *testing.T) {
 		{Disagg{Memnodes: true, ComputeNodes: -1}, procs, "", "compute_nodes = -1: want 0 to 64"},
 		{Disagg{Memnodes: true}, Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.4}}, "", "cpu_quota.compute = 0.4: want it only with compute_nodes of 1 or more"},
 		{Disagg{Memnodes: true, ComputeNodes: 1}, Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.001}}, "", "cpu_quota.compute is 0.001 cores, want 0 (no quota) or 0.01 to"},
+		{Disagg{StorageCacheMB: 4}, procs, "", "storage_cache_mb = 4: want it only with memnodes: true"},
+		{Disagg{Memnodes: true, StorageCacheMB: -1}, procs, "", "storage_cache_mb = -1: want 1 to 65536"},
+		{Disagg{MemoryLimitMB: map[string]int{"memnode": 120}}, procs, "", "memory_limit_mb.memnode = 120: want it only with memnodes: true"},
+		{Disagg{Memnodes: true, MemoryLimitMB: map[string]int{"peer": 120}}, procs, "", "memory_limit_mb.peer: want memnode"},
+		{Disagg{Memnodes: true, MemoryLimitMB: map[string]int{"memnode": 16}}, procs, "", "memory_limit_mb.memnode = 16: want 32 to"},
+		{Disagg{Memnodes: true, MemoryLimitMB: map[string]int{"memnode": 120}}, procs, "", "memory_limit_mb.memnode = 120: want at least 152 MiB with storage_cache_mb 128"},
 		{Disagg{}, procs, "", `validation = "optimistic": want sequential or parallel`},
 	} {
 		r := Round{Label: "x", Disagg: tc.d, Interference: tc.in, StateDB: tc.state}

@@ -21,7 +21,7 @@ const flexRecord = 10_000
 
 func init() {
 	for _, p := range []Preset{
-		{"flexchain-memory", "FlexChain Fig. 5(b): YCSB-A (uniform, 10 KB records) on peers with memory nodes, the memory tier from 1/16 of the data set to all of it (quick: 16 MB of records; full: 128 MB), local cache 1/64 of the data",
+		{"flexchain-memory", "FlexChain Fig. 5(b): YCSB-A (uniform, 10 KB records) on peers with memory nodes, the memory tier from 1/16 of the data set to all of it (quick: 16 MB of records; full: 128 MB), local cache 1/64 of the data; each memory node held to the RAM of its tier (a memory cgroup of 3 × the tier + 96 MiB, page cache included). Needs root (cgroups)",
 			flexMemoryRounds},
 		{"flexchain-tiered", "FlexChain Fig. 7(a-c): peers with memory nodes (the data fits the memory tier; cache 1/8 of it) against monolithic Pebble peers with a 4 MB and a large memtable, on YCSB-A and B (10 KB records; quick 8 MB, full 64 MB, and 7(c) twice that), Smallbank at Pw 5, 50 and 95% (quick 1,000 accounts, full 100,000); then one client alone on YCSB-A and Smallbank, tiered against the large memtable",
 			flexTieredRounds},
@@ -69,16 +69,44 @@ func monoRound(label, wl string, p map[string]string, memtableMB int, dur time.D
 		Interference: Interference{Network: "processes"}, Disagg: Disagg{MemtableMB: memtableMB}}
 }
 
+// Fig. 5(b)'s memory nodes hold the RAM of a machine sized to their
+// memory tier: memory_limit_mb (memlimit.go) moves with memory_mb, and
+// Pebble's block cache is a small fixed 4 MiB, so that the memory tier is
+// the only memory that grows from round to round.
+const (
+	flexStorageCacheMB = 4
+	// flexProcessMB is a memory node's RAM beyond its tier: its Go
+	// runtime, gRPC and TLS (about 30 MiB), Pebble's block cache and two
+	// 16 MiB memtables, and the page cache of Pebble's indexes, filters
+	// and WAL (measured: 77–82 MiB of anonymous memory with an 8 MiB tier
+	// under a 112 MiB limit, docs/flexchain.md).
+	flexProcessMB = 96
+	// flexHeapFactor is the memory tier's share of the limit per MiB of
+	// tier: the versions, their keys and index, and the Go collector's
+	// headroom (with less, GOMEMLIMIT makes the collector run so often
+	// that its CPU, not the storage tier, sets the large tier's
+	// throughput: 440 against 519 tx/s with 123 MiB under 342 MiB).
+	flexHeapFactor = 3
+)
+
+// flexMemLimit is the memory limit of a memory node with a tier of memMB.
+func flexMemLimit(memMB int) int { return flexHeapFactor*memMB + flexProcessMB }
+
 func flexMemoryRounds(full bool) []Round {
 	records := pick(full, 1600, 12800)
 	dur := pick(full, 3*time.Second, 30*time.Second)
 	data := dataMB(records)
+	round := func(label string, mem int) Round {
+		r := tieredRound(label, "ycsb", flexYCSB("a", records, "0"), mem, data/64, dur)
+		r.StorageCacheMB = flexStorageCacheMB
+		r.MemoryLimitMB = map[string]int{"memnode": flexMemLimit(mem)}
+		return r
+	}
 	var rs []Round
 	for _, div := range []int{16, 8, 4, 2, 1} {
-		mem := max(data/div, 1)
-		rs = append(rs, tieredRound(fmt.Sprintf("memory-1/%d", div), "ycsb", flexYCSB("a", records, "0"), mem, data/64, dur))
+		rs = append(rs, round(fmt.Sprintf("memory-1/%d", div), max(data/div, 1)))
 	}
-	return append(rs, tieredRound("memory-all", "ycsb", flexYCSB("a", records, "0"), holdsAll(records), data/64, dur))
+	return append(rs, round("memory-all", holdsAll(records)))
 }
 
 func flexTieredRounds(full bool) []Round {

@@ -4,8 +4,10 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +62,10 @@ func TestFlexchainPresetsSmoke(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range smokeRounds(rs) {
+			if len(r.MemoryLimitMB) > 0 && parent == "" {
+				t.Logf("%s: round %s runs without its memory limit: memory cgroups need root", name, r.Label)
+				r.MemoryLimitMB = nil
+			}
 			if r.Interference.cgroups() {
 				if parent == "" {
 					t.Logf("%s: round %s skipped: its cgroups need root", name, r.Label)
@@ -80,6 +86,19 @@ func TestFlexchainPresetsSmoke(t *testing.T) {
 			}
 			if want := r.ComputeNodes * orgsOf(r); want > 0 && res.Tiers != nil && len(res.Tiers.Endorsed) != want {
 				t.Errorf("%s: round %s: proposals answered per pool member %v, want each of its %d compute nodes", name, r.Label, res.Tiers.Endorsed, want)
+			}
+			if lim := r.MemoryLimitMB["memnode"]; lim > 0 {
+				if len(res.MemoryLimits) != orgsOf(r) {
+					t.Errorf("%s: round %s: memory cgroup figures %+v (warnings %v), want one per memory node", name, r.Label, res.MemoryLimits, res.Warnings)
+				}
+				for _, m := range res.MemoryLimits {
+					if m.PeakMB > float64(lim) || m.OOMKills != 0 || m.UsageMB == 0 {
+						t.Errorf("%s: round %s: memory node %+v: want it charged, at most its %d MiB limit, none killed", name, r.Label, m, lim)
+					}
+				}
+				if left, _ := filepath.Glob(fmt.Sprintf("/sys/fs/cgroup/memory/strand-bench-mem-%d", os.Getpid())); len(left) > 0 {
+					t.Errorf("%s: round %s left its memory cgroup %v", name, r.Label, left)
+				}
 			}
 			t.Logf("%s: round %s: %.0f tx/s", name, r.Label, res.ThroughputTPS)
 		}

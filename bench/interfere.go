@@ -110,6 +110,9 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		comps = append(comps, t.Component)
 		targets = append(targets, t)
 	}
+	if n.mem != nil && n.mem.mem.Hierarchy() == "v2" {
+		return in, fmt.Errorf("memory_limit_mb with hogs, isolation or cpu_quota needs cgroup v1: under v2 a process is in one cgroup, and moving the memory nodes into their CPU cgroups would take them out of their memory limit")
+	}
 	top, err := openRoundCgroup(r.CgroupParent)
 	if err != nil {
 		return in, fmt.Errorf("hogs, isolation and cpu_quota need a writable cgroup hierarchy (run as root, or set cgroup_parent to a cgroup delegated to you): %w", err)

@@ -24,6 +24,8 @@ type NetOptions struct {
 	Keep          bool              // keep the directory at Close
 	Disagg        Disagg            // memory nodes, caches and memtables (disagg.go)
 	Wasm          map[string][]byte // contracts run as WebAssembly modules (localnet.Spec.Wasm)
+	// Logf, if set, receives notes (the cgroups of dead runs removed).
+	Logf func(string, ...any)
 }
 
 // Network is the network under load: embedded in this process (Orderer
@@ -35,8 +37,9 @@ type Network struct {
 	Orderer *node.Orderer
 	Peers   []*node.Peer
 	keep    bool
-	owned   bool // Dir was made here
-	procs   bool // StartProcesses started its nodes: Close stops them
+	owned   bool       // Dir was made here
+	procs   bool       // StartProcesses started its nodes: Close stops them
+	mem     *memLimits // the memory nodes' memory cgroups (memlimit.go); nil: none
 }
 
 // Embedded reports whether the network runs in this process.
@@ -123,6 +126,9 @@ func (n *Network) Close() {
 	}
 	if n.procs && n.Layout != nil {
 		localnet.Down(n.Layout, localnet.DownOptions{})
+	}
+	if err := n.mem.close(); err != nil {
+		n.mem.log("%v", err)
 	}
 	if n.owned && !n.keep && n.Dir != "" {
 		os.RemoveAll(n.Dir)

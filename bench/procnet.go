@@ -37,7 +37,14 @@ func StartProcesses(o NetOptions, command []string) (_ *Network, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := localnet.Up(n.Layout, localnet.UpOptions{Command: command, DieWithCaller: true}); err != nil {
+	up := localnet.UpOptions{Command: command, DieWithCaller: true}
+	if n.mem, err = openMemLimits(o.Disagg, n.Layout, o.Logf); err != nil {
+		return nil, err
+	}
+	if n.mem != nil {
+		up.Env, up.Started = n.mem.env(o.Disagg), n.mem.started
+	}
+	if _, err := localnet.Up(n.Layout, up); err != nil {
 		return nil, err
 	}
 	if err := awaitJoined(n.Layout.Computes, joinWait); err != nil {

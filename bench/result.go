@@ -48,6 +48,9 @@ type Result struct {
 	// Tiers: what each state tier answered, for a round with memory
 	// nodes (disagg.go); nil otherwise.
 	Tiers *TierResult `json:"tiers,omitempty"`
+	// MemoryLimits: each memory node's memory cgroup, for a round with
+	// memory_limit_mb (memlimit.go).
+	MemoryLimits []MemoryLimitResult `json:"memory_limits,omitempty"`
 
 	Knee     *rate.StepResult  `json:"knee,omitempty"`
 	Steps    []rate.StepResult `json:"steps,omitempty"`

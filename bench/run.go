@@ -85,6 +85,7 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 	}
 	var n *Network
 	opts := r.netOptions(t.Keep)
+	opts.Logf = t.logf
 	if embedded {
 		if opts.Wasm, err = r.wasmModules(); err != nil {
 			return nil, err
@@ -139,8 +140,14 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 	}
+	mem0 := n.mem.sample()
 	meter.begin(n)
 	res := l.run(ctx, ctl, t)
+	if n.mem != nil {
+		var warns []string
+		res.MemoryLimits, warns = n.mem.result(r.Disagg, mem0, n.mem.sample())
+		res.Warnings = append(res.Warnings, warns...)
+	}
 	if tiers != nil {
 		if res.Tiers, err = tiers.finish(); err != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("no tier figures: %v", err))

@@ -26,7 +26,8 @@ func (a *Actuator) removeLeftovers(prefix string) ([]string, error) {
 	return a.removeDead(prefix, false)
 }
 
-// RemoveDead removes the cgroups under parent named prefix-PID or
+// RemoveDead removes the cgroups under parent (of the cpu or the memory
+// controller) named prefix-PID or
 // prefix-PID-SUFFIX whose PID is not a live process, and every cgroup
 // below them, moving their processes to parent first; it returns their
 // paths. Tests that make cgroups of their own call it before making
@@ -34,6 +35,9 @@ func (a *Actuator) removeLeftovers(prefix string) ([]string, error) {
 // only until the next run.
 func RemoveDead(parent, prefix string) ([]string, error) {
 	v2, err := detect(parent)
+	if err != nil {
+		v2, err = detectMemory(parent)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoCgroup, err)
 	}
@@ -79,6 +83,9 @@ func alive(pid int) bool {
 // caller owns).
 func RemoveTree(parent, dir string) error {
 	v2, err := detect(parent)
+	if err != nil {
+		v2, err = detectMemory(parent)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNoCgroup, err)
 	}

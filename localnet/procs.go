@@ -53,6 +53,15 @@ type UpOptions struct {
 	// started the node: call Up from a goroutine that is not locked to a
 	// thread that may exit.
 	DieWithCaller bool
+	// Env, if set, returns extra environment (KEY=VALUE) for node n's
+	// process, appended to the caller's (a bench round's GOMEMLIMIT for
+	// a memory node it holds to a memory cgroup).
+	Env func(n Node) []string
+	// Started, if set, is called with each process Up starts as soon as
+	// it started, before Up waits for it to accept connections (a bench
+	// round moves a memory node into its memory cgroup there, before it
+	// opens its storage); an error stops Up.
+	Started func(p Proc) error
 }
 
 // Up starts every node of the network that is not running, each as a
@@ -84,12 +93,21 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 			if procs[i].Alive || procs[i].Removed {
 				continue
 			}
-			done, err := l.start(&procs[i], opts.Command, opts.DieWithCaller)
+			var env []string
+			if opts.Env != nil {
+				env = opts.Env(n)
+			}
+			done, err := l.start(&procs[i], opts.Command, env, opts.DieWithCaller)
 			if err != nil {
 				return procs, err
 			}
 			started = append(started, i)
 			procs[i].died = done
+			if opts.Started != nil {
+				if err := opts.Started(procs[i]); err != nil {
+					return procs, err
+				}
+			}
 		}
 		for _, i := range started {
 			if err := l.awaitReachable(&procs[i], opts.Wait); err != nil {
@@ -103,7 +121,7 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 // start starts n's process and records its PID. The returned channel is
 // closed when the process exits (it is reaped, so no zombie is left when
 // the caller lives on).
-func (l *Layout) start(p *Proc, command []string, dieWithCaller bool) (<-chan struct{}, error) {
+func (l *Layout) start(p *Proc, command, env []string, dieWithCaller bool) (<-chan struct{}, error) {
 	if err := os.MkdirAll(filepath.Dir(p.Log), 0o755); err != nil {
 		return nil, fmt.Errorf("localnet: %w", err)
 	}
@@ -117,6 +135,9 @@ func (l *Layout) start(p *Proc, command []string, dieWithCaller bool) (<-chan st
 	cmd := exec.Command(command[0], args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = l.Dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if dieWithCaller {
 		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL

@@ -14,6 +14,10 @@ import (
 // writeTiers writes a round's tier line (nothing for a round without
 // memory nodes).
 func writeTiers(w io.Writer, r *bench.Result) {
+	for _, m := range r.MemoryLimits {
+		fmt.Fprintf(w, "  memory limit: %s %d MiB (GOMEMLIMIT %.0f MiB): held %.1f MiB at the end (page cache %.1f, anonymous %.1f), peak %.1f; %.1f MiB read from the disk during the load; %d OOM kills\n",
+			m.Node, m.LimitMB, m.GoMemLimitMB, m.UsageMB, m.CacheMB, m.AnonMB, m.PeakMB, m.DiskReadMB, m.OOMKills)
+	}
 	t := r.Tiers
 	if t == nil {
 		return

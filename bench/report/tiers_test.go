@@ -82,3 +82,17 @@ func TestTiersHTMLCSV(t *testing.T) {
 		t.Errorf("csv tier columns: header %v, rows %v and %v", rows[0], rows[1], rows[2])
 	}
 }
+
+// TestMemoryLimitText: a round whose memory nodes were held to a memory
+// limit gets a line per node with its cgroup's figures.
+func TestMemoryLimitText(t *testing.T) {
+	r := tieredResult()
+	r.MemoryLimits = []bench.MemoryLimitResult{{Node: "memnode.peer0.Org1", LimitMB: 117, GoMemLimitMB: 73, UsageMB: 116.9,
+		PeakMB: 117, CacheMB: 35.7, AnonMB: 79.8, DiskReadMB: 123.1}}
+	var b bytes.Buffer
+	WriteTable(&b, []*bench.Result{r})
+	want := "memory limit: memnode.peer0.Org1 117 MiB (GOMEMLIMIT 73 MiB): held 116.9 MiB at the end (page cache 35.7, anonymous 79.8), peak 117.0; 123.1 MiB read from the disk during the load; 0 OOM kills"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q:\n%s", want, b.String())
+	}
+}
