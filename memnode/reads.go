@@ -90,7 +90,7 @@ func (s *service) answer(r *api.MemRead, keys []statedb.Key, results []statedb.R
 		keys = append(keys, statedb.Key{Namespace: string(k.GetNamespace()), Key: string(k.GetKey())})
 	}
 	results = append(results[:0], make([]statedb.Result, len(keys))...)
-	h, err := s.db.GetManyAt(keys, results)
+	h, err := s.db.GetManyShared(keys, results)
 	if err != nil {
 		return fail(err), keys, results
 	}

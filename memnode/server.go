@@ -121,7 +121,7 @@ func (s *service) GetMany(_ context.Context, req *api.MemGetRequest) (*api.MemGe
 		return nil, statusOf("GetMany", err)
 	}
 	out := make([]statedb.Result, len(keys))
-	h, err := s.db.GetManyAt(keys, out)
+	h, err := s.db.GetManyShared(keys, out)
 	if err != nil {
 		return nil, statusOf("GetMany", err)
 	}
