@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/ledger/statedb"
@@ -151,5 +152,33 @@ func TestReadStreamClose(t *testing.T) {
 	}
 	if err != nil || string(v.Data) != "v" {
 		t.Fatalf("Get after the restart: %q, %v; want v", v.Data, err)
+	}
+}
+
+// TestReadStreamLimit: a client's read streams are counted apart from
+// its calls: with one of each allowed, a call runs beside an open read
+// stream, and a second read stream is refused naming the limit.
+func TestReadStreamLimit(t *testing.T) {
+	tl, n, w := writer(t, memnode.ServerOptions{Limits: memnode.Limits{MaxCallsPerClient: 1}}, -1)
+	put(t, w, 1, "k", "v")
+	if _, _, err := w.Get("ns", "k"); err != nil { // w's stream, open from here on
+		t.Fatal(err)
+	}
+	if _, err := w.Savepoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Scan("ns", "", "", func(string, statedb.Value) bool { return true }); err != nil {
+		t.Fatalf("a scan beside the open read stream: %v", err)
+	}
+	raw := rawClient(t, n.Addr(), tl.Client) // the same name as w
+	st, err := raw.Reads(t.Context())
+	if err == nil {
+		err = st.Send(&api.MemReads{Reads: []*api.MemRead{{Id: 1, Keys: []*api.MemKey{{Namespace: []byte("ns"), Key: []byte("k")}}}}})
+	}
+	if err == nil {
+		_, err = st.Recv()
+	}
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "maxCallsPerClient") || !strings.Contains(err.Error(), "read streams") {
+		t.Fatalf("a second read stream: %v; want ResourceExhausted naming maxCallsPerClient and read streams", err)
 	}
 }
