@@ -252,6 +252,242 @@ func (x *MemGetResponse) GetValues() []*MemValue {
 	return nil
 }
 
+type MemRead struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Keys          []*MemKey              `protobuf:"bytes,2,rep,name=keys,proto3" json:"keys,omitempty"`
+	VersionsOnly  bool                   `protobuf:"varint,3,opt,name=versions_only,json=versionsOnly,proto3" json:"versions_only,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemRead) Reset() {
+	*x = MemRead{}
+	mi := &file_memnode_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemRead) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemRead) ProtoMessage() {}
+
+func (x *MemRead) ProtoReflect() protoreflect.Message {
+	mi := &file_memnode_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemRead.ProtoReflect.Descriptor instead.
+func (*MemRead) Descriptor() ([]byte, []int) {
+	return file_memnode_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *MemRead) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *MemRead) GetKeys() []*MemKey {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+func (x *MemRead) GetVersionsOnly() bool {
+	if x != nil {
+		return x.VersionsOnly
+	}
+	return false
+}
+
+type MemReads struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Reads         []*MemRead             `protobuf:"bytes,1,rep,name=reads,proto3" json:"reads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemReads) Reset() {
+	*x = MemReads{}
+	mi := &file_memnode_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemReads) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemReads) ProtoMessage() {}
+
+func (x *MemReads) ProtoReflect() protoreflect.Message {
+	mi := &file_memnode_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemReads.ProtoReflect.Descriptor instead.
+func (*MemReads) Descriptor() ([]byte, []int) {
+	return file_memnode_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *MemReads) GetReads() []*MemRead {
+	if x != nil {
+		return x.Reads
+	}
+	return nil
+}
+
+// MemAnswer answers the read with its id: the height read at and one
+// value per key, or, with code non-zero, the gRPC status code and
+// message GetMany would have failed with.
+type MemAnswer struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Height        uint64                 `protobuf:"varint,2,opt,name=height,proto3" json:"height,omitempty"`
+	Values        []*MemValue            `protobuf:"bytes,3,rep,name=values,proto3" json:"values,omitempty"`
+	Code          uint32                 `protobuf:"varint,4,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string                 `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemAnswer) Reset() {
+	*x = MemAnswer{}
+	mi := &file_memnode_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemAnswer) ProtoMessage() {}
+
+func (x *MemAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_memnode_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemAnswer.ProtoReflect.Descriptor instead.
+func (*MemAnswer) Descriptor() ([]byte, []int) {
+	return file_memnode_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *MemAnswer) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *MemAnswer) GetHeight() uint64 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *MemAnswer) GetValues() []*MemValue {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *MemAnswer) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *MemAnswer) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type MemAnswers struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Answers []*MemAnswer           `protobuf:"bytes,1,rep,name=answers,proto3" json:"answers,omitempty"`
+	// closing: the node is stopping; send no more reads on this stream.
+	Closing       bool `protobuf:"varint,2,opt,name=closing,proto3" json:"closing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemAnswers) Reset() {
+	*x = MemAnswers{}
+	mi := &file_memnode_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemAnswers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemAnswers) ProtoMessage() {}
+
+func (x *MemAnswers) ProtoReflect() protoreflect.Message {
+	mi := &file_memnode_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemAnswers.ProtoReflect.Descriptor instead.
+func (*MemAnswers) Descriptor() ([]byte, []int) {
+	return file_memnode_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *MemAnswers) GetAnswers() []*MemAnswer {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+func (x *MemAnswers) GetClosing() bool {
+	if x != nil {
+		return x.Closing
+	}
+	return false
+}
+
 type MemScanRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Namespace []byte                 `protobuf:"bytes,1,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -266,7 +502,7 @@ type MemScanRequest struct {
 
 func (x *MemScanRequest) Reset() {
 	*x = MemScanRequest{}
-	mi := &file_memnode_proto_msgTypes[4]
+	mi := &file_memnode_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -278,7 +514,7 @@ func (x *MemScanRequest) String() string {
 func (*MemScanRequest) ProtoMessage() {}
 
 func (x *MemScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[4]
+	mi := &file_memnode_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -291,7 +527,7 @@ func (x *MemScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemScanRequest.ProtoReflect.Descriptor instead.
 func (*MemScanRequest) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{4}
+	return file_memnode_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MemScanRequest) GetNamespace() []byte {
@@ -334,7 +570,7 @@ type MemScanPage struct {
 
 func (x *MemScanPage) Reset() {
 	*x = MemScanPage{}
-	mi := &file_memnode_proto_msgTypes[5]
+	mi := &file_memnode_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +582,7 @@ func (x *MemScanPage) String() string {
 func (*MemScanPage) ProtoMessage() {}
 
 func (x *MemScanPage) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[5]
+	mi := &file_memnode_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +595,7 @@ func (x *MemScanPage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemScanPage.ProtoReflect.Descriptor instead.
 func (*MemScanPage) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{5}
+	return file_memnode_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *MemScanPage) GetHeight() uint64 {
@@ -397,7 +633,7 @@ type MemWrite struct {
 
 func (x *MemWrite) Reset() {
 	*x = MemWrite{}
-	mi := &file_memnode_proto_msgTypes[6]
+	mi := &file_memnode_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -409,7 +645,7 @@ func (x *MemWrite) String() string {
 func (*MemWrite) ProtoMessage() {}
 
 func (x *MemWrite) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[6]
+	mi := &file_memnode_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -422,7 +658,7 @@ func (x *MemWrite) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemWrite.ProtoReflect.Descriptor instead.
 func (*MemWrite) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{6}
+	return file_memnode_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *MemWrite) GetNamespace() []byte {
@@ -479,7 +715,7 @@ type MemApplyRequest struct {
 
 func (x *MemApplyRequest) Reset() {
 	*x = MemApplyRequest{}
-	mi := &file_memnode_proto_msgTypes[7]
+	mi := &file_memnode_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -491,7 +727,7 @@ func (x *MemApplyRequest) String() string {
 func (*MemApplyRequest) ProtoMessage() {}
 
 func (x *MemApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[7]
+	mi := &file_memnode_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -504,7 +740,7 @@ func (x *MemApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemApplyRequest.ProtoReflect.Descriptor instead.
 func (*MemApplyRequest) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{7}
+	return file_memnode_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *MemApplyRequest) GetFrom() uint64 {
@@ -546,7 +782,7 @@ type MemApplyResponse struct {
 
 func (x *MemApplyResponse) Reset() {
 	*x = MemApplyResponse{}
-	mi := &file_memnode_proto_msgTypes[8]
+	mi := &file_memnode_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -558,7 +794,7 @@ func (x *MemApplyResponse) String() string {
 func (*MemApplyResponse) ProtoMessage() {}
 
 func (x *MemApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[8]
+	mi := &file_memnode_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -571,7 +807,7 @@ func (x *MemApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemApplyResponse.ProtoReflect.Descriptor instead.
 func (*MemApplyResponse) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{8}
+	return file_memnode_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MemApplyResponse) GetApplied() bool {
@@ -603,7 +839,7 @@ type MemSavepointRequest struct {
 
 func (x *MemSavepointRequest) Reset() {
 	*x = MemSavepointRequest{}
-	mi := &file_memnode_proto_msgTypes[9]
+	mi := &file_memnode_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +851,7 @@ func (x *MemSavepointRequest) String() string {
 func (*MemSavepointRequest) ProtoMessage() {}
 
 func (x *MemSavepointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[9]
+	mi := &file_memnode_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +864,7 @@ func (x *MemSavepointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemSavepointRequest.ProtoReflect.Descriptor instead.
 func (*MemSavepointRequest) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{9}
+	return file_memnode_proto_rawDescGZIP(), []int{13}
 }
 
 type MemSavepointResponse struct {
@@ -641,7 +877,7 @@ type MemSavepointResponse struct {
 
 func (x *MemSavepointResponse) Reset() {
 	*x = MemSavepointResponse{}
-	mi := &file_memnode_proto_msgTypes[10]
+	mi := &file_memnode_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +889,7 @@ func (x *MemSavepointResponse) String() string {
 func (*MemSavepointResponse) ProtoMessage() {}
 
 func (x *MemSavepointResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[10]
+	mi := &file_memnode_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +902,7 @@ func (x *MemSavepointResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemSavepointResponse.ProtoReflect.Descriptor instead.
 func (*MemSavepointResponse) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{10}
+	return file_memnode_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MemSavepointResponse) GetHeight() uint64 {
@@ -691,7 +927,7 @@ type MemWatchRequest struct {
 
 func (x *MemWatchRequest) Reset() {
 	*x = MemWatchRequest{}
-	mi := &file_memnode_proto_msgTypes[11]
+	mi := &file_memnode_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -703,7 +939,7 @@ func (x *MemWatchRequest) String() string {
 func (*MemWatchRequest) ProtoMessage() {}
 
 func (x *MemWatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[11]
+	mi := &file_memnode_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -716,7 +952,7 @@ func (x *MemWatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemWatchRequest.ProtoReflect.Descriptor instead.
 func (*MemWatchRequest) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{11}
+	return file_memnode_proto_rawDescGZIP(), []int{15}
 }
 
 // MemChange is one message of Watch: a change (one applied batch) or a
@@ -748,7 +984,7 @@ type MemChange struct {
 
 func (x *MemChange) Reset() {
 	*x = MemChange{}
-	mi := &file_memnode_proto_msgTypes[12]
+	mi := &file_memnode_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -760,7 +996,7 @@ func (x *MemChange) String() string {
 func (*MemChange) ProtoMessage() {}
 
 func (x *MemChange) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[12]
+	mi := &file_memnode_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -773,7 +1009,7 @@ func (x *MemChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemChange.ProtoReflect.Descriptor instead.
 func (*MemChange) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{12}
+	return file_memnode_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MemChange) GetHeight() uint64 {
@@ -839,7 +1075,7 @@ type MemChangedKeys struct {
 
 func (x *MemChangedKeys) Reset() {
 	*x = MemChangedKeys{}
-	mi := &file_memnode_proto_msgTypes[13]
+	mi := &file_memnode_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +1087,7 @@ func (x *MemChangedKeys) String() string {
 func (*MemChangedKeys) ProtoMessage() {}
 
 func (x *MemChangedKeys) ProtoReflect() protoreflect.Message {
-	mi := &file_memnode_proto_msgTypes[13]
+	mi := &file_memnode_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +1100,7 @@ func (x *MemChangedKeys) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemChangedKeys.ProtoReflect.Descriptor instead.
 func (*MemChangedKeys) Descriptor() ([]byte, []int) {
-	return file_memnode_proto_rawDescGZIP(), []int{13}
+	return file_memnode_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MemChangedKeys) GetNamespace() []byte {
@@ -900,7 +1136,23 @@ const file_memnode_proto_rawDesc = "" +
 	"\rversions_only\x18\x02 \x01(\bR\fversionsOnly\"V\n" +
 	"\x0eMemGetResponse\x12\x16\n" +
 	"\x06height\x18\x01 \x01(\x04R\x06height\x12,\n" +
-	"\x06values\x18\x02 \x03(\v2\x14.strand.api.MemValueR\x06values\"h\n" +
+	"\x06values\x18\x02 \x03(\v2\x14.strand.api.MemValueR\x06values\"f\n" +
+	"\aMemRead\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12&\n" +
+	"\x04keys\x18\x02 \x03(\v2\x12.strand.api.MemKeyR\x04keys\x12#\n" +
+	"\rversions_only\x18\x03 \x01(\bR\fversionsOnly\"5\n" +
+	"\bMemReads\x12)\n" +
+	"\x05reads\x18\x01 \x03(\v2\x13.strand.api.MemReadR\x05reads\"\x8f\x01\n" +
+	"\tMemAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
+	"\x06height\x18\x02 \x01(\x04R\x06height\x12,\n" +
+	"\x06values\x18\x03 \x03(\v2\x14.strand.api.MemValueR\x06values\x12\x12\n" +
+	"\x04code\x18\x04 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"W\n" +
+	"\n" +
+	"MemAnswers\x12/\n" +
+	"\aanswers\x18\x01 \x03(\v2\x15.strand.api.MemAnswerR\aanswers\x12\x18\n" +
+	"\aclosing\x18\x02 \x01(\bR\aclosing\"h\n" +
 	"\x0eMemScanRequest\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\fR\tnamespace\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
@@ -943,10 +1195,11 @@ const file_memnode_proto_rawDesc = "" +
 	"namespaces\"B\n" +
 	"\x0eMemChangedKeys\x12\x1c\n" +
 	"\tnamespace\x18\x01 \x01(\fR\tnamespace\x12\x12\n" +
-	"\x04keys\x18\x02 \x01(\fR\x04keys2\xe2\x02\n" +
+	"\x04keys\x18\x02 \x01(\fR\x04keys2\x9d\x03\n" +
 	"\n" +
 	"MemoryNode\x12@\n" +
-	"\aGetMany\x12\x19.strand.api.MemGetRequest\x1a\x1a.strand.api.MemGetResponse\x12?\n" +
+	"\aGetMany\x12\x19.strand.api.MemGetRequest\x1a\x1a.strand.api.MemGetResponse\x129\n" +
+	"\x05Reads\x12\x14.strand.api.MemReads\x1a\x16.strand.api.MemAnswers(\x010\x01\x12?\n" +
 	"\x04Scan\x12\x1a.strand.api.MemScanRequest\x1a\x17.strand.api.MemScanPage(\x010\x01\x12B\n" +
 	"\x05Apply\x12\x1b.strand.api.MemApplyRequest\x1a\x1c.strand.api.MemApplyResponse\x12N\n" +
 	"\tSavepoint\x12\x1f.strand.api.MemSavepointRequest\x1a .strand.api.MemSavepointResponse\x12=\n" +
@@ -964,44 +1217,54 @@ func file_memnode_proto_rawDescGZIP() []byte {
 	return file_memnode_proto_rawDescData
 }
 
-var file_memnode_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_memnode_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_memnode_proto_goTypes = []any{
 	(*MemKey)(nil),               // 0: strand.api.MemKey
 	(*MemValue)(nil),             // 1: strand.api.MemValue
 	(*MemGetRequest)(nil),        // 2: strand.api.MemGetRequest
 	(*MemGetResponse)(nil),       // 3: strand.api.MemGetResponse
-	(*MemScanRequest)(nil),       // 4: strand.api.MemScanRequest
-	(*MemScanPage)(nil),          // 5: strand.api.MemScanPage
-	(*MemWrite)(nil),             // 6: strand.api.MemWrite
-	(*MemApplyRequest)(nil),      // 7: strand.api.MemApplyRequest
-	(*MemApplyResponse)(nil),     // 8: strand.api.MemApplyResponse
-	(*MemSavepointRequest)(nil),  // 9: strand.api.MemSavepointRequest
-	(*MemSavepointResponse)(nil), // 10: strand.api.MemSavepointResponse
-	(*MemWatchRequest)(nil),      // 11: strand.api.MemWatchRequest
-	(*MemChange)(nil),            // 12: strand.api.MemChange
-	(*MemChangedKeys)(nil),       // 13: strand.api.MemChangedKeys
+	(*MemRead)(nil),              // 4: strand.api.MemRead
+	(*MemReads)(nil),             // 5: strand.api.MemReads
+	(*MemAnswer)(nil),            // 6: strand.api.MemAnswer
+	(*MemAnswers)(nil),           // 7: strand.api.MemAnswers
+	(*MemScanRequest)(nil),       // 8: strand.api.MemScanRequest
+	(*MemScanPage)(nil),          // 9: strand.api.MemScanPage
+	(*MemWrite)(nil),             // 10: strand.api.MemWrite
+	(*MemApplyRequest)(nil),      // 11: strand.api.MemApplyRequest
+	(*MemApplyResponse)(nil),     // 12: strand.api.MemApplyResponse
+	(*MemSavepointRequest)(nil),  // 13: strand.api.MemSavepointRequest
+	(*MemSavepointResponse)(nil), // 14: strand.api.MemSavepointResponse
+	(*MemWatchRequest)(nil),      // 15: strand.api.MemWatchRequest
+	(*MemChange)(nil),            // 16: strand.api.MemChange
+	(*MemChangedKeys)(nil),       // 17: strand.api.MemChangedKeys
 }
 var file_memnode_proto_depIdxs = []int32{
 	0,  // 0: strand.api.MemGetRequest.keys:type_name -> strand.api.MemKey
 	1,  // 1: strand.api.MemGetResponse.values:type_name -> strand.api.MemValue
-	1,  // 2: strand.api.MemScanPage.values:type_name -> strand.api.MemValue
-	6,  // 3: strand.api.MemApplyRequest.writes:type_name -> strand.api.MemWrite
-	13, // 4: strand.api.MemChange.namespaces:type_name -> strand.api.MemChangedKeys
-	2,  // 5: strand.api.MemoryNode.GetMany:input_type -> strand.api.MemGetRequest
-	4,  // 6: strand.api.MemoryNode.Scan:input_type -> strand.api.MemScanRequest
-	7,  // 7: strand.api.MemoryNode.Apply:input_type -> strand.api.MemApplyRequest
-	9,  // 8: strand.api.MemoryNode.Savepoint:input_type -> strand.api.MemSavepointRequest
-	11, // 9: strand.api.MemoryNode.Watch:input_type -> strand.api.MemWatchRequest
-	3,  // 10: strand.api.MemoryNode.GetMany:output_type -> strand.api.MemGetResponse
-	5,  // 11: strand.api.MemoryNode.Scan:output_type -> strand.api.MemScanPage
-	8,  // 12: strand.api.MemoryNode.Apply:output_type -> strand.api.MemApplyResponse
-	10, // 13: strand.api.MemoryNode.Savepoint:output_type -> strand.api.MemSavepointResponse
-	12, // 14: strand.api.MemoryNode.Watch:output_type -> strand.api.MemChange
-	10, // [10:15] is the sub-list for method output_type
-	5,  // [5:10] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	0,  // 2: strand.api.MemRead.keys:type_name -> strand.api.MemKey
+	4,  // 3: strand.api.MemReads.reads:type_name -> strand.api.MemRead
+	1,  // 4: strand.api.MemAnswer.values:type_name -> strand.api.MemValue
+	6,  // 5: strand.api.MemAnswers.answers:type_name -> strand.api.MemAnswer
+	1,  // 6: strand.api.MemScanPage.values:type_name -> strand.api.MemValue
+	10, // 7: strand.api.MemApplyRequest.writes:type_name -> strand.api.MemWrite
+	17, // 8: strand.api.MemChange.namespaces:type_name -> strand.api.MemChangedKeys
+	2,  // 9: strand.api.MemoryNode.GetMany:input_type -> strand.api.MemGetRequest
+	5,  // 10: strand.api.MemoryNode.Reads:input_type -> strand.api.MemReads
+	8,  // 11: strand.api.MemoryNode.Scan:input_type -> strand.api.MemScanRequest
+	11, // 12: strand.api.MemoryNode.Apply:input_type -> strand.api.MemApplyRequest
+	13, // 13: strand.api.MemoryNode.Savepoint:input_type -> strand.api.MemSavepointRequest
+	15, // 14: strand.api.MemoryNode.Watch:input_type -> strand.api.MemWatchRequest
+	3,  // 15: strand.api.MemoryNode.GetMany:output_type -> strand.api.MemGetResponse
+	7,  // 16: strand.api.MemoryNode.Reads:output_type -> strand.api.MemAnswers
+	9,  // 17: strand.api.MemoryNode.Scan:output_type -> strand.api.MemScanPage
+	12, // 18: strand.api.MemoryNode.Apply:output_type -> strand.api.MemApplyResponse
+	14, // 19: strand.api.MemoryNode.Savepoint:output_type -> strand.api.MemSavepointResponse
+	16, // 20: strand.api.MemoryNode.Watch:output_type -> strand.api.MemChange
+	15, // [15:21] is the sub-list for method output_type
+	9,  // [9:15] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_memnode_proto_init() }
@@ -1015,7 +1278,7 @@ func file_memnode_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memnode_proto_rawDesc), len(file_memnode_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

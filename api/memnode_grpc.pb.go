@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	MemoryNode_GetMany_FullMethodName   = "/strand.api.MemoryNode/GetMany"
+	MemoryNode_Reads_FullMethodName     = "/strand.api.MemoryNode/Reads"
 	MemoryNode_Scan_FullMethodName      = "/strand.api.MemoryNode/Scan"
 	MemoryNode_Apply_FullMethodName     = "/strand.api.MemoryNode/Apply"
 	MemoryNode_Savepoint_FullMethodName = "/strand.api.MemoryNode/Savepoint"
@@ -38,6 +39,15 @@ const (
 type MemoryNodeClient interface {
 	// GetMany reads keys at one height.
 	GetMany(ctx context.Context, in *MemGetRequest, opts ...grpc.CallOption) (*MemGetResponse, error)
+	// Reads is a client's long-lived read stream: multi-gets multiplexed
+	// on one stream, so that a read costs no stream set-up on either side.
+	// Each request message carries one or more reads, each with an id of
+	// the client's choosing; the node answers them in order, each answer
+	// naming its read's id, as GetMany would. The node serves a stream's
+	// messages one at a time. When it stops it sends closing (the client
+	// then half-closes the stream and opens another for later reads) and
+	// ends the stream once the client has half-closed it.
+	Reads(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[MemReads, MemAnswers], error)
 	// Scan reads the keys of a range at one height, a page for each
 	// request: the first names the range, each later one (empty) asks for
 	// the next page. After the last page the server ends the stream.
@@ -76,9 +86,22 @@ func (c *memoryNodeClient) GetMany(ctx context.Context, in *MemGetRequest, opts 
 	return out, nil
 }
 
+func (c *memoryNodeClient) Reads(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[MemReads, MemAnswers], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &MemoryNode_ServiceDesc.Streams[0], MemoryNode_Reads_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[MemReads, MemAnswers]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryNode_ReadsClient = grpc.BidiStreamingClient[MemReads, MemAnswers]
+
 func (c *memoryNodeClient) Scan(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[MemScanRequest, MemScanPage], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &MemoryNode_ServiceDesc.Streams[0], MemoryNode_Scan_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &MemoryNode_ServiceDesc.Streams[1], MemoryNode_Scan_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +134,7 @@ func (c *memoryNodeClient) Savepoint(ctx context.Context, in *MemSavepointReques
 
 func (c *memoryNodeClient) Watch(ctx context.Context, in *MemWatchRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[MemChange], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &MemoryNode_ServiceDesc.Streams[1], MemoryNode_Watch_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &MemoryNode_ServiceDesc.Streams[2], MemoryNode_Watch_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +157,15 @@ type MemoryNode_WatchClient = grpc.ServerStreamingClient[MemChange]
 type MemoryNodeServer interface {
 	// GetMany reads keys at one height.
 	GetMany(context.Context, *MemGetRequest) (*MemGetResponse, error)
+	// Reads is a client's long-lived read stream: multi-gets multiplexed
+	// on one stream, so that a read costs no stream set-up on either side.
+	// Each request message carries one or more reads, each with an id of
+	// the client's choosing; the node answers them in order, each answer
+	// naming its read's id, as GetMany would. The node serves a stream's
+	// messages one at a time. When it stops it sends closing (the client
+	// then half-closes the stream and opens another for later reads) and
+	// ends the stream once the client has half-closed it.
+	Reads(grpc.BidiStreamingServer[MemReads, MemAnswers]) error
 	// Scan reads the keys of a range at one height, a page for each
 	// request: the first names the range, each later one (empty) asks for
 	// the next page. After the last page the server ends the stream.
@@ -164,6 +196,9 @@ type UnimplementedMemoryNodeServer struct{}
 
 func (UnimplementedMemoryNodeServer) GetMany(context.Context, *MemGetRequest) (*MemGetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetMany not implemented")
+}
+func (UnimplementedMemoryNodeServer) Reads(grpc.BidiStreamingServer[MemReads, MemAnswers]) error {
+	return status.Error(codes.Unimplemented, "method Reads not implemented")
 }
 func (UnimplementedMemoryNodeServer) Scan(grpc.BidiStreamingServer[MemScanRequest, MemScanPage]) error {
 	return status.Error(codes.Unimplemented, "method Scan not implemented")
@@ -215,6 +250,13 @@ func _MemoryNode_GetMany_Handler(srv interface{}, ctx context.Context, dec func(
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _MemoryNode_Reads_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(MemoryNodeServer).Reads(&grpc.GenericServerStream[MemReads, MemAnswers]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type MemoryNode_ReadsServer = grpc.BidiStreamingServer[MemReads, MemAnswers]
 
 func _MemoryNode_Scan_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(MemoryNodeServer).Scan(&grpc.GenericServerStream[MemScanRequest, MemScanPage]{ServerStream: stream})
@@ -291,6 +333,12 @@ var MemoryNode_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Reads",
+			Handler:       _MemoryNode_Reads_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
 		{
 			StreamName:    "Scan",
 			Handler:       _MemoryNode_Scan_Handler,

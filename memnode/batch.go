@@ -11,11 +11,11 @@ import (
 // that many are in flight wait and go together, in one call, when one
 // returns.
 //
-// Why: a remote read's cost is mostly the call's, not the key's (gRPC's
-// stream set-up, its frames and the goroutine hand-offs and syscalls at
-// both ends: about 0.2 core-ms each end on this machine, for a 10 KB
-// value), and the memory node is a process of its own, so every call
-// wakes it. Under light load a read is sent at once; under heavy load
+// Why: a remote read's cost is mostly the message's, not the key's (its
+// frames, TLS records, the goroutine hand-offs and syscalls at both
+// ends; with a unary call each, before the read stream, about 0.2
+// core-ms each end on this machine for a 10 KB value), and the memory
+// node is a process of its own, so every message wakes it. Under light load a read is sent at once; under heavy load
 // calls carry more keys each, so the calls per second level off instead
 // of rising with the load. Two in flight, not one, so that one slow call
 // (a storage-tier read from disk) does not hold up every other read.

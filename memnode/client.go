@@ -121,6 +121,8 @@ type Client struct {
 	applyMu sync.Mutex // serialises Apply and Savepoint's start over
 	// batch joins the multi-gets that wait for a call slot (batch.go).
 	batch readBatcher
+	// reads is the read stream the multi-gets travel on (reads.go).
+	reads readStreams
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
 	callLat                                     latency.Histogram
@@ -318,19 +320,20 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	return nil
 }
 
-// getMany is one multi-get call (the batcher's): the height the node
-// read at and a value for each key, fenced.
+// getMany is one multi-get (the batcher's), sent on the read stream:
+// the height the node read at and a value for each key, fenced.
 func (c *Client) getMany(keys []*api.MemKey, versionsOnly bool) (uint64, []*api.MemValue, error) {
 	// The fence is read before the call: a height acknowledged by then
 	// is one the node held before it read, and each read of the call
 	// began before it, so the floor is at least that read's own.
 	floor := c.ReadHeight()
-	ctx, cancel := c.ctx()
-	defer cancel()
 	start := time.Now()
-	resp, err := c.rpc.GetMany(ctx, &api.MemGetRequest{Keys: keys, VersionsOnly: versionsOnly})
+	resp, err := c.streamGet(keys, versionsOnly)
 	c.callLat.Since(start)
 	c.readLat.Since(start)
+	if err == nil && resp.GetCode() != 0 {
+		err = status.Error(codes.Code(resp.GetCode()), resp.GetMessage())
+	}
 	if err != nil {
 		return 0, nil, c.callErr("GetMany", err)
 	}
@@ -552,6 +555,7 @@ func (c *Client) Close() error {
 	if c.follow != nil {
 		c.follow.stop()
 	}
+	c.reads.close()
 	if err := c.conn.Close(); err != nil {
 		return fmt.Errorf("memnode: closing the connection to %s: %w", c.opts.Address, err)
 	}

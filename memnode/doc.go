@@ -5,7 +5,8 @@
 //	compute nodes ─▶ Client (Follow: cache) ◀══Watch══╝      memory tier (bytes) ─flush, evict─▶ storage tier (Pebble)
 //
 // The Server serves a tiered.DB opened without its cache (its callers
-// keep their own): versioned GetMany, a client-paced streamed Scan (one
+// keep their own): versioned GetMany (and the same on a client's read
+// stream), a client-paced streamed Scan (one
 // height per scan, pages of 16 doubling to 512 keys), Apply of a batch
 // with the height it brings the state from and to, Savepoint, and
 // Watch, the change feed of readers' caches. Eviction and flushing are
@@ -28,6 +29,11 @@
 //     as from, so a node that lost state never passes its old state off
 //     as current. After a loss, Client.Savepoint reports the node's
 //     height and the client starts over there.
+//   - A client's multi-gets travel on one long-lived read stream
+//     (Reads, reads.go), multiplexed by id, which the node serves in
+//     order in the stream's goroutine; a stream that breaks fails every
+//     read on it (ErrUnavailable) and the next read opens another. Close
+//     asks the clients to half-close their streams.
 //   - A client has at most two multi-gets of a kind (values, versions
 //     only) in flight; reads that miss its cache meanwhile wait and go
 //     together in the next call (batch.go), whose failure each of them

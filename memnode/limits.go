@@ -23,6 +23,11 @@ import (
 // nodes certificates of their own, so that their limits are not the
 // committer's.
 //
+// A client's read streams (Reads, one per Client) are counted apart
+// from its calls, against the same MaxCallsPerClient: a stream is
+// served one message at a time, so it holds what one call holds, and
+// the stream a Client keeps open never takes a slot its scans need.
+//
 // Apply is not counted: only the writer's are served (one at a time,
 // under the service's lock) and the rest are refused before any work,
 // so readers sharing the writer's name never starve its committer.
@@ -33,7 +38,8 @@ import (
 // the Watch backlogs (at most MaxWatches × WatchBufferBytes).
 type Limits struct {
 	// MaxCallsPerClient bounds one client's running GetMany, Scan and
-	// Savepoint calls. Default 64; 1 to 65536.
+	// Savepoint calls, and apart from them its read streams. Default 64;
+	// 1 to 65536.
 	MaxCallsPerClient int
 	// MaxWatchesPerClient bounds one client's Watch streams. Default 8;
 	// 1 to 65536.
@@ -82,15 +88,15 @@ type limiter struct {
 	lim Limits
 	mu  struct {
 		sync.Mutex
-		calls, watches map[string]int
-		allWatches     int
+		calls, watches, reads map[string]int
+		allWatches            int
 	}
 	refused atomic.Uint64
 }
 
 func newLimiter(l Limits) *limiter {
 	lt := &limiter{lim: l}
-	lt.mu.calls, lt.mu.watches = make(map[string]int), make(map[string]int)
+	lt.mu.calls, lt.mu.watches, lt.mu.reads = make(map[string]int), make(map[string]int), make(map[string]int)
 	return lt
 }
 
@@ -100,6 +106,9 @@ func (lt *limiter) enter(method, caller string, watch bool) (release func(), err
 	lt.mu.Lock()
 	defer lt.mu.Unlock()
 	counts, max, what, field := lt.mu.calls, lt.lim.MaxCallsPerClient, "calls", "maxCallsPerClient"
+	if method == api.MemoryNode_Reads_FullMethodName {
+		counts, what = lt.mu.reads, "read streams"
+	}
 	if watch {
 		counts, max, what, field = lt.mu.watches, lt.lim.MaxWatchesPerClient, "Watch streams", "maxWatchesPerClient"
 		if lt.mu.allWatches >= lt.lim.MaxWatches {

@@ -126,12 +126,13 @@ func (s *Server) Kill() error { return s.halt(true) }
 func (s *Server) Close() error { return s.halt(false) }
 
 // closeGrace is how long Close lets running calls finish.
-const closeGrace = 10 * time.Second
+var closeGrace = 10 * time.Second
 
 func (s *Server) halt(kill bool) error {
 	s.once.Do(func() {
 		closeDB := s.svc.db.Close
-		s.svc.feed.close() // Watch calls never end on their own
+		s.svc.feed.close()    // Watch calls never end on their own
+		s.svc.streams.close() // nor read streams: their clients half-close them
 		if kill {
 			s.grpc.Stop()
 			closeDB = s.svc.db.CloseLosingMemory

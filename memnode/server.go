@@ -50,8 +50,9 @@ type service struct {
 	mu     sync.Mutex // serialises Apply's check and write, and guards claimed
 	// claimed is the writer once one applied (or was configured).
 	claimed *string
-	feed    *hub     // the Watch subscribers
-	limits  *limiter // each client's calls; nil in tests that call the service directly
+	feed    *hub      // the Watch subscribers
+	streams streamSet // the open read streams (reads.go)
+	limits  *limiter  // each client's calls; nil in tests that call the service directly
 
 	gets, scans, applies, resent, refused atomic.Uint64
 	getLat, scanLat, applyLat             latency.Histogram
@@ -120,7 +121,7 @@ func (s *service) GetMany(_ context.Context, req *api.MemGetRequest) (*api.MemGe
 		return nil, statusOf("GetMany", err)
 	}
 	out := make([]statedb.Result, len(keys))
-	h, err := s.db.GetManyAt(keys, out)
+	h, err := s.db.GetManyShared(keys, out)
 	if err != nil {
 		return nil, statusOf("GetMany", err)
 	}

@@ -34,7 +34,10 @@ func (v view) close() { _ = v.snap.Close() }
 // snapshot is taken (under the same lock, so at the same height; see
 // view) only when some key is in neither: a read the memory tier answers
 // whole, the usual one when the data fits it, costs Pebble nothing.
-func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, found bool)) (uint64, error) {
+//
+// shared hands fill the memory tier's own bytes of a value instead of a
+// copy (entries never change; the caller must not modify them).
+func (d *DB) lookup(s *statedb.KeySet, n int, shared bool, fill func(i int, v statedb.Value, found bool)) (uint64, error) {
 	type hit struct {
 		i  int
 		e  entry
@@ -71,7 +74,11 @@ func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, 
 		if h.in {
 			d.memoryHits.Add(1)
 			if found = !h.e.deleted; found {
-				v = h.e.value() // entries never change: copied outside the lock
+				if shared {
+					v = statedb.Value{Data: h.e.data, Version: h.e.ver}
+				} else {
+					v = h.e.value() // entries never change: copied outside the lock
+				}
 			}
 		} else {
 			d.storageReads.Add(1)
@@ -80,7 +87,13 @@ func (d *DB) lookup(s *statedb.KeySet, n int, fill func(i int, v statedb.Value, 
 				return 0, err
 			}
 		}
-		d.cache.Put(height, string(s.Key(h.i)), v, found)
+		if shared && d.cache != nil && h.in && found {
+			// The cache's values are handed out to callers that may
+			// modify them: it keeps a copy.
+			d.cache.Put(height, string(s.Key(h.i)), h.e.value(), found)
+		} else {
+			d.cache.Put(height, string(s.Key(h.i)), v, found)
+		}
 		fill(h.i, v, found)
 	}
 	return height, nil
@@ -103,6 +116,18 @@ func (d *DB) GetMany(keys []statedb.Key, out []statedb.Result) error {
 
 // GetManyAt is GetMany that also returns the height it read.
 func (d *DB) GetManyAt(keys []statedb.Key, out []statedb.Result) (uint64, error) {
+	return d.getManyAt(keys, out, false)
+}
+
+// GetManyShared is GetManyAt whose values the memory tier answers are
+// its own bytes, not copies: the caller must not modify them. For a
+// caller that only reads them once (the memory node's server, which
+// marshals them into its answer), it saves a copy of every value.
+func (d *DB) GetManyShared(keys []statedb.Key, out []statedb.Result) (uint64, error) {
+	return d.getManyAt(keys, out, true)
+}
+
+func (d *DB) getManyAt(keys []statedb.Key, out []statedb.Result, shared bool) (uint64, error) {
 	if err := d.gate.Enter(); err != nil {
 		return 0, err
 	}
@@ -111,7 +136,7 @@ func (d *DB) GetManyAt(keys []statedb.Key, out []statedb.Result) (uint64, error)
 	if err := s.Load(keys, out); err != nil {
 		return 0, err
 	}
-	return d.lookup(&s, len(out), func(i int, v statedb.Value, found bool) {
+	return d.lookup(&s, len(out), shared, func(i int, v statedb.Value, found bool) {
 		out[i] = statedb.Result{Value: v, Found: found}
 	})
 }
@@ -127,7 +152,7 @@ func (d *DB) GetVersions(keys []statedb.Key, out []statedb.VersionResult) error 
 	if err := s.LoadN(keys, len(out)); err != nil {
 		return err
 	}
-	_, err := d.lookup(&s, len(out), func(i int, v statedb.Value, found bool) {
+	_, err := d.lookup(&s, len(out), true, func(i int, v statedb.Value, found bool) {
 		out[i] = statedb.VersionResult{Version: v.Version, Found: found}
 	})
 	return err
