@@ -78,9 +78,6 @@ func (c *conn) session(expired <-chan time.Time) (*session, error) {
 		return nil, fmt.Errorf("%w: %s did not answer the protocol's hello within %v", ErrUnreachable, c.pkg.Address, c.r.opts.Timeout)
 	}
 	if err := s.failed(); err != nil {
-		if errors.Is(err, ErrConnLost) && !s.helloed {
-			return nil, fmt.Errorf("%w: %s: %v", ErrUnreachable, c.pkg.Address, errors.Unwrap(err))
-		}
 		return nil, err
 	}
 	return s, nil
@@ -100,10 +97,9 @@ func (c *conn) open() *session {
 
 // session is one Connect stream and the calls multiplexed on it.
 type session struct {
-	c       *conn
-	cancel  context.CancelFunc
-	ready   chan struct{} // closed when the hello is answered or the session failed
-	helloed bool          // written before ready is closed
+	c      *conn
+	cancel context.CancelFunc
+	ready  chan struct{} // closed when the hello is answered or the session failed
 
 	sendMu sync.Mutex
 	stream api.Contract_ConnectClient
@@ -128,11 +124,13 @@ func (s *session) run(ctx context.Context) {
 		err = s.hello(stream)
 	}
 	if err != nil {
+		if !errors.Is(err, ErrProtocol) {
+			err = fmt.Errorf("%w: %s: %v", ErrUnreachable, s.c.pkg.Address, err)
+		}
 		s.fail(err)
 		close(s.ready)
 		return
 	}
-	s.helloed = true
 	close(s.ready)
 	for {
 		msg, err := stream.Recv()
@@ -148,7 +146,7 @@ func (s *session) run(ctx context.Context) {
 func (s *session) hello(stream api.Contract_ConnectClient) error {
 	msg, err := stream.Recv()
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrConnLost, s.c.pkg.Address, err)
+		return err
 	}
 	h := msg.GetHello()
 	switch {
