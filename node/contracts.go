@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/contracts/empty"
@@ -104,6 +105,7 @@ type contractLoader struct {
 	channel  string
 	builtins *contract.Builtins
 	engine   *wasm.Engine
+	external *external.Runtime // nil: runtime external refused
 	state    stateGetter
 	genesis  map[string]contract.Contract // from the channel file
 	system   contract.Contract            // lifecycleContract, under lifecycle.Namespace
@@ -183,6 +185,22 @@ func (l *contractLoader) define(d *lifecycle.Definition) (contract.Contract, err
 			return nil, fmt.Errorf("%w: %s: the engine compiled code of sha256 %s, the definition names %s", ErrCodeHash, what, m.Hash(), d.CodeHash)
 		}
 		return m, nil
+	case lifecycle.RuntimeExternal:
+		if l.external == nil {
+			return nil, fmt.Errorf("%w: %s has runtime external, which this node does not run", ErrCodeUnavailable, what)
+		}
+		v, ok, err := l.state.Get(lifecycle.Namespace, lifecycle.CodeKey(d.CodeHash))
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%w: %s: its connection package %s is not in this peer's state (%v)", ErrCodeUnavailable, what, d.CodeHash, err)
+		}
+		if got := external.Hash(v.Data); got != d.CodeHash {
+			return nil, fmt.Errorf("%w: %s: the connection package stored has sha256 %s, the definition names %s", ErrCodeHash, what, got, d.CodeHash)
+		}
+		c, err := l.external.Contract(d.Name, v.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
+		}
+		return c, nil
 	}
 	return nil, fmt.Errorf("%w: %s has runtime %q, which this peer does not know", ErrCodeUnavailable, what, d.Runtime)
 }
