@@ -15,10 +15,10 @@ type Metrics struct {
 	// no hello), deadline, conn_lost (the connection broke mid-call),
 	// protocol (the server broke the protocol); a contract's own error
 	// is none of them.
-	Unreachable    uint64 `metric:"counter,family=failed,kind=unreachable"`
-	Deadlines      uint64 `metric:"counter,family=failed,kind=deadline"`  // the server passed the call's deadline
-	ConnLost       uint64 `metric:"counter,family=failed,kind=conn_lost"` // the connection broke mid-call
-	ProtocolErrors uint64 `metric:"counter,family=failed,kind=protocol"`  // the server broke the protocol
+	Unreachable    uint64 `metric:"counter,family=failed,kind=unreachable"` // no server, a TLS refusal, or no hello
+	Deadlines      uint64 `metric:"counter,family=failed,kind=deadline"`    // the server passed the call's deadline
+	ConnLost       uint64 `metric:"counter,family=failed,kind=conn_lost"`   // the connection broke mid-call
+	ProtocolErrors uint64 `metric:"counter,family=failed,kind=protocol"`    // the server broke the protocol
 }
 
 func (m Metrics) String() string {
