@@ -55,9 +55,17 @@ func DefaultBuiltins() *contract.Builtins {
 // (the genesis definitions): the built-in ones by name, the WebAssembly
 // ones from their module files, each checked against the channel's hash
 // and compiled by engine.
-func channelContracts(ch *ChannelConfig, builtins *contract.Builtins, engine *wasm.Engine) (map[string]contract.Contract, error) {
+func channelContracts(ch *ChannelConfig, builtins *contract.Builtins, engine *wasm.Engine, ext *external.Runtime) (map[string]contract.Contract, error) {
 	out := map[string]contract.Contract{}
 	for _, c := range ch.Contracts {
+		if c.Runtime == RuntimeExternal {
+			x, err := externalContract(ch.Channel, c, ext)
+			if err != nil {
+				return nil, err
+			}
+			out[c.Name] = x
+			continue
+		}
 		if c.Runtime == RuntimeWasm {
 			m, err := wasmContract(ch.Channel, c, engine)
 			if err != nil {
@@ -90,6 +98,25 @@ func wasmContract(channel string, c ContractConfig, engine *wasm.Engine) (*wasm.
 		return nil, fmt.Errorf("node: channel %q contract %q (%s): %w", channel, c.Name, c.Code, err)
 	}
 	return m, nil
+}
+
+func externalContract(channel string, c ContractConfig, ext *external.Runtime) (*external.Contract, error) {
+	if ext == nil {
+		return nil, fmt.Errorf("%w: channel %q contract %q has runtime external, which this node does not run", ErrCodeUnavailable, channel, c.Name)
+	}
+	raw, err := os.ReadFile(c.Code)
+	if err != nil {
+		return nil, fmt.Errorf("node: channel %q contract %q: reading its connection package: %w", channel, c.Name, err)
+	}
+	if got := external.Hash(raw); got != c.Hash {
+		return nil, fmt.Errorf("%w: channel %q contract %q: connection package %s has sha256 %s, the channel says %s: every peer must dial the server the channel names",
+			ErrCodeHash, channel, c.Name, c.Code, got, c.Hash)
+	}
+	x, err := ext.Contract(c.Name, raw)
+	if err != nil {
+		return nil, fmt.Errorf("node: channel %q contract %q (%s): %w", channel, c.Name, c.Code, err)
+	}
+	return x, nil
 }
 
 // stateGetter is what contractLoader reads modules from.

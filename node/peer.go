@@ -104,7 +104,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if p.ext, err = external.New(external.Options{Client: clientTLS}); err != nil {
 		return nil, err
 	}
-	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm)
+	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm, p.ext)
 	if err != nil {
 		return nil, err
 	}
