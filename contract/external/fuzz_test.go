@@ -132,3 +132,18 @@ func FuzzStep(f *testing.F) {
 		}
 	})
 }
+
+// TestDecodePackage: a package decodes only with an address and a
+// certificate, and its hash is over its exact bytes.
+func TestDecodePackage(t *testing.T) {
+	for _, raw := range []string{``, `{}`, `{"address":"127.0.0.1:1"}`, `{"address":"nohost","root_cert":"x"}`,
+		`{"address":"127.0.0.1:1","root_cert":"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"}`,
+		`{"address":"127.0.0.1:1","root_cert":"","extra":1}`} {
+		if _, err := DecodePackage([]byte(raw)); !errors.Is(err, ErrPackage) {
+			t.Errorf("DecodePackage(%s) = %v, want ErrPackage", raw, err)
+		}
+	}
+	if Hash([]byte("a")) != "ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb" {
+		t.Errorf("Hash is not SHA-256")
+	}
+}
