@@ -5,4 +5,4 @@ package api
 //
 //	go generate ./api
 //
-//go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative strand.proto services.proto memnode.proto
+//go:generate protoc --go_out=. --go_opt=paths=source_relative --go-grpc_out=. --go-grpc_opt=paths=source_relative strand.proto services.proto memnode.proto contract.proto

@@ -24,6 +24,7 @@ type NetOptions struct {
 	Keep          bool              // keep the directory at Close
 	Disagg        Disagg            // memory nodes, caches and memtables (disagg.go)
 	Wasm          map[string][]byte // contracts run as WebAssembly modules (localnet.Spec.Wasm)
+	External      map[string][]byte // contracts run on external servers: connection packages (localnet.Spec.External)
 	// Logf, if set, receives notes (the cgroups of dead runs removed).
 	Logf func(string, ...any)
 }
@@ -92,7 +93,7 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 
 // spec is the network's localnet.Spec.
 func (o NetOptions) spec() localnet.Spec {
-	s := o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm})
+	s := o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm, External: o.External})
 	if o.Validation != "" {
 		tune := s.TuneNode
 		s.TuneNode = func(n *node.NodeConfig) {

@@ -168,8 +168,12 @@ func (r *Round) Validate(embedded bool) error {
 		return bad("validation", fmt.Sprintf("%q", r.Validation), "sequential or parallel (the peers' pipeline.mode; unset: sequential)")
 	case r.StateDB != "" && !slices.Contains(backend.Names(), r.StateDB):
 		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "one of "+strings.Join(backend.Names(), ", "))
-	case r.ContractRuntime != "" && r.ContractRuntime != RuntimeBuiltin && r.ContractRuntime != RuntimeWasm:
-		return bad("contract_runtime", fmt.Sprintf("%q", r.ContractRuntime), "builtin (the default) or wasm")
+	case r.ContractRuntime != "" && r.ContractRuntime != RuntimeBuiltin && r.ContractRuntime != RuntimeWasm && r.ContractRuntime != RuntimeExternal:
+		return bad("contract_runtime", fmt.Sprintf("%q", r.ContractRuntime), "builtin (the default), wasm or external")
+	case r.ContractRuntime == RuntimeExternal && externalContracts[r.Workload].name == "":
+		return bad("contract_runtime", "external", "builtin for workload "+r.Workload+" (only smallbank has an external server)")
+	case r.ContractRuntime == RuntimeExternal && r.Network == "processes":
+		return bad("contract_runtime", "external", "builtin or wasm with network: processes (the bench serves external contracts to its embedded network only)")
 	case r.ContractRuntime == RuntimeWasm && wasmExamples[r.Workload].pkg == "":
 		return bad("contract_runtime", "wasm", "builtin for workload "+r.Workload+" (only smallbank has a WebAssembly build)")
 	case r.WasmModule != "" && r.ContractRuntime != RuntimeWasm:

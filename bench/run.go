@@ -91,6 +91,14 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 			return nil, err
 		}
 	}
+	var ext *externalServer
+	if embedded && r.ContractRuntime == RuntimeExternal {
+		if ext, err = startExternal(r.Workload); err != nil {
+			return nil, fmt.Errorf("bench: round %q: contract_runtime external: %w", r.Label, err)
+		}
+		defer ext.Close()
+		opts.External = map[string][]byte{externalContracts[r.Workload].name: ext.pkg}
+	}
 	if embedded && r.Network == "processes" {
 		settleMemory()
 		start := time.Now()
@@ -110,6 +118,11 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		return nil, err
 	}
 	defer n.Close()
+	if ext != nil {
+		if err := ext.trust(n.Dir); err != nil {
+			return nil, fmt.Errorf("bench: round %q: contract_runtime external: %w", r.Label, err)
+		}
+	}
 	conns, err := n.Connect(r.Clients)
 	if err != nil {
 		return nil, err

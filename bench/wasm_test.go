@@ -16,8 +16,10 @@ func TestContractRuntimeValidate(t *testing.T) {
 	}{
 		{Round{Workload: "smallbank", ContractRuntime: "wasm"}, true, ""},
 		{Round{Workload: "smallbank", ContractRuntime: "builtin"}, true, ""},
-		{Round{Workload: "smallbank", ContractRuntime: "jvm"}, true, `contract_runtime = "jvm": want builtin (the default) or wasm`},
+		{Round{Workload: "smallbank", ContractRuntime: "jvm"}, true, `contract_runtime = "jvm": want builtin (the default), wasm or external`},
 		{Round{Workload: "ycsb", ContractRuntime: "wasm"}, true, "only smallbank has a WebAssembly build"},
+		{Round{Workload: "smallbank", ContractRuntime: "external"}, true, ""},
+		{Round{Workload: "ycsb", ContractRuntime: "external"}, true, "only smallbank has an external server"},
 		{Round{Workload: "smallbank", WasmModule: "x.wasm"}, true, "wasm_module = \"x.wasm\": want unset unless contract_runtime is wasm"},
 		{Round{Workload: "smallbank", ContractRuntime: "wasm"}, false, "only apply to an embedded network"},
 	} {

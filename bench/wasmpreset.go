@@ -31,3 +31,26 @@ func wasmRounds(full bool) []Round {
 	}
 	return rs
 }
+
+// The external preset (docs/contracts.md): Smallbank built in against
+// Smallbank on an external contract server (the Go SDK in the bench's
+// process, over gRPC with mutual TLS), pairs alternated as in the wasm
+// preset. The target: at least 70% of the built-in's throughput.
+func init() {
+	Presets["external"] = Preset{"external", "Smallbank built in against Smallbank on an external gRPC contract server (Go SDK): throughput at saturation and latency of one client, pairs alternated",
+		externalRounds}
+}
+
+func externalRounds(full bool) []Round {
+	var rs []Round
+	for _, pass := range []string{"", "-2"} {
+		for _, rt := range []string{RuntimeBuiltin, RuntimeExternal} {
+			rs = append(rs,
+				Round{Label: "saturation-" + rt + pass, Workload: "smallbank", Clients: 64, ContractRuntime: rt,
+					Duration: pick(full, 3*time.Second, 15*time.Second)},
+				Round{Label: "lowload-" + rt + pass, Workload: "smallbank", Clients: 1, ContractRuntime: rt,
+					Rate: rate.Config{Kind: "fixed-load", Load: 1}, Duration: pick(full, 3*time.Second, 15*time.Second)})
+		}
+	}
+	return rs
+}

@@ -75,6 +75,11 @@ type Spec struct {
 	// contracts/<name>.wasm and names it in the channel file with its
 	// hash (runtime: wasm). Every name must be a contract of the channel.
 	Wasm map[string][]byte
+	// External runs contracts of the channel on external contract
+	// servers: name to connection package (contract/external.Package,
+	// encoded). Generate writes each to contracts/<name>.external.json
+	// and names it in the channel file with its hash (runtime: external).
+	External map[string][]byte
 	// Memnodes gives every peer a memory node of its own (one memory node
 	// serves one writing peer): nodes/memnode.<peer>.yaml, its TLS key
 	// pair issued by the peer's org CA, and the peer's stateDB.backend
@@ -328,6 +333,9 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 		ch.Contracts = append(ch.Contracts, node.ContractConfig{Name: c.Name, Policy: c.Policy})
 	}
 	if err := writeWasm(dir, ch, spec.Wasm); err != nil {
+		return nil, err
+	}
+	if err := writeExternal(dir, ch, spec.External); err != nil {
 		return nil, err
 	}
 	next := func(name string) string { p := ports[0]; ports = ports[1:]; return g.dialAt(name, p) }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/node"
 )
@@ -51,4 +52,30 @@ func contractNames(ch *node.ChannelConfig) []string {
 		names[i] = c.Name
 	}
 	return names
+}
+
+// writeExternal writes the connection packages of Spec.External under
+// dir/contracts and makes their contracts in ch external ones.
+func writeExternal(dir string, ch *node.ChannelConfig, packages map[string][]byte) error {
+	names := make([]string, 0, len(packages))
+	for name := range packages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		i := contractIndex(ch, name)
+		if i < 0 {
+			return fmt.Errorf("localnet: Spec.External names contract %q, which the channel does not have (contracts: %v)", name, contractNames(ch))
+		}
+		rel := filepath.Join("contracts", name+".external.json")
+		if err := os.MkdirAll(filepath.Join(dir, "contracts"), 0o755); err != nil {
+			return fmt.Errorf("localnet: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), packages[name], 0o644); err != nil {
+			return fmt.Errorf("localnet: %w", err)
+		}
+		c := &ch.Contracts[i]
+		c.Runtime, c.Code, c.Hash = node.RuntimeExternal, rel, external.Hash(packages[name])
+	}
+	return nil
 }

@@ -96,7 +96,7 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, err
 	}
-	contracts, err := channelContracts(ch, DefaultBuiltins(), c.wasm)
+	contracts, err := channelContracts(ch, DefaultBuiltins(), c.wasm, nil)
 	if err != nil {
 		return nil, err
 	}

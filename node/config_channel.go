@@ -152,8 +152,9 @@ type ContractConfig struct {
 
 // Contract runtimes.
 const (
-	RuntimeBuiltin = "builtin"
-	RuntimeWasm    = "wasm"
+	RuntimeBuiltin  = "builtin"
+	RuntimeWasm     = "wasm"
+	RuntimeExternal = "external" // code: the connection package (contract/external.Package, JSON)
 )
 
 // PeerEndpoint is a peer of the channel.
@@ -364,8 +365,15 @@ func checkRuntime(ck *checker, f string, ct ContractConfig) {
 		if len(ct.Hash) != 64 || strings.Trim(ct.Hash, "0123456789abcdef") != "" {
 			ck.bad(f+".hash", ct.Hash, "the module's SHA-256 as 64 lowercase hex digits (sha256sum prints it)")
 		}
+	case RuntimeExternal:
+		if ct.Code == "" {
+			ck.bad(f+".code", ct.Code, "the path of the contract's connection package (JSON: address, root_cert), relative to the channel file")
+		}
+		if len(ct.Hash) != 64 || strings.Trim(ct.Hash, "0123456789abcdef") != "" {
+			ck.bad(f+".hash", ct.Hash, "the connection package's SHA-256 as 64 lowercase hex digits (sha256sum prints it)")
+		}
 	default:
-		ck.bad(f+".runtime", ct.Runtime, "builtin (the default) or wasm")
+		ck.bad(f+".runtime", ct.Runtime, "builtin (the default), wasm or external")
 	}
 }
 

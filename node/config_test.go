@@ -239,7 +239,7 @@ func TestChannelErrors(t *testing.T) {
 		{"bad format", "channel: demo", "channel: demo\nformat: 3", []string{"channel.yaml:2: format = 3: want 2 (endorsements bound to their transaction; the default) or 1"}},
 		{"bad cluster", "address: 127.0.0.1:7050}", "address: 127.0.0.1:7050, cluster: 127.0.0.1}", []string{"orgs[2].orderers[0].cluster = \"127.0.0.1\": want host:port"}},
 		{"cluster is an address", "address: 127.0.0.1:7050}", "address: 127.0.0.1:7050, cluster: 127.0.0.1:7051}", []string{"orgs[2].orderers[0].cluster", "orgs[0].peers[0].address has it"}},
-		{"bad runtime", "{name: kv,", "{name: kv, runtime: jvm,", []string{`contracts[1].runtime = "jvm": want builtin (the default) or wasm`}},
+		{"bad runtime", "{name: kv,", "{name: kv, runtime: jvm,", []string{`contracts[1].runtime = "jvm": want builtin (the default), wasm or external`}},
 		{"wasm without code", "{name: kv,", "{name: kv, runtime: wasm,", []string{"contracts[1].code", "contracts[1].hash", "64 lowercase hex digits"}},
 		{"builtin with hash", "{name: kv,", "{name: kv, hash: abcd,", []string{"contracts[1].runtime", "wasm when code or hash is set"}},
 		{"peer cluster", "address: 127.0.0.1:8051}", "address: 127.0.0.1:8051, cluster: 127.0.0.1:8052}", []string{"orgs[1].peers[0].cluster", "only orderers have one"}},

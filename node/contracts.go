@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/contracts/empty"
@@ -54,9 +55,17 @@ func DefaultBuiltins() *contract.Builtins {
 // (the genesis definitions): the built-in ones by name, the WebAssembly
 // ones from their module files, each checked against the channel's hash
 // and compiled by engine.
-func channelContracts(ch *ChannelConfig, builtins *contract.Builtins, engine *wasm.Engine) (map[string]contract.Contract, error) {
+func channelContracts(ch *ChannelConfig, builtins *contract.Builtins, engine *wasm.Engine, ext *external.Runtime) (map[string]contract.Contract, error) {
 	out := map[string]contract.Contract{}
 	for _, c := range ch.Contracts {
+		if c.Runtime == RuntimeExternal {
+			x, err := externalContract(ch.Channel, c, ext)
+			if err != nil {
+				return nil, err
+			}
+			out[c.Name] = x
+			continue
+		}
 		if c.Runtime == RuntimeWasm {
 			m, err := wasmContract(ch.Channel, c, engine)
 			if err != nil {
@@ -91,6 +100,25 @@ func wasmContract(channel string, c ContractConfig, engine *wasm.Engine) (*wasm.
 	return m, nil
 }
 
+func externalContract(channel string, c ContractConfig, ext *external.Runtime) (*external.Contract, error) {
+	if ext == nil {
+		return nil, fmt.Errorf("%w: channel %q contract %q has runtime external, which this node does not run", ErrCodeUnavailable, channel, c.Name)
+	}
+	raw, err := os.ReadFile(c.Code)
+	if err != nil {
+		return nil, fmt.Errorf("node: channel %q contract %q: reading its connection package: %w", channel, c.Name, err)
+	}
+	if got := external.Hash(raw); got != c.Hash {
+		return nil, fmt.Errorf("%w: channel %q contract %q: connection package %s has sha256 %s, the channel says %s: every peer must dial the server the channel names",
+			ErrCodeHash, channel, c.Name, c.Code, got, c.Hash)
+	}
+	x, err := ext.Contract(c.Name, raw)
+	if err != nil {
+		return nil, fmt.Errorf("node: channel %q contract %q (%s): %w", channel, c.Name, c.Code, err)
+	}
+	return x, nil
+}
+
 // stateGetter is what contractLoader reads modules from.
 type stateGetter interface {
 	Get(ns, key string) (statedb.Value, bool, error)
@@ -104,6 +132,7 @@ type contractLoader struct {
 	channel  string
 	builtins *contract.Builtins
 	engine   *wasm.Engine
+	external *external.Runtime // nil: runtime external refused
 	state    stateGetter
 	genesis  map[string]contract.Contract // from the channel file
 	system   contract.Contract            // lifecycleContract, under lifecycle.Namespace
@@ -183,6 +212,22 @@ func (l *contractLoader) define(d *lifecycle.Definition) (contract.Contract, err
 			return nil, fmt.Errorf("%w: %s: the engine compiled code of sha256 %s, the definition names %s", ErrCodeHash, what, m.Hash(), d.CodeHash)
 		}
 		return m, nil
+	case lifecycle.RuntimeExternal:
+		if l.external == nil {
+			return nil, fmt.Errorf("%w: %s has runtime external, which this node does not run", ErrCodeUnavailable, what)
+		}
+		v, ok, err := l.state.Get(lifecycle.Namespace, lifecycle.CodeKey(d.CodeHash))
+		if err != nil || !ok {
+			return nil, fmt.Errorf("%w: %s: its connection package %s is not in this peer's state (%v)", ErrCodeUnavailable, what, d.CodeHash, err)
+		}
+		if got := external.Hash(v.Data); got != d.CodeHash {
+			return nil, fmt.Errorf("%w: %s: the connection package stored has sha256 %s, the definition names %s", ErrCodeHash, what, got, d.CodeHash)
+		}
+		c, err := l.external.Contract(d.Name, v.Data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
+		}
+		return c, nil
 	}
 	return nil, fmt.Errorf("%w: %s has runtime %q, which this peer does not know", ErrCodeUnavailable, what, d.Runtime)
 }

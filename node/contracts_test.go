@@ -35,7 +35,7 @@ func TestWasmContract(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cs, err := channelContracts(cfg, DefaultBuiltins(), engine)
+			cs, err := channelContracts(cfg, DefaultBuiltins(), engine, nil)
 			if tc.want != nil {
 				if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), wasm.Hash(code)) || !strings.Contains(err.Error(), `contract "kv"`) {
 					t.Fatalf("channelContracts = %v, want %v naming the contract and the file's hash", err, tc.want)

@@ -1,15 +1,18 @@
 package node
 
 import (
+	"encoding/pem"
 	"errors"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/contract/wasm/wasmtest"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 )
@@ -30,6 +33,11 @@ func TestContractLoader(t *testing.T) {
 	b.Put(lifecycle.Namespace, lifecycle.CodeKey(wasm.Hash(code)), code, statedb.Version{Block: 1})
 	junk := []byte("not a module")
 	b.Put(lifecycle.Namespace, lifecycle.CodeKey(wasm.Hash(junk)), junk, statedb.Version{Block: 1})
+	pkg, err := (&external.Package{Address: "127.0.0.1:1", RootCert: string(testCAPEM(t))}).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Put(lifecycle.Namespace, lifecycle.CodeKey(external.Hash(pkg)), pkg, statedb.Version{Block: 1})
 	tampered := strings.Repeat("ab", 32)
 	b.Put(lifecycle.Namespace, lifecycle.CodeKey(tampered), code, statedb.Version{Block: 1})
 	if err := db.Apply(&b, 2, false); err != nil {
@@ -49,18 +57,28 @@ func TestContractLoader(t *testing.T) {
 		def("missing", lifecycle.RuntimeWasm, strings.Repeat("cd", 32)),
 		def("junk", lifecycle.RuntimeWasm, wasm.Hash(junk)),
 		def("tampered", lifecycle.RuntimeWasm, tampered),
+		def("ext", lifecycle.RuntimeExternal, external.Hash(pkg)),
+		def("extjunk", lifecycle.RuntimeExternal, wasm.Hash(junk)),
 	}
-	l := &contractLoader{channel: "ch", builtins: DefaultBuiltins(), engine: engine, state: db, log: slog.New(slog.DiscardHandler),
+	ext, err := external.New(external.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ext.Close()
+	l := &contractLoader{channel: "ch", builtins: DefaultBuiltins(), engine: engine, external: ext, state: db, log: slog.New(slog.DiscardHandler),
 		genesis: map[string]contract.Contract{"gen": refusing{}}}
 	table := lifecycle.NewTable(nil, defs)
 	cs := l.load(table)
 	if _, ok := cs["good"].(*wasm.Module); !ok {
 		t.Errorf("good is %T, want a *wasm.Module", cs["good"])
 	}
+	if x, ok := cs["ext"].(*external.Contract); !ok || x.Address() != "127.0.0.1:1" {
+		t.Errorf("ext is %T, want an *external.Contract of 127.0.0.1:1", cs["ext"])
+	}
 	if _, ok := cs["kv"].(refusing); ok {
 		t.Errorf("the built-in kv refuses")
 	}
-	for name, want := range map[string]error{"nobuiltin": ErrCodeUnavailable, "missing": ErrCodeUnavailable, "junk": ErrCodeUnavailable, "tampered": ErrCodeHash} {
+	for name, want := range map[string]error{"nobuiltin": ErrCodeUnavailable, "missing": ErrCodeUnavailable, "junk": ErrCodeUnavailable, "tampered": ErrCodeHash, "extjunk": ErrCodeUnavailable} {
 		r, ok := cs[name].(refusing)
 		if !ok || !errors.Is(r.err, want) || !strings.Contains(r.err.Error(), name) {
 			t.Errorf("%s: %T %v, want a refusing contract with %v naming it", name, cs[name], r.err, want)
@@ -109,4 +127,15 @@ func TestChannelLifecyclePolicy(t *testing.T) {
 			t.Errorf("LoadChannel: %v, want an error naming %q", err, c.want)
 		}
 	}
+}
+
+// testCAPEM is a self-signed certificate, enough for a connection
+// package's root_cert.
+func testCAPEM(t *testing.T) []byte {
+	t.Helper()
+	ca, err := identity.NewCA("Org1", identity.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.CertDER()})
 }

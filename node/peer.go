@@ -13,6 +13,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/endorser"
@@ -36,8 +37,9 @@ type Peer struct {
 	Pool *gateway.Pool
 
 	channel string
-	wasm    *wasm.Engine // runs the channel's WebAssembly contracts
-	repairs Repairs      // written before serving starts, read by metrics
+	wasm    *wasm.Engine      // runs the channel's WebAssembly contracts
+	ext     *external.Runtime // runs its external (gRPC) contracts
+	repairs Repairs           // written before serving starts, read by metrics
 	ready   *peerReadiness
 	conns   []*mux.Conn
 	cancel  context.CancelFunc
@@ -99,7 +101,11 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if p.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, err
 	}
-	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm)
+	// External contract servers see the peer's own TLS certificate.
+	if p.ext, err = external.New(external.Options{Client: clientTLS}); err != nil {
+		return nil, err
+	}
+	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm, p.ext)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +119,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	installed := new(atomic.Pointer[lifecycle.Table])
 	defs := p.Committer.Definitions()
 	installed.Store(defs)
-	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, state: p.Committer.State(), genesis: genesis, log: p.log,
+	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, external: p.ext, state: p.Committer.State(), genesis: genesis, log: p.log,
 		system: lifecycleContract{defs: installed.Load, genesis: byName}}
 	e, err := endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: loader.load(defs),
@@ -168,6 +174,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
 		NewStructCollector("repair", func() any { return p.repairs }),
 		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
+		NewStructCollector("external", func() any { return p.ext.Metrics() }),
 		NewStructCollector("key_tables", func() any { return comCh.Registry.KeyTableMetrics() }),
 	}
 	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
@@ -238,6 +245,9 @@ func (p *Peer) Close() error {
 	}
 	if p.wasm != nil {
 		errs = append(errs, p.wasm.Close())
+	}
+	if p.ext != nil {
+		errs = append(errs, p.ext.Close())
 	}
 	return p.closeRest(errs...)
 }

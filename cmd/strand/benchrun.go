@@ -64,7 +64,7 @@ func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	fl.StringVar(&r.Validation, "validation", "", "embedded network: the peers' MVCC check and apply, sequential (default) or parallel (pipeline.mode)")
 	fl.IntVar(&r.CheckpointBlocks, "checkpoint-blocks", 0, "embedded network: the orderer signs every Nth block only, peers trust its TLS stream in between (0: sign every block)")
 	fl.DurationVar(&r.CheckpointInterval, "checkpoint-interval", 0, "embedded network: the orderer also signs the first block this long after the last signed one (0: no time rule)")
-	fl.StringVar(&r.ContractRuntime, "contract-runtime", "", "embedded network: run the workload's contract builtin (default) or as a wasm module (smallbank; built from examples/ with the go command unless --wasm-module)")
+	fl.StringVar(&r.ContractRuntime, "contract-runtime", "", "embedded network: run the workload's contract builtin (default), as a wasm module (smallbank; built from examples/ with the go command unless --wasm-module) or external (smallbank served by the Go SDK over gRPC with mutual TLS, in the bench's process)")
 	fl.StringVar(&r.WasmModule, "wasm-module", "", "embedded network, --contract-runtime wasm: the module file to run")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to this file")
 	fl.StringVar(&f.csv, "csv", "", "write the results as CSV to this file")

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/strand-ledger/strand/contract/external/externaltest"
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm/wasmtest"
+	"github.com/strand-ledger/strand/contracts/kv"
+	sdk "github.com/strand-ledger/strand/sdk/go/external"
 )
 
 // TestNetContractDeploy runs a 2-org network of real processes and the
@@ -17,7 +21,10 @@ import (
 // contract stays undefined; a deploy signed by both admins puts a
 // WebAssembly contract (examples/kv-c) in force on both peers, which
 // answer invokes through either org; an upgrade with a stricter policy
-// keeps its state; a downgrade is refused by name.
+// keeps its state; a downgrade is refused by name. An external contract
+// (the built-in kv served by the Go SDK in this process, pinned by its
+// CA) is deployed and answers both orgs' peers, which dial it with their
+// own TLS certificates.
 func TestNetContractDeploy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network of processes")
@@ -88,5 +95,27 @@ func TestNetContractDeploy(t *testing.T) {
 	}
 	if out := mustCLI(t, "invoke", "--dir", dir, "--contract", "kvw", "put", "k3", "v3"); !strings.Contains(out, "code    VALID") {
 		t.Fatalf("invoke after the refused downgrade:\n%s", out)
+	}
+
+	pki := externaltest.NewPKI(t)
+	srvTLS, err := sdk.ServerTLS(pki.ServerCert, pki.ServerKey, filepath.Join(dir, "crypto", "Org1", "ca.pem"), filepath.Join(dir, "crypto", "Org2", "ca.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go sdk.Serve(lis, kv.New(), srvTLS)
+	defer lis.Close()
+	out = mustCLI(t, "contract", "deploy", "kvx", "--dir", dir, "--external", lis.Addr().String(), "--external-ca", pki.CACert, "--policy", "AND('Org1.peer','Org2.peer')")
+	if !strings.Contains(out, "sequence 1 (external") {
+		t.Fatalf("deploy --external printed %q", out)
+	}
+	if out := mustCLI(t, "invoke", "--dir", dir, "--contract", "kvx", "insert", "x1", "v1"); !strings.Contains(out, "code    VALID") {
+		t.Fatalf("invoke of the external contract:\n%s", out)
+	}
+	if out := mustCLI(t, "query", "--dir", dir, "--org", "Org2", "--contract", "kvx", "read", "x1"); !strings.Contains(out, "v1") {
+		t.Fatalf("query of the external contract on Org2's peer: %q", out)
 	}
 }

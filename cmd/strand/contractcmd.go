@@ -16,6 +16,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/identity"
@@ -70,9 +71,35 @@ func readModule(path string) ([]byte, error) {
 	return code, nil
 }
 
+// externalPackage builds an external contract's connection package: the
+// code its definition carries and hashes.
+func externalPackage(addr, caFile, serverName string) ([]byte, error) {
+	if caFile == "" {
+		return nil, fmt.Errorf("--external %s: want --external-ca CA.pem, the CA (or certificate) that the server's TLS certificate chains to: the definition pins it", addr)
+	}
+	ca, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("--external-ca: %w", err)
+	}
+	raw, err := (&external.Package{Address: addr, RootCert: string(ca), ServerName: serverName}).Encode()
+	if err != nil {
+		return nil, fmt.Errorf("--external %s --external-ca %s: %w", addr, caFile, err)
+	}
+	return raw, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 type defineFlags struct {
 	clientFlags
 	wasm, version, policy, init string
+	external, externalCA        string
+	externalName                string
 	initArgs, signAs            []string
 	builtin                     bool
 	sequence                    uint64
@@ -82,9 +109,9 @@ type defineFlags struct {
 // `strand contract upgrade`.
 func contractDefineCmd(upgrade bool) *cobra.Command {
 	var f defineFlags
-	use, short := "deploy NAME (--wasm MODULE.wasm | --builtin)", "Define a new contract on the channel, signed by the org admins, and wait until every peer runs it"
+	use, short := "deploy NAME (--wasm MODULE.wasm | --external HOST:PORT --external-ca CA.pem | --builtin)", "Define a new contract on the channel, signed by the org admins, and wait until every peer runs it"
 	if upgrade {
-		use, short = "upgrade NAME (--wasm MODULE.wasm | --builtin)", "Define the next version of a contract (its state is kept), signed by the org admins, and wait until every peer runs it"
+		use, short = "upgrade NAME (--wasm MODULE.wasm | --external HOST:PORT --external-ca CA.pem | --builtin)", "Define the next version of a contract (its state is kept), signed by the org admins, and wait until every peer runs it"
 	}
 	cmd := &cobra.Command{
 		Use:   use,
@@ -101,6 +128,9 @@ func contractDefineCmd(upgrade bool) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&f.wasm, "wasm", "", "the contract's WebAssembly module")
 	fl.BoolVar(&f.builtin, "builtin", false, "the contract is compiled into strand (runtime builtin)")
+	fl.StringVar(&f.external, "external", "", "the contract is a server the peers dial at this host:port (runtime external, docs/contracts.md)")
+	fl.StringVar(&f.externalCA, "external-ca", "", "with --external: PEM file of the CA (or certificate) the server's TLS certificate must chain to")
+	fl.StringVar(&f.externalName, "external-server-name", "", "with --external: the name the server's certificate carries (default: the host of --external)")
 	fl.StringVar(&f.version, "version", "", "the version label (default: the sequence, as \"1\", \"2\", ...)")
 	fl.StringVar(&f.policy, "policy", "", "endorsement policy (deploy default: a majority of the orgs' peers; upgrade default: the current one)")
 	fl.StringVar(&f.init, "init", "", "a function to invoke once the definition is in force")
@@ -115,8 +145,8 @@ func runDefine(cmd *cobra.Command, f defineFlags, name string, upgrade bool) err
 	if err := lifecycle.CheckName(name); err != nil {
 		return err
 	}
-	if (f.wasm == "") == !f.builtin {
-		return fmt.Errorf("want exactly one of --wasm MODULE.wasm and --builtin")
+	if n := btoi(f.wasm != "") + btoi(f.builtin) + btoi(f.external != ""); n != 1 {
+		return fmt.Errorf("want exactly one of --wasm MODULE.wasm, --external HOST:PORT and --builtin")
 	}
 	var code []byte
 	def := &lifecycle.Definition{Name: name, Runtime: lifecycle.RuntimeBuiltin, Version: f.version, Policy: f.policy, Init: f.init}
@@ -126,6 +156,12 @@ func runDefine(cmd *cobra.Command, f defineFlags, name string, upgrade bool) err
 			return err
 		}
 		def.Runtime, def.CodeHash = lifecycle.RuntimeWasm, lifecycle.CodeHash(code)
+	} else if f.external != "" {
+		var err error
+		if code, err = externalPackage(f.external, f.externalCA, f.externalName); err != nil {
+			return err
+		}
+		def.Runtime, def.CodeHash = lifecycle.RuntimeExternal, lifecycle.CodeHash(code)
 	} else if !slices.Contains(node.DefaultBuiltins().Names(), name) {
 		return fmt.Errorf("--builtin: strand has no built-in contract %q; it has %s", name, strings.Join(node.DefaultBuiltins().Names(), ", "))
 	}

@@ -21,6 +21,10 @@ const Namespace = "_lifecycle"
 const (
 	RuntimeBuiltin = "builtin"
 	RuntimeWasm    = "wasm"
+	// RuntimeExternal is a contract server the peers dial (package
+	// contract/external); its "code" is the connection package the orgs
+	// agreed on (address, the CA pinning the server's certificate).
+	RuntimeExternal = "external"
 )
 
 // Limits on a definition.
@@ -51,8 +55,9 @@ type Definition struct {
 	Version  string `json:"version"`
 	Sequence uint64 `json:"sequence"`
 	Runtime  string `json:"runtime"`
-	// CodeHash is the module's SHA-256 in lowercase hex (wasm); empty for
-	// builtin, whose code is the binary's.
+	// CodeHash is the SHA-256 in lowercase hex of the module (wasm) or of
+	// the connection package (external); empty for builtin, whose code is
+	// the binary's.
 	CodeHash string `json:"codeHash,omitempty"`
 	// Policy is the endorsement policy, policy.Parse syntax, canonical.
 	Policy string `json:"policy"`
@@ -134,14 +139,26 @@ func (d *Definition) check() error {
 			return fmt.Errorf("%w: contract %q: runtime builtin with code hash %q; a built-in contract's code is the binary's, leave the hash empty",
 				ErrMalformed, d.Name, d.CodeHash)
 		}
-	case RuntimeWasm:
+	case RuntimeWasm, RuntimeExternal:
 		if !isHash(d.CodeHash) {
-			return fmt.Errorf("%w: contract %q: code hash %q, want the module's SHA-256 as 64 lowercase hex digits", ErrMalformed, d.Name, d.CodeHash)
+			return fmt.Errorf("%w: contract %q: code hash %q, want the SHA-256 of its %s as 64 lowercase hex digits", ErrMalformed, d.Name, d.CodeHash, codeNoun(d.Runtime))
 		}
 	default:
-		return fmt.Errorf("%w: contract %q: runtime %q, want %s or %s", ErrRuntime, d.Name, d.Runtime, RuntimeBuiltin, RuntimeWasm)
+		return fmt.Errorf("%w: contract %q: runtime %q, want %s, %s or %s", ErrRuntime, d.Name, d.Runtime, RuntimeBuiltin, RuntimeWasm, RuntimeExternal)
 	}
 	return nil
+}
+
+// HasCode reports whether a definition of runtime carries code in its
+// transaction: a module (wasm) or a connection package (external).
+func HasCode(runtime string) bool { return runtime == RuntimeWasm || runtime == RuntimeExternal }
+
+// codeNoun names what a runtime's code is.
+func codeNoun(runtime string) string {
+	if runtime == RuntimeExternal {
+		return "connection package"
+	}
+	return "module"
 }
 
 // CheckName checks a contract name a definition may use: a namespace

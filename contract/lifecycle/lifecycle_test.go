@@ -31,7 +31,9 @@ func TestDefinitionCheck(t *testing.T) {
 		{"empty name", func(d *Definition) { d.Name = "" }, ErrMalformed, "namespace"},
 		{"no version", func(d *Definition) { d.Version = "" }, ErrMalformed, "version"},
 		{"sequence 0", func(d *Definition) { d.Sequence = 0 }, ErrSequence, "sequence 0"},
-		{"unknown runtime", func(d *Definition) { d.Runtime = "external" }, ErrRuntime, `runtime "external", want builtin or wasm`},
+		{"unknown runtime", func(d *Definition) { d.Runtime = "docker" }, ErrRuntime, `runtime "docker", want builtin, wasm or external`},
+		{"external without hash", func(d *Definition) { d.Runtime = RuntimeExternal }, ErrMalformed, "SHA-256 of its connection package"},
+		{"external", func(d *Definition) { d.Runtime, d.CodeHash = RuntimeExternal, hash }, nil, ""},
 		{"builtin with hash", func(d *Definition) { d.CodeHash = hash }, ErrMalformed, "leave the hash empty"},
 		{"wasm without hash", func(d *Definition) { d.Runtime = RuntimeWasm }, ErrMalformed, "64 lowercase hex"},
 		{"wasm", func(d *Definition) { d.Runtime, d.CodeHash = RuntimeWasm, hash }, nil, ""},
@@ -70,6 +72,11 @@ func TestCheckWrites(t *testing.T) {
 	if _, err := wasm.Encode(); err != nil {
 		t.Fatal(err)
 	}
+	ext := def("cc", 1)
+	ext.Runtime, ext.CodeHash = RuntimeExternal, CodeHash(code)
+	if _, err := ext.Encode(); err != nil {
+		t.Fatal(err)
+	}
 	builtin := def("cc", 2)
 	if _, err := builtin.Encode(); err != nil {
 		t.Fatal(err)
@@ -93,6 +100,9 @@ func TestCheckWrites(t *testing.T) {
 		{"wasm", Writes(wasm, code), nil},
 		{"builtin", Writes(builtin, nil), nil},
 		{"wasm without code", Writes(wasm, nil), ErrCodeHash},
+		{"external", Writes(ext, code), nil},
+		{"external without package", edit(Writes(ext, code), func(ns *api.NsRWSet) { ns.Writes = ns.Writes[:1] }), ErrMalformed},
+		{"external package of another hash", edit(Writes(ext, code), func(ns *api.NsRWSet) { ns.Writes[1].Value = []byte("x") }), ErrCodeHash},
 		{"code of another hash", edit(Writes(wasm, code), func(ns *api.NsRWSet) { ns.Writes[1].Value = []byte("x") }), ErrCodeHash},
 		{"code under another key", edit(Writes(wasm, code), func(ns *api.NsRWSet) { ns.Writes[1].Key = "code/x" }), ErrCodeHash},
 		{"builtin with code", edit(Writes(builtin, nil), func(ns *api.NsRWSet) {

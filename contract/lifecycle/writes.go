@@ -11,10 +11,10 @@ import (
 // CheckWrites is the stateless check of a definition transaction's
 // read/write set (committer stage 1): one namespace, Namespace; no reads;
 // exactly one write of DefKey(name) holding a definition for channel
-// whose policy names only orgs for which isOrg is true; for wasm exactly
-// one more write, CodeKey(hash), holding a module of that hash; nothing
-// else. It returns the decoded definition and the module (nil for
-// builtin).
+// whose policy names only orgs for which isOrg is true; for wasm and
+// external exactly one more write, CodeKey(hash), holding the module or
+// connection package of that hash; nothing else. It returns the decoded
+// definition and its code (nil for builtin).
 func CheckWrites(channel string, isOrg func(string) bool, rw *api.RWSet) (*Definition, []byte, error) {
 	if len(rw.GetNamespaces()) != 1 || rw.Namespaces[0].Namespace != Namespace {
 		return nil, nil, fmt.Errorf("%w: a definition transaction touches exactly the namespace %s", ErrMalformed, Namespace)
@@ -55,17 +55,19 @@ func CheckWrites(channel string, isOrg func(string) bool, rw *api.RWSet) (*Defin
 	if err := checkOrgs(def.Name, def.Parsed, isOrg); err != nil {
 		return nil, nil, err
 	}
+	noun := codeNoun(def.Runtime)
 	switch {
-	case def.Runtime == RuntimeBuiltin && codeKey != "":
+	case !HasCode(def.Runtime) && codeKey != "":
 		return nil, nil, fmt.Errorf("%w: builtin contract %q carries code under %q", ErrMalformed, def.Name, codeKey)
-	case def.Runtime == RuntimeWasm && codeKey == "":
-		return nil, nil, fmt.Errorf("%w: wasm contract %q carries no module (want a write of %q)", ErrMalformed, def.Name, CodeKey(def.CodeHash))
-	case def.Runtime == RuntimeWasm && codeKey != CodeKey(def.CodeHash):
-		return nil, nil, fmt.Errorf("%w: wasm contract %q has code hash %s but its module is written under %q", ErrCodeHash, def.Name, def.CodeHash, codeKey)
-	case def.Runtime == RuntimeWasm && len(code) > MaxCodeBytes:
-		return nil, nil, fmt.Errorf("%w: wasm contract %q: module of %d bytes, at most %d", ErrMalformed, def.Name, len(code), MaxCodeBytes)
-	case def.Runtime == RuntimeWasm && CodeHash(code) != def.CodeHash:
-		return nil, nil, fmt.Errorf("%w: wasm contract %q: the module carried has SHA-256 %s, the definition says %s", ErrCodeHash, def.Name, CodeHash(code), def.CodeHash)
+	case !HasCode(def.Runtime):
+	case codeKey == "":
+		return nil, nil, fmt.Errorf("%w: %s contract %q carries no %s (want a write of %q)", ErrMalformed, def.Runtime, def.Name, noun, CodeKey(def.CodeHash))
+	case codeKey != CodeKey(def.CodeHash):
+		return nil, nil, fmt.Errorf("%w: %s contract %q has code hash %s but its %s is written under %q", ErrCodeHash, def.Runtime, def.Name, def.CodeHash, noun, codeKey)
+	case len(code) > MaxCodeBytes:
+		return nil, nil, fmt.Errorf("%w: %s contract %q: %s of %d bytes, at most %d", ErrMalformed, def.Runtime, def.Name, noun, len(code), MaxCodeBytes)
+	case CodeHash(code) != def.CodeHash:
+		return nil, nil, fmt.Errorf("%w: %s contract %q: the %s carried has SHA-256 %s, the definition says %s", ErrCodeHash, def.Runtime, def.Name, noun, CodeHash(code), def.CodeHash)
 	}
 	return def, code, nil
 }
@@ -80,11 +82,11 @@ func checkOrgs(name string, p *policy.Policy, isOrg func(string) bool) error {
 }
 
 // Writes returns the read/write set a definition transaction carries for
-// def (encoded) and its module (nil for builtin): what CheckWrites
+// def (encoded) and its code (nil for builtin): what CheckWrites
 // accepts.
 func Writes(def *Definition, code []byte) *api.RWSet {
 	ws := []*api.KVWrite{{Key: DefKey(def.Name), Value: def.Raw}}
-	if def.Runtime == RuntimeWasm {
+	if HasCode(def.Runtime) {
 		ws = append(ws, &api.KVWrite{Key: CodeKey(def.CodeHash), Value: code})
 	}
 	return &api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: Namespace, Writes: ws}}}

@@ -3,6 +3,13 @@
 package metricdoc
 
 var help = map[string]string{
+	"github.com/strand-ledger/strand/contract/external.Metrics.Calls":            "Calls sent to external contract servers.",
+	"github.com/strand-ledger/strand/contract/external.Metrics.ConnLost":         "the connection broke mid-call",
+	"github.com/strand-ledger/strand/contract/external.Metrics.Connects":         "Connect streams opened to contract servers (one per server, again after a failure).",
+	"github.com/strand-ledger/strand/contract/external.Metrics.Deadlines":        "the server passed the call's deadline",
+	"github.com/strand-ledger/strand/contract/external.Metrics.ProtocolErrors":   "the server broke the protocol",
+	"github.com/strand-ledger/strand/contract/external.Metrics.StateRequests":    "State operations contract servers asked for during calls.",
+	"github.com/strand-ledger/strand/contract/external.Metrics.Unreachable":      "Calls that failed, by kind: unreachable (no server, a TLS refusal, no hello), deadline, conn_lost (the connection broke mid-call), protocol (the server broke the protocol); a contract's own error is none of them.",
 	"github.com/strand-ledger/strand/contract/wasm.Metrics.BadCalls":             "an ABI breach",
 	"github.com/strand-ledger/strand/contract/wasm.Metrics.CacheHits":            "Compiles answered from the module cache (same code hash).",
 	"github.com/strand-ledger/strand/contract/wasm.Metrics.Calls":                "Contract calls.",
