@@ -2,6 +2,8 @@ package api
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
@@ -41,6 +43,15 @@ type MembersCRL struct {
 	CRL []byte `json:"crl"`
 }
 
+// MembersID returns the transaction id of the membership update envelope
+// raw: "members-" and the hex SHA-256 of its bytes (signatures included,
+// so an update refused for too few signatures can be signed again and
+// submitted; its sequence keeps it from applying twice).
+func MembersID(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return "members-" + hex.EncodeToString(sum[:])
+}
+
 // IsMembersEnvelope reports whether raw is a membership update envelope
 // (by its prefix; DecodeMembersEnvelope checks the rest).
 func IsMembersEnvelope(raw []byte) bool { return bytes.HasPrefix(raw, []byte(MembersMagic)) }
@@ -61,8 +72,7 @@ func EncodeMembers(e *ConfigEnvelope) ([]byte, error) {
 // DecodeMembersEnvelope decodes a membership update envelope and its
 // update and checks their form: a channel, at least one CRL and at most
 // MaxMembersCRLs, each naming an org (once) and holding bytes, and every
-// signature with a signer. It checks no signature and parses no CRL. The
-// envelope's ID (ConfigEnvelope.ID) is the update's transaction id.
+// signature with a signer. It checks no signature and parses no CRL.
 func DecodeMembersEnvelope(raw []byte) (*ConfigEnvelope, *MembersUpdate, error) {
 	if !IsMembersEnvelope(raw) {
 		return nil, nil, fmt.Errorf("%w: does not start with %q", ErrBadConfigUpdate, MembersMagic)

@@ -237,3 +237,14 @@ func (ca *CA) RevokeCRL(prev []byte, serials []*big.Int, now time.Time) ([]byte,
 	}
 	return der, nil
 }
+
+// NewRevocations returns the revocations of crls (at most one per org;
+// a later one of an org replaces an earlier) at sequence seq: what a
+// node reads back from its state.
+func NewRevocations(seq uint64, crls []*CRL) *Revocations {
+	rv := &Revocations{Seq: seq, crls: make(map[string]*CRL, len(crls))}
+	for _, c := range crls {
+		rv.crls[c.Org] = c
+	}
+	return rv
+}
