@@ -248,3 +248,24 @@ func NewRevocations(seq uint64, crls []*CRL) *Revocations {
 	}
 	return rv
 }
+
+// RevokedCert checks a TLS certificate, whose first O names its org,
+// against the revocations in force (SetRevocations).
+func (r *Registry) RevokedCert(cert *x509.Certificate) error {
+	rv := r.revoked.Load()
+	if rv == nil || len(cert.Subject.Organization) == 0 {
+		return nil
+	}
+	org := cert.Subject.Organization[0]
+	c := rv.crls[org]
+	if c == nil {
+		return nil
+	}
+	serial := cert.SerialNumber.Text(16)
+	at, ok := c.revoked[serial]
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("%w: TLS certificate %q serial %s of org %q is revoked by %s's CRL number %s (revoked at %s)",
+		ErrRevoked, cert.Subject.String(), serial, org, org, c.Number, at.UTC().Format(time.RFC3339))
+}
