@@ -98,7 +98,7 @@ func runRevoke(cmd *cobra.Command, f revokeFlags) error {
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
-	admin, err := lay.Admin(signers[0].Org())
+	admin, err := lay.Admin(f.org) // asks the peers, as their org's admin
 	if err != nil {
 		return err
 	}
