@@ -11,6 +11,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/contract/lifecycle"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
@@ -112,7 +113,8 @@ type persistWork struct {
 	txIDs      []string
 	codes      []byte
 	batch      statedb.Batch
-	defs       *lifecycle.Table // the definitions after this block, if it changed them
+	defs       *lifecycle.Table      // the definitions after this block, if it changed them
+	rev        *identity.Revocations // the revocation lists after this block, if it changed them
 	received   time.Time
 	verified   time.Time
 	validated  time.Time
@@ -153,6 +155,7 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 	}
 	c.rules.Store(rs)
 	c.committedDefs.Store(rs.defs)
+	ch.Registry.SetRevocations(rs.rev)
 	c.recv.next = store.Height()
 	c.recv.lastHash = store.LastHash()
 	c.height.Store(store.Height())

@@ -25,7 +25,7 @@ func TestVerifyConfig(t *testing.T) {
 		return raw
 	}
 	ok := envelope(testChannel, n.ordererAdmin, n.org1Admin)
-	r := verifyTx(&n.ch, n.ch.newRuleSet(0, lifecycle.NewTable(nil, nil)), ok)
+	r := verifyTx(&n.ch, n.ch.newRuleSet(0, lifecycle.NewTable(nil, nil), nil), ok)
 	env, _, _ := api.DecodeConfigEnvelope(ok)
 	if r.code != api.TxValidationCode_VALID || r.err != nil || r.tx.ID() != env.ID() || len(r.tx.RWSet().GetNamespaces()) != 0 {
 		t.Fatalf("signed by 2 of 3 orgs' admins: %v %v, id %q (want %q)", r.code, r.err, r.tx.ID(), env.ID())
@@ -41,7 +41,7 @@ func TestVerifyConfig(t *testing.T) {
 		{"another channel", envelope("other", n.ordererAdmin), api.TxValidationCode_TARGET_CHAIN_NOT_FOUND, "is for channel"},
 		{"malformed", []byte(api.ConfigMagic + "{"), api.TxValidationCode_BAD_PAYLOAD, "config transaction"},
 	} {
-		r := verifyTx(&n.ch, n.ch.newRuleSet(0, lifecycle.NewTable(nil, nil)), c.raw)
+		r := verifyTx(&n.ch, n.ch.newRuleSet(0, lifecycle.NewTable(nil, nil), nil), c.raw)
 		if r.code != c.code || r.err == nil || !strings.Contains(r.err.Error(), c.want) {
 			t.Errorf("%s: %v %v, want %v naming %q", c.name, r.code, r.err, c.code, c.want)
 		}

@@ -17,7 +17,7 @@ import (
 func FuzzVerifyTx(f *testing.F) {
 	n := newTestNet(f)
 	n.ch.Lifecycle = policy.MustParse("OutOf(2,'Org1.admin','Org2.admin')")
-	rules := n.ch.newRuleSet(0, lifecycle.NewTable(n.ch.Policies, nil))
+	rules := n.ch.newRuleSet(0, lifecycle.NewTable(n.ch.Policies, nil), nil)
 	valid := n.tx(rwset(testContract, reads(rd("a", ver(1, 2))), wr("a", "1")))
 	f.Add(valid)
 	f.Add(n.txBy(rwset(testContract, nil, wr("a", "1")), n.client1, n.peer1))

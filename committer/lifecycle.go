@@ -7,6 +7,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/contract/lifecycle"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
@@ -26,11 +27,12 @@ type ruleSet struct {
 	gen  uint64
 	m    map[string]*rule
 	defs *lifecycle.Table
+	rev  *identity.Revocations // the revocation lists in force (members.go)
 }
 
 // newRuleSet builds the rules of table, plus the lifecycle contract's
 // (Channel.Lifecycle) when the channel has one.
-func (ch *Channel) newRuleSet(gen uint64, table *lifecycle.Table) *ruleSet {
+func (ch *Channel) newRuleSet(gen uint64, table *lifecycle.Table, rev *identity.Revocations) *ruleSet {
 	pols := table.Policies()
 	m := make(map[string]*rule, len(pols)+1)
 	for name, p := range pols {
@@ -39,17 +41,21 @@ func (ch *Channel) newRuleSet(gen uint64, table *lifecycle.Table) *ruleSet {
 	if ch.Lifecycle != nil {
 		m[lifecycle.Namespace] = &rule{pol: ch.Lifecycle, orgs: ch.Lifecycle.Orgs()}
 	}
-	return &ruleSet{gen: gen, m: m, defs: table}
+	return &ruleSet{gen: gen, m: m, defs: table, rev: rev}
 }
 
 // loadRules builds generation 0 from the channel's genesis contracts and
-// the definitions committed in db.
+// the definitions and revocation lists committed in db.
 func (ch *Channel) loadRules(db statedb.DB) (*ruleSet, error) {
 	defs, err := loadDefinitions(db)
 	if err != nil {
 		return nil, err
 	}
-	return ch.newRuleSet(0, lifecycle.NewTable(ch.Policies, defs)), nil
+	rev, err := ch.loadMembers(db)
+	if err != nil {
+		return nil, err
+	}
+	return ch.newRuleSet(0, lifecycle.NewTable(ch.Policies, defs), rev), nil
 }
 
 // loadDefinitions reads the committed definitions from state.

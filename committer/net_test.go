@@ -29,6 +29,7 @@ type testNet struct {
 	ordererAdmin, org1Admin, org2Admin *identity.Signer
 	unknownOrgClient                   *identity.Signer
 	caCerts                            map[string][]byte
+	cas                                map[string]*identity.CA
 	prevHash                           []byte
 	next                               uint64
 	nonce                              uint64
@@ -74,6 +75,7 @@ func newTestNet(t testing.TB) *testNet {
 		unknownOrgClient: must(unknown.Issue("eve", identity.RoleClient, identity.ECDSAP256)),
 	}
 	n.caCerts = map[string][]byte{"Org1": org1.CertDER(), "Org2": org2.CertDER(), "OrdererOrg": ord.CertDER()}
+	n.cas = map[string]*identity.CA{"Org1": org1, "Org2": org2, "OrdererOrg": ord}
 	n.ch = Channel{
 		Name: testChannel, Registry: reg, OrdererOrgs: []string{"OrdererOrg"},
 		Policies: map[string]*policy.Policy{

@@ -86,6 +86,14 @@ func (c *Committer) reapply(n uint64, batch *statedb.Batch) error {
 		if api.TxValidationCode(codes[i]) != api.TxValidationCode_VALID || api.IsConfigEnvelope(raw) {
 			continue // a config transaction writes no state
 		}
+		if api.IsMembersEnvelope(raw) {
+			_, u, err := api.DecodeMembersEnvelope(raw)
+			if err != nil {
+				return fmt.Errorf("committer: recovery: stored block %d tx %d is a membership update marked VALID that does not decode: %w", n, i, err)
+			}
+			appendWrites(batch, membersWrites(u), statedb.Version{Block: n, Tx: uint32(i)})
+			continue
+		}
 		tx, _, err := api.DecodeTx(raw)
 		if err != nil {
 			return fmt.Errorf("committer: recovery: stored block %d tx %d is marked VALID but does not decode: %w", n, i, err)

@@ -22,7 +22,7 @@ func reparse(raw []byte) ([]*api.Tx, error) {
 	}
 	txs := make([]*api.Tx, len(blk.Transactions))
 	for i, t := range blk.Transactions {
-		if api.IsConfigEnvelope(t) {
+		if api.IsConfigEnvelope(t) || api.IsMembersEnvelope(t) {
 			continue
 		}
 		if tx, _, err := api.DecodeTx(t); err == nil {

@@ -127,6 +127,7 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 		}
 	}
 	defs := nextDefinitions(rs.defs, b.results, txs, c.log.Warn)
+	rev := nextMembers(rs.rev, b.results, txs, c.log.Warn)
 	var err error
 	if c.opts.Mode == Parallel {
 		err = validateParallel(c.view, txs, c.opts.ApplyWorkers)
@@ -137,9 +138,15 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 		return nil, fmt.Errorf("block %d: reading state: %w", num, err)
 	}
 	p := &persistWork{blk: b.blk, raw: b.raw, headerHash: b.headerHash, txIDs: ids, codes: make([]byte, len(txs)),
-		received: b.received, verified: b.verified, defs: defs}
-	if defs != nil { // in force from the next block on
-		c.rules.Store(c.ch.newRuleSet(rs.gen+1, defs))
+		received: b.received, verified: b.verified, defs: defs, rev: rev}
+	if defs != nil || rev != nil { // in force from the next block on
+		if defs == nil {
+			defs = rs.defs
+		}
+		if rev == nil {
+			rev = rs.rev
+		}
+		c.rules.Store(c.ch.newRuleSet(rs.gen+1, defs, rev))
 	}
 	c.pending.Lock()
 	for i := range txs {
@@ -265,6 +272,9 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 			if p.defs != nil {
 				c.committedDefs.Store(p.defs)
 				defsChanged = true
+			}
+			if p.rev != nil { // the node's admission points refuse from now on
+				c.ch.Registry.SetRevocations(p.rev)
 			}
 		}
 		c.height.Store(height)

@@ -21,6 +21,8 @@ type txResult struct {
 	err  error
 	gen  uint64                // the ruleSet generation it was verified under
 	def  *lifecycle.Definition // a valid-so-far definition transaction's definition
+	// members is a valid-so-far membership update's change.
+	members *membersChange
 }
 
 // verifyTx is stage 1 for one transaction: structure, channel, creator,
@@ -33,7 +35,12 @@ type txResult struct {
 // claimed its tx id follows from its code alone (api.TxIDCounts).
 func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult {
 	if api.IsConfigEnvelope(raw) {
-		r := verifyConfig(ch, raw)
+		r := verifyConfig(ch, rs, raw)
+		r.gen = rs.gen
+		return r
+	}
+	if api.IsMembersEnvelope(raw) {
+		r := verifyMembers(ch, rs, raw)
 		r.gen = rs.gen
 		return r
 	}
@@ -49,6 +56,9 @@ func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult {
 	}
 	creator, err := ch.Registry.Member(hdr.Creator)
 	if err != nil {
+		return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("committer: tx %s creator: %w", hdr.TxId, err))
+	}
+	if err := rs.rev.Check(creator); err != nil { // Fabric's MSP refuses a revoked creator alike
 		return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("committer: tx %s creator: %w", hdr.TxId, err))
 	}
 	if creator.Role != identity.RoleClient && creator.Role != identity.RoleAdmin {
@@ -69,7 +79,7 @@ func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult {
 		return r.fail(api.TxValidationCode_INVALID_CHAINCODE,
 			fmt.Errorf("committer: tx %s: contract %q is not defined on channel %q", hdr.TxId, tx.Payload.Contract, ch.Name))
 	}
-	if !endorsed(ch.Registry, rule, tx) {
+	if !endorsed(ch.Registry, rs.rev, rule, tx) {
 		return r.fail(api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE,
 			fmt.Errorf("committer: tx %s: endorsements do not satisfy %s's policy %s", hdr.TxId, tx.Payload.Contract, rule.pol))
 	}
@@ -86,7 +96,7 @@ func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult {
 // ConfigEnvelope.ID and writes no state; the orderers enforce its
 // sequence and the one-change rule, and the peer's node adopts its
 // orderer set.
-func verifyConfig(ch *Channel, raw []byte) txResult {
+func verifyConfig(ch *Channel, rs *ruleSet, raw []byte) txResult {
 	env, u, err := api.DecodeConfigEnvelope(raw)
 	if err != nil {
 		return txResult{tx: &api.Tx{Raw: raw}, code: api.TxValidationCode_BAD_PAYLOAD, err: fmt.Errorf("committer: config transaction: %w", err)}
@@ -97,7 +107,7 @@ func verifyConfig(ch *Channel, raw []byte) txResult {
 		return r.fail(api.TxValidationCode_TARGET_CHAIN_NOT_FOUND,
 			fmt.Errorf("committer: config update %s is for channel %q, this is %q", env.ID(), u.Channel, ch.Name))
 	}
-	if err := ch.Registry.AdminMajority(env.Update, env.Signatures); err != nil {
+	if err := ch.Registry.AdminMajorityUnder(rs.rev, env.Update, env.Signatures); err != nil {
 		return r.fail(api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE, fmt.Errorf("committer: config update %s: %w", env.ID(), err))
 	}
 	return r
@@ -111,8 +121,8 @@ func (r txResult) fail(code api.TxValidationCode, err error) txResult {
 // endorsed verifies endorsements until the policy is satisfied. An
 // endorsement whose identity is invalid, duplicated, or of an org the policy
 // does not name cannot help and costs no signature check; one that fails its
-// check does not count. Verification stops as soon as the policy holds.
-func endorsed(reg *identity.Registry, rule *rule, tx *api.Tx) bool {
+// check, or whose certificate rev revokes, does not count. Verification stops as soon as the policy holds.
+func endorsed(reg *identity.Registry, rev *identity.Revocations, rule *rule, tx *api.Tx) bool {
 	var buf [8]policy.Signer
 	signers := buf[:0]
 	var certs [8][]byte
@@ -127,7 +137,7 @@ func endorsed(reg *identity.Registry, rule *rule, tx *api.Tx) bool {
 			continue
 		}
 		m, err := reg.Member(id)
-		if err != nil || m.VerifyMessage(&resp, e.Signature) != nil {
+		if err != nil || rev.Check(m) != nil || m.VerifyMessage(&resp, e.Signature) != nil {
 			continue
 		}
 		seen = append(seen, id.Cert)

@@ -66,11 +66,15 @@ func (e *Endorser) checkChannel(h *api.TxHeader) error {
 	return nil
 }
 
-// checkCreator validates the creator: a member of a known org, with role
+// checkCreator validates the creator: a member of a known org, not
+// revoked by the lists in force at the peer's committed height, with role
 // client or admin, whose certificate has not expired by e.clock().
 func (e *Endorser) checkCreator(h *api.TxHeader) (*identity.Member, error) {
 	m, err := e.reg.Member(h.Creator)
 	if err != nil {
+		return nil, refuse(ErrBadCreator, err, fmt.Sprintf("creator of proposal %q: %v", h.TxId, err))
+	}
+	if err := e.reg.Revoked(m); err != nil {
 		return nil, refuse(ErrBadCreator, err, fmt.Sprintf("creator of proposal %q: %v", h.TxId, err))
 	}
 	if m.Role != identity.RoleClient && m.Role != identity.RoleAdmin {

@@ -157,6 +157,10 @@ func blockEvent(n uint64, raw []byte) (*api.BlockEvent, error) {
 			}
 			continue
 		}
+		if api.IsMembersEnvelope(rawTx) { // a membership update: its id, no contract event
+			ev.TxIds[i] = api.MembersID(rawTx)
+			continue
+		}
 		tx, _, _ := api.DecodeTx(rawTx)
 		ev.TxIds[i] = tx.ID()
 		if api.TxValidationCode(codes[i]) == api.TxValidationCode_VALID && tx.Response.GetEvent() != nil {

@@ -21,12 +21,22 @@ var ErrNoMajority = errors.New("identity: not signed by a majority of the orgs' 
 // signed, the majority wanted, and why the others did not count. Channel
 // config updates use it (api/config.go).
 func (r *Registry) AdminMajority(msg []byte, sigs []api.ConfigSignature) error {
+	return r.AdminMajorityUnder(nil, msg, sigs)
+}
+
+// AdminMajorityUnder is AdminMajority where an admin whose certificate rv
+// revokes counts for nothing.
+func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.ConfigSignature) error {
 	signed := map[string]bool{}
 	var bad []string
 	signedMsg := NewMessage(msg) // every admin signs the same bytes
 	for i, s := range sigs {
 		m, err := r.Member(s.Signer)
 		if err != nil {
+			bad = append(bad, fmt.Sprintf("signatures[%d]: %v", i, err))
+			continue
+		}
+		if err := rv.Check(m); err != nil {
 			bad = append(bad, fmt.Sprintf("signatures[%d]: %v", i, err))
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"fmt"
+	"math/big"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type Registry struct {
 	ids   []string // sorted
 	limit int
 	keys  *keyTables
+	// revoked is the revocations in force at the node's committed
+	// height (SetRevocations), for admission points.
+	revoked atomic.Pointer[Revocations]
 
 	mu struct {
 		sync.RWMutex
@@ -51,6 +55,7 @@ type Registry struct {
 type orgState struct {
 	id    string
 	roots *x509.CertPool
+	cas   []*x509.Certificate // the same, to check CRL signatures
 	// cache maps string(cert DER) to a verdict. Guarded by Registry.mu.
 	cache map[string]verdict
 	keys  *keyTables // the registry's
@@ -67,10 +72,15 @@ type Member struct {
 	Org  string
 	Role Role
 	Name string // certificate CN
+	// Subject is the certificate's subject, for messages.
+	Subject string
 	// NotAfter is the certificate's expiry. Registry.Member does not check
 	// it (validation must not depend on the clock); admission points that
 	// care compare it with their clock.
 	NotAfter time.Time
+
+	serial    *big.Int
+	serialHex string // serial.Text(16): the key of CRL lookups
 
 	ec *ecdsa.PublicKey
 	ed ed25519.PublicKey
@@ -109,6 +119,7 @@ func NewRegistry(orgs []Org) (*Registry, error) {
 				return nil, fmt.Errorf("%w: CA certificate %d of org %q (%q) is not a CA (IsCA false)", ErrBadCertificate, j, o.ID, c.Subject.String())
 			}
 			st.roots.AddCert(c)
+			st.cas = append(st.cas, c)
 		}
 		r.orgs[o.ID] = st
 		r.ids = append(r.ids, o.ID)
@@ -203,7 +214,8 @@ func (st *orgState) validate(der []byte) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Member{Org: st.id, Role: role, Name: cert.Subject.CommonName, NotAfter: cert.NotAfter}
+	m := &Member{Org: st.id, Role: role, Name: cert.Subject.CommonName, NotAfter: cert.NotAfter,
+		Subject: cert.Subject.String(), serial: cert.SerialNumber, serialHex: cert.SerialNumber.Text(16)}
 	alg, err := algorithmOf(cert.PublicKey)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s of org %q: %v", ErrBadCertificate, subject, st.id, err)
@@ -220,6 +232,9 @@ func (st *orgState) validate(der []byte) (*Member, error) {
 	}
 	return m, nil
 }
+
+// Serial returns the certificate's serial number in hex.
+func (m *Member) Serial() string { return m.serialHex }
 
 // Verify checks sig over msg. ECDSA signatures must be ASN.1 DER over
 // SHA-256(msg) and low-S; a high-S signature is rejected even though it is

@@ -312,6 +312,10 @@ func (l *Layout) ordererChain(ctx context.Context, ch *node.ChannelConfig, n Nod
 					blk.ids = append(blk.ids, env.ID())
 					continue
 				}
+				if api.IsMembersEnvelope(raw) { // a membership update (revocation lists)
+					blk.ids = append(blk.ids, api.MembersID(raw))
+					continue
+				}
 				tx, _, err := api.DecodeTx(raw)
 				if err != nil {
 					return blocks, fmt.Errorf("%w: orderer %s: block %d: %w", ErrDisagree, n.Name, len(blocks), err)

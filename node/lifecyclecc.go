@@ -5,6 +5,7 @@ import (
 
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/lifecycle"
+	"github.com/strand-ledger/strand/identity"
 )
 
 // DefinitionInfo is one contract as `strand contract list/show` prints
@@ -22,14 +23,31 @@ type DefinitionInfo struct {
 	Genesis bool `json:"genesis,omitempty"`
 }
 
+// RevocationsInfo is the certificate revocation lists in force on the
+// peer that answered (`strand channel revoke` waits on it): the number
+// of membership updates applied and each org's list.
+type RevocationsInfo struct {
+	Sequence uint64    `json:"sequence"`
+	CRLs     []CRLInfo `json:"crls"`
+}
+
+// CRLInfo is one org's revocation list in force.
+type CRLInfo struct {
+	Org     string   `json:"org"`
+	Number  string   `json:"number"`
+	Serials []string `json:"serials"` // hex
+}
+
 // lifecycleContract answers queries of the reserved contract
-// lifecycle.Namespace on this peer: "list" (every definition in force)
-// and "show NAME". It only reads; a transaction of it would fail
+// lifecycle.Namespace on this peer: "list" (every definition in force),
+// "show NAME", and "revocations" (the certificate revocation lists in
+// force at the peer's committed height, RevocationsInfo). It only reads; a transaction of it would fail
 // validation (a definition transaction is built by its deployer and
 // signed by org admins, not endorsed by peers).
 type lifecycleContract struct {
-	defs    func() *lifecycle.Table
-	genesis map[string]ContractConfig
+	defs        func() *lifecycle.Table
+	genesis     map[string]ContractConfig
+	revocations func() *identity.Revocations
 }
 
 func (l lifecycleContract) Invoke(stub contract.Stub) ([]byte, error) {
@@ -47,8 +65,15 @@ func (l lifecycleContract) Invoke(stub contract.Stub) ([]byte, error) {
 			return nil, &contract.Error{Status: 404, Message: "contract " + name + " is not defined on this channel (strand contract list shows those that are)"}
 		}
 		return json.Marshal(l.info(t, name))
+	case fn == "revocations" && len(args) == 0 && l.revocations != nil:
+		rv := l.revocations()
+		out := RevocationsInfo{Sequence: rv.Sequence(), CRLs: []CRLInfo{}}
+		for _, c := range rv.CRLs() {
+			out.CRLs = append(out.CRLs, CRLInfo{Org: c.Org, Number: c.Number.String(), Serials: c.Serials()})
+		}
+		return json.Marshal(out)
 	}
-	return nil, contract.Errorf("%s has the functions list and show NAME; got %q with %d arguments", lifecycle.Namespace, stub.Function(), len(stub.Args()))
+	return nil, contract.Errorf("%s has the functions list, show NAME and revocations; got %q with %d arguments", lifecycle.Namespace, stub.Function(), len(stub.Args()))
 }
 
 func (l lifecycleContract) info(t *lifecycle.Table, name string) DefinitionInfo {

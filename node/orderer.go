@@ -47,7 +47,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		return nil, err
 	}
 	reg.SetKeyTableLimit(cfg.KeyTableBytes())
-	signer, serverTLS, clientTLS := creds.signer, creds.serverTLS, creds.clientTLS
+	signer, serverTLS, clientTLS := creds.signer, WithRevocation(creds.serverTLS, reg), WithRevocation(creds.clientTLS, reg)
 	raft, err := raftConfig(cfg, ch, clientTLS)
 	if err != nil {
 		return nil, err

@@ -68,7 +68,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		return nil, err
 	}
 	comCh.Registry.SetKeyTableLimit(cfg.KeyTableBytes())
-	serverTLS, clientTLS := creds.serverTLS, creds.clientTLS
+	serverTLS, clientTLS := WithRevocation(creds.serverTLS, comCh.Registry), WithRevocation(creds.clientTLS, comCh.Registry)
 	toOrderer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RoleOrderer)))
 	toPeer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RolePeer)))
 	// Every peer prefers a different orderer (its position among the
@@ -120,7 +120,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	defs := p.Committer.Definitions()
 	installed.Store(defs)
 	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, external: p.ext, state: p.Committer.State(), genesis: genesis, log: p.log,
-		system: lifecycleContract{defs: installed.Load, genesis: byName}}
+		system: lifecycleContract{defs: installed.Load, genesis: byName, revocations: comCh.Registry.Revocations}}
 	e, err := endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: loader.load(defs),
 		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,

@@ -153,6 +153,26 @@ func ExpectServer(client *tls.Config, roles ...identity.Role) *tls.Config {
 	return c
 }
 
+// WithRevocation returns a copy of a configuration from TLSConfigs that
+// also refuses a certificate the registry's revocation lists in force
+// revoke (identity.Registry.RevokedCert): the lists of the node's
+// committed height, checked at each handshake, so a revoked node or
+// client cannot open a new connection from the block after the update.
+func WithRevocation(conf *tls.Config, reg *identity.Registry) *tls.Config {
+	c := conf.Clone()
+	verifyChain := conf.VerifyConnection
+	c.VerifyConnection = func(cs tls.ConnectionState) error {
+		if err := verifyChain(cs); err != nil {
+			return err
+		}
+		if err := reg.RevokedCert(cs.PeerCertificates[0]); err != nil {
+			return fmt.Errorf("%w: %w", ErrUntrustedPeer, err)
+		}
+		return nil
+	}
+	return c
+}
+
 func roleList(roles []identity.Role) string {
 	names := make([]string, len(roles))
 	for i, r := range roles {

@@ -131,6 +131,7 @@ func (o *Orderer) fetch(l *link, target uint64) error {
 			return err
 		}
 		o.m.catchUpBlocks.Add(1)
+		o.applyMembers([]ledger.Entry{e})
 	}
 	return nil
 }
@@ -190,6 +191,10 @@ func (o *Orderer) fetchedEntry(want uint64, hh, prev, raw []byte, b *api.Block) 
 				return ledger.Entry{}, fmt.Errorf("block %d tx %d: %w", want, i, err)
 			}
 			ids[i] = env.ID()
+			continue
+		}
+		if api.IsMembersEnvelope(tx) { // applied once stored (applyMembers)
+			ids[i] = api.MembersID(tx)
 			continue
 		}
 		if want > 0 || o.cfg.Genesis == nil { // block 0 with a genesis document holds no transaction

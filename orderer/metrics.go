@@ -33,6 +33,11 @@ type Metrics struct {
 	// said the peers caught up before it ran out.
 	PacedToLimit uint64 `metric:"counter"`
 	Signed       uint64 `metric:"counter"` // Blocks this orderer signed: all, or the checkpoints.
+	// MembersSeq is the number of membership updates (certificate
+	// revocation lists) this orderer has applied from its chain, and
+	// MembersUpdates those it applied since it started.
+	MembersSeq     uint64 `metric:"gauge"`   // Membership updates (revocation lists) the channel has applied, as of this orderer.
+	MembersUpdates uint64 `metric:"counter"` // Membership updates this orderer applied since it started.
 	// Raft is the consensus side of a cluster member; nil for a single
 	// node.
 	Raft *RaftMetrics
@@ -172,6 +177,7 @@ type counters struct {
 	raftRefused                                                  [nRefusals]atomic.Uint64
 	snapshots, snapshotsIn, catchUpBlocks                        atomic.Uint64
 	configUpdates                                                atomic.Uint64
+	membersUpdates                                               atomic.Uint64
 }
 
 func (c *counters) proposalLatency(d time.Duration) {
@@ -207,20 +213,22 @@ func (o *Orderer) Metrics() Metrics {
 			Overloaded: c.refusedOverloaded.Load(), Closed: c.refusedClosed.Load(), Context: c.refusedCtx.Load(),
 			Unavailable: c.refusedUnavailable.Load(),
 		},
-		Queued:       len(o.in),
-		QueuedBytes:  o.inBytes.Load(),
-		Height:       o.cfg.Store.Height(),
-		Blocks:       c.blocks.Load(),
-		Txs:          c.txs.Load(),
-		TxBytes:      c.txBytes.Load(),
-		Appends:      c.appends.Load(),
-		Fsyncs:       o.cfg.Store.Stats().Fsyncs,
-		AppendTotal:  time.Duration(c.appendNanos.Load()),
-		Delivered:    c.delivered.Load(),
-		Paced:        c.paced.Load(),
-		PacedToLimit: c.pacedToLimit.Load(),
-		Signed:       c.signed.Load(),
-		Raft:         o.raftMetrics(),
+		Queued:         len(o.in),
+		QueuedBytes:    o.inBytes.Load(),
+		Height:         o.cfg.Store.Height(),
+		Blocks:         c.blocks.Load(),
+		Txs:            c.txs.Load(),
+		TxBytes:        c.txBytes.Load(),
+		Appends:        c.appends.Load(),
+		Fsyncs:         o.cfg.Store.Stats().Fsyncs,
+		AppendTotal:    time.Duration(c.appendNanos.Load()),
+		Delivered:      c.delivered.Load(),
+		Paced:          c.paced.Load(),
+		PacedToLimit:   c.pacedToLimit.Load(),
+		Signed:         c.signed.Load(),
+		MembersSeq:     o.cfg.Registry.Revocations().Sequence(),
+		MembersUpdates: c.membersUpdates.Load(),
+		Raft:           o.raftMetrics(),
 	}
 }
 

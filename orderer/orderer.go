@@ -232,6 +232,10 @@ func New(cfg Config) (*Orderer, error) {
 		o.closeRaft()
 		return nil, err
 	}
+	if err := o.loadMembers(); err != nil {
+		o.closeRaft()
+		return nil, err
+	}
 	if err := o.start(); err != nil {
 		o.closeRaft()
 		return nil, err
@@ -600,6 +604,7 @@ func (o *Orderer) persist() {
 			continue
 		}
 		o.m.persisted(len(group), txs, txBytes, time.Since(start))
+		o.applyMembers(group) // before deliverers hear of the blocks
 		o.sealReleased(len(group))
 		o.notify.broadcast()
 	}

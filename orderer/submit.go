@@ -86,6 +86,9 @@ func (o *Orderer) admit(raw []byte) (admitted, error) {
 	if api.IsConfigEnvelope(raw) {
 		return o.admitConfig(raw)
 	}
+	if api.IsMembersEnvelope(raw) {
+		return o.admitMembers(raw)
+	}
 	tx, _, err := api.DecodeTx(raw)
 	if err != nil {
 		o.m.refusedMalformed.Add(1)
@@ -102,6 +105,10 @@ func (o *Orderer) admit(raw []byte) (admitted, error) {
 	}
 	m, err := o.cfg.Registry.Member(hdr.Creator)
 	if err != nil {
+		o.m.refusedForbidden.Add(1)
+		return admitted{}, fmt.Errorf("%w: tx %s creator: %w", ErrForbidden, hdr.TxId, err)
+	}
+	if err := o.cfg.Registry.Revoked(m); err != nil {
 		o.m.refusedForbidden.Add(1)
 		return admitted{}, fmt.Errorf("%w: tx %s creator: %w", ErrForbidden, hdr.TxId, err)
 	}

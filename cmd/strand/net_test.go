@@ -188,6 +188,8 @@ func TestNetLifecycle(t *testing.T) {
 		t.Errorf("peer0.Org2 reads kv k19 = %q, %v: want the value written while it was down", v, err)
 	}
 
+	netRevoke(t, ctx, dir, lay, c1)
+
 	out = mustCLI(t, "net", "down", "--dir", dir)
 	t.Logf("net down:\n%s", out)
 	for name, pid := range after {

@@ -67,6 +67,9 @@ func Member(ctx context.Context, reg *identity.Registry) (*identity.Member, stri
 	leaf := ti.State.PeerCertificates[0]
 	who := fmt.Sprintf("%q from %s", leaf.Subject.String(), p.Addr)
 	m, err := CertMember(reg, leaf)
+	if err == nil {
+		err = reg.Revoked(m)
+	}
 	if err != nil {
 		return nil, who, fmt.Errorf("%w: certificate %s: %w", ErrUnknown, who, err)
 	}
