@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
@@ -77,22 +78,41 @@ func (o *Orderer) admitMembers(raw []byte) (admitted, error) {
 // an ordinary transaction's id is hex.
 const membersIDPrefix = "members-"
 
-// applyMembers applies the membership updates of stored blocks, in
+// membersScan is how far the orderer has applied the chain's membership
+// updates. Updates apply in block order (each names the sequence of the
+// one before), so a block that cannot be read yet — damaged, until
+// repairDamaged replaces it — holds back every block above it; those are
+// applied when catchUpMembers runs again after the repair.
+//
+// Invariant: the updates of blocks below next are applied; none above.
+type membersScan struct {
+	mu   sync.Mutex
+	next uint64 // the next block whose membership updates to apply
+}
+
+// applyMembers applies the membership updates of blocks just stored, in
 // order: each that checks against the lists in force replaces them (one
 // that does not is skipped, as the peers' committers mark it invalid).
+// Blocks below the watermark were applied already; a block above it
+// means the scan is held back by an unreadable block, and waits for it.
 // It decodes only blocks whose tx ids name a membership update.
 func (o *Orderer) applyMembers(entries []ledger.Entry) {
+	o.members.mu.Lock()
+	defer o.members.mu.Unlock()
+	if b := o.cfg.Store.Base().Height; o.members.next < b {
+		o.members.next = b // a Raft snapshot moved the store's base up
+	}
 	for _, e := range entries {
-		has := false
+		if e.Number != o.members.next {
+			continue
+		}
 		for _, id := range e.TxIDs {
 			if strings.HasPrefix(id, membersIDPrefix) {
-				has = true
+				o.applyMembersBlock(e.Number, e.Raw)
 				break
 			}
 		}
-		if has {
-			o.applyMembersBlock(e.Number, e.Raw)
-		}
+		o.members.next++
 	}
 }
 
@@ -118,19 +138,31 @@ func (o *Orderer) applyMembersBlock(num uint64, raw []byte) {
 	}
 }
 
-// loadMembers applies the membership updates of the blocks in the store
-// at start. It reads every stored block once, looking for the update's
-// magic before decoding, so it costs a scan of the chain.
-func (o *Orderer) loadMembers() error {
+// catchUpMembers applies the membership updates of the stored blocks
+// from the watermark up: at start (a scan of the chain, reading every
+// stored block once and decoding only those that hold the update's magic)
+// and after repairDamaged replaced the blocks that held it back. A block
+// it cannot read stops it, with a warning: the revocation lists the
+// orderer's admission and TLS checks use then lag until the block is
+// repaired (the peers' committers, which read every block, stay the
+// authority: docs/membership.md).
+func (o *Orderer) catchUpMembers() {
+	o.members.mu.Lock()
+	defer o.members.mu.Unlock()
 	st := o.cfg.Store
-	for n := st.Base().Height; n < st.Height(); n++ {
+	if b := st.Base().Height; o.members.next < b {
+		o.members.next = b // updates below a snapshot base are not in the store
+	}
+	for ; o.members.next < st.Height(); o.members.next++ {
+		n := o.members.next
 		raw, err := st.RawBlock(n)
 		if err != nil {
-			return fmt.Errorf("orderer: reading block %d for membership updates: %w", n, err)
+			o.cfg.Log.Warn("membership updates applied up to a block this orderer cannot read yet; those above it wait for its repair",
+				"block", n, "err", err)
+			return
 		}
 		if bytes.Contains(raw, []byte(api.MembersMagic)) {
 			o.applyMembersBlock(n, raw)
 		}
 	}
-	return nil
 }

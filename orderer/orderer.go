@@ -141,9 +141,10 @@ func (c *Config) Validate() error {
 // Orderer admits transactions, cuts them into blocks, signs, persists and
 // delivers the blocks of one channel. See the package documentation.
 type Orderer struct {
-	cfg    Config
-	cutter *Cutter      // owned by loop
-	ckpt   checkpointer // owned by seal
+	cfg     Config
+	members membersScan  // membership updates applied (members.go)
+	cutter  *Cutter      // owned by loop
+	ckpt    checkpointer // owned by seal
 
 	in chan admitted // Submit → loop, bounded by Config.Queue
 	// inBytes is the bytes of the transactions in in, bounded by
@@ -232,10 +233,7 @@ func New(cfg Config) (*Orderer, error) {
 		o.closeRaft()
 		return nil, err
 	}
-	if err := o.loadMembers(); err != nil {
-		o.closeRaft()
-		return nil, err
-	}
+	o.catchUpMembers()
 	if err := o.start(); err != nil {
 		o.closeRaft()
 		return nil, err

@@ -34,6 +34,7 @@ func (o *Orderer) repairDamaged() {
 		}
 		if len(store.Damaged()) == 0 {
 			o.cfg.Log.Info("raft: replaced every damaged block with a copy from another orderer", "channel", o.cfg.Channel, "took", time.Since(start))
+			o.catchUpMembers() // the updates a damaged block held back
 			return
 		}
 		select {
