@@ -46,9 +46,11 @@ type Round struct {
 	// ContractRuntime runs the workload's contract built in ("builtin",
 	// the default) or as a WebAssembly module ("wasm"; smallbank only).
 	// WasmModule is the module's file; unset, the round builds it from
-	// examples/ with the go command (bench/wasm.go).
+	// examples/: from the C example with clang (WasmSource "c", the
+	// default) or the Go example with the go command ("go"; bench/wasm.go).
 	ContractRuntime string `yaml:"contract_runtime,omitempty" json:"contract_runtime,omitempty"`
 	WasmModule      string `yaml:"wasm_module,omitempty" json:"wasm_module,omitempty"`
+	WasmSource      string `yaml:"wasm_source,omitempty" json:"wasm_source,omitempty"`
 
 	// Process network, interference, isolation and budgets (interference.go).
 	Interference `yaml:",inline"`
@@ -134,7 +136,7 @@ func (r *Round) Validate(embedded bool) error {
 	}
 	if !embedded {
 		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.Validation != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 ||
-			r.ContractRuntime != "" || r.WasmModule != "" {
+			r.ContractRuntime != "" || r.WasmModule != "" || r.WasmSource != "" {
 			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db, validation, checkpoint_*, contract_runtime or wasm_module, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
 		}
 		if r.Interference.set() {
@@ -178,6 +180,10 @@ func (r *Round) Validate(embedded bool) error {
 		return bad("contract_runtime", "wasm", "builtin for workload "+r.Workload+" (only smallbank has a WebAssembly build)")
 	case r.WasmModule != "" && r.ContractRuntime != RuntimeWasm:
 		return bad("wasm_module", fmt.Sprintf("%q", r.WasmModule), "unset unless contract_runtime is wasm")
+	case r.WasmSource != "" && r.WasmSource != WasmSourceC && r.WasmSource != WasmSourceGo:
+		return bad("wasm_source", fmt.Sprintf("%q", r.WasmSource), "c (the default) or go")
+	case r.WasmSource != "" && (r.ContractRuntime != RuntimeWasm || r.WasmModule != ""):
+		return bad("wasm_source", fmt.Sprintf("%q", r.WasmSource), "unset unless contract_runtime is wasm and wasm_module is unset")
 	case r.StateDB != "" && r.Network == "processes":
 		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "unset with network: processes (its nodes use their generated configuration, pebble)")
 	}

@@ -22,6 +22,10 @@ func TestContractRuntimeValidate(t *testing.T) {
 		{Round{Workload: "ycsb", ContractRuntime: "external"}, true, "only smallbank has an external server"},
 		{Round{Workload: "smallbank", WasmModule: "x.wasm"}, true, "wasm_module = \"x.wasm\": want unset unless contract_runtime is wasm"},
 		{Round{Workload: "smallbank", ContractRuntime: "wasm"}, false, "only apply to an embedded network"},
+		{Round{Workload: "smallbank", ContractRuntime: "wasm", WasmSource: "go"}, true, ""},
+		{Round{Workload: "smallbank", ContractRuntime: "wasm", WasmSource: "rust"}, true, `wasm_source = "rust": want c (the default) or go`},
+		{Round{Workload: "smallbank", WasmSource: "c"}, true, "unset unless contract_runtime is wasm"},
+		{Round{Workload: "smallbank", ContractRuntime: "wasm", WasmModule: "x.wasm", WasmSource: "c"}, true, "wasm_module is unset"},
 	} {
 		r := tc.r
 		r.EnsureDefaults()

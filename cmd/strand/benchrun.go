@@ -33,7 +33,7 @@ type benchRunFlags struct {
 
 // roundFlags are the flags that describe one round.
 var roundFlags = []string{"label", "workload", "param", "rate", "tps", "load", "from", "to", "step", "step-time",
-	"clients", "duration", "seed", "orgs", "batch-mode", "block-size", "batch-timeout", "state-db", "validation", "checkpoint-blocks", "checkpoint-interval", "contract-runtime", "wasm-module"}
+	"clients", "duration", "seed", "orgs", "batch-mode", "block-size", "batch-timeout", "state-db", "validation", "checkpoint-blocks", "checkpoint-interval", "contract-runtime", "wasm-module", "wasm-source"}
 
 func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	r := &f.round
@@ -64,8 +64,9 @@ func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	fl.StringVar(&r.Validation, "validation", "", "embedded network: the peers' MVCC check and apply, sequential (default) or parallel (pipeline.mode)")
 	fl.IntVar(&r.CheckpointBlocks, "checkpoint-blocks", 0, "embedded network: the orderer signs every Nth block only, peers trust its TLS stream in between (0: sign every block)")
 	fl.DurationVar(&r.CheckpointInterval, "checkpoint-interval", 0, "embedded network: the orderer also signs the first block this long after the last signed one (0: no time rule)")
-	fl.StringVar(&r.ContractRuntime, "contract-runtime", "", "embedded network: run the workload's contract builtin (default), as a wasm module (smallbank; built from examples/ with the go command unless --wasm-module) or external (smallbank served by the Go SDK over gRPC with mutual TLS, in the bench's process)")
+	fl.StringVar(&r.ContractRuntime, "contract-runtime", "", "embedded network: run the workload's contract builtin (default), as a wasm module (smallbank; built from examples/ unless --wasm-module, see --wasm-source) or external (smallbank served by the Go SDK over gRPC with mutual TLS, in the bench's process)")
 	fl.StringVar(&r.WasmModule, "wasm-module", "", "embedded network, --contract-runtime wasm: the module file to run")
+	fl.StringVar(&r.WasmSource, "wasm-source", "", "embedded network, --contract-runtime wasm: build the module from the C example with clang (c, the default) or the Go example with GOOS=wasip1 go build (go)")
 	fl.StringVar(&f.json, "json", "", "write the results as JSON to this file")
 	fl.StringVar(&f.csv, "csv", "", "write the results as CSV to this file")
 	fl.StringVar(&f.html, "html", "strand-bench.html", "write the HTML report to this file (\"\": none)")

@@ -10,7 +10,8 @@ import (
 )
 
 // BenchmarkInvoke is the cost of one call, pool and memory reset included:
-// Smallbank's send_payment as a Go module and built in, and the C echo.
+// Smallbank's send_payment as a Go module, a C module and built in, and
+// the C echo.
 func BenchmarkInvoke(b *testing.B) {
 	for _, r := range resets {
 		b.Run(r.name, func(b *testing.B) { benchmarkInvoke(b, wasm.Options{CopyOnWrite: r.cow}) })
@@ -27,6 +28,7 @@ func benchmarkInvoke(b *testing.B, opts wasm.Options) {
 		args []string
 	}{
 		{"smallbank-wasm", sb, "send_payment", []string{"1", "2", "1"}},
+		{"smallbank-c", compile(b, e, wasmtest.C(b, "examples/smallbank-c/smallbank.c")), "send_payment", []string{"1", "2", "1"}},
 		{"smallbank-builtin", smallbank.New(), "send_payment", []string{"1", "2", "1"}},
 		{"c-echo", compile(b, e, misbehave(b)), "echo", []string{"x"}},
 	} {

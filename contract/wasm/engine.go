@@ -119,7 +119,7 @@ func (e *Engine) compile(code []byte, hash [32]byte) (*Module, error) {
 		cm.Close(ctx)
 		return nil, fmt.Errorf("module sha256 %x: %w", hash, err)
 	}
-	m := &Module{e: e, hash: hash, cm: cm, idle: make(chan *instance, e.opts.Pool)}
+	m := &Module{e: e, hash: hash, cm: cm, idle: make(chan *instance, e.opts.Pool), live: make(chan struct{}, e.opts.Pool)}
 	in, err := m.instantiate()
 	if err != nil {
 		cm.Close(ctx)
@@ -131,6 +131,7 @@ func (e *Engine) compile(code []byte, hash [32]byte) (*Module, error) {
 			in.mapped = in.mapSnapshot(m.file)
 		} // else every instance resets by copying, as correct
 	}
+	m.live <- struct{}{}
 	m.idle <- in
 	return m, nil
 }

@@ -139,10 +139,25 @@ func (in *instance) reset() bool {
 			return false
 		}
 	} else {
-		copy(buf, in.snap)
+		restore(buf, in.snap)
 	}
 	in.callState = callState{out: in.out[:0]}
 	return true
+}
+
+// restore makes mem equal to snap (of the same length), writing only the
+// pages that differ. A Smallbank call on a Go module changes tens of its
+// 992 pages of 4 KiB; comparing reads both copies but writes only those, where copying writes (and dirties the cache with) every byte:
+// 89 µs against 152 µs for 4 MiB on this project's machine
+// (docs/contracts.md).
+func restore(mem, snap []byte) {
+	const page = 4096
+	for i := 0; i < len(snap); i += page {
+		j := min(i+page, len(snap))
+		if !bytes.Equal(mem[i:j], snap[i:j]) {
+			copy(mem[i:j], snap[i:j])
+		}
+	}
 }
 
 func (in *instance) close() {

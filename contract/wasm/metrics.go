@@ -13,6 +13,7 @@ type Metrics struct {
 	CompileErrors  uint64 `metric:"counter"` // Module codes refused at compile (invalid, refused imports, no ABI exports).
 	Instantiations uint64 `metric:"counter"` // Instances made (each runs _initialize).
 	PoolHits       uint64 `metric:"counter"` // Calls served by a pooled instance.
+	Waits          uint64 `metric:"counter"` // Calls that waited for an instance: all Pool instances of the module were busy.
 	Grown          uint64 `metric:"counter"` // Instances dropped because a call grew their memory.
 	Calls          uint64 `metric:"counter"` // Contract calls.
 	// Calls that failed, by kind: trap, exit, refused (a refused WASI
@@ -27,15 +28,15 @@ type Metrics struct {
 }
 
 func (m Metrics) String() string {
-	return fmt.Sprintf("wasm: %d calls (%d on pooled instances), %d instantiations, %d dropped for growing; "+
+	return fmt.Sprintf("wasm: %d calls (%d on pooled instances, %d waited for one), %d instantiations, %d dropped for growing; "+
 		"%d compiles, %d cache hits, %d refused codes; failures: %d traps, %d exits, %d refused imports, %d memory caps, %d deadlines, %d ABI breaches",
-		m.Calls, m.PoolHits, m.Instantiations, m.Grown, m.Compiles, m.CacheHits, m.CompileErrors,
+		m.Calls, m.PoolHits, m.Waits, m.Instantiations, m.Grown, m.Compiles, m.CacheHits, m.CompileErrors,
 		m.Traps, m.Exits, m.Refused, m.MemoryCaps, m.Deadlines, m.BadCalls)
 }
 
 type counters struct {
-	compiles, cacheHits, compileErrors, instantiations, poolHits, grown, calls atomic.Uint64
-	traps, exits, refused, memoryCaps, deadlines, badCalls                     atomic.Uint64
+	compiles, cacheHits, compileErrors, instantiations, poolHits, waits, grown, calls atomic.Uint64
+	traps, exits, refused, memoryCaps, deadlines, badCalls                            atomic.Uint64
 }
 
 // count records a call's failure by kind.
@@ -62,7 +63,7 @@ func (e *Engine) Metrics() Metrics {
 	c := &e.m
 	return Metrics{
 		Compiles: c.compiles.Load(), CacheHits: c.cacheHits.Load(), CompileErrors: c.compileErrors.Load(),
-		Instantiations: c.instantiations.Load(), PoolHits: c.poolHits.Load(), Grown: c.grown.Load(), Calls: c.calls.Load(),
+		Instantiations: c.instantiations.Load(), PoolHits: c.poolHits.Load(), Waits: c.waits.Load(), Grown: c.grown.Load(), Calls: c.calls.Load(),
 		Traps: c.traps.Load(), Exits: c.exits.Load(), Refused: c.refused.Load(), MemoryCaps: c.memoryCaps.Load(),
 		Deadlines: c.deadlines.Load(), BadCalls: c.badCalls.Load(),
 	}

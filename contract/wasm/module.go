@@ -3,6 +3,7 @@ package wasm
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 
 	"github.com/tetratelabs/wazero"
 
@@ -24,6 +25,13 @@ type Module struct {
 	snap []byte         // memory after _initialize, shared by the instances
 	file *snapshotFile  // snap for instances to map; nil: they copy it
 	idle chan *instance // the pool; an instance in it is reset
+	// live holds a token per instance that exists (idle or serving a
+	// call), at most Options.Pool: a call finding none idle makes one if
+	// there is room and otherwise waits for one. Making an instance costs
+	// milliseconds for a Go module (its runtime's start), far more than
+	// waiting for a call to end, and more instances than cores buy no
+	// throughput: calls are CPU-bound.
+	live chan struct{}
 }
 
 var _ contract.Contract = (*Module)(nil)
@@ -34,8 +42,12 @@ func (m *Module) Hash() string { return hex.EncodeToString(m.hash[:]) }
 // Invoke runs one call of the contract on stub.
 func (m *Module) Invoke(stub contract.Stub) ([]byte, error) {
 	m.e.m.calls.Add(1)
-	in, err := m.get()
+	// One deadline bounds the wait for an instance and the call.
+	ctx, cancel := context.WithTimeout(context.Background(), m.e.opts.Timeout)
+	defer cancel()
+	in, err := m.get(ctx)
 	if err != nil {
+		m.e.m.count(err)
 		return nil, err
 	}
 	keep := false
@@ -45,11 +57,9 @@ func (m *Module) Invoke(stub contract.Stub) ([]byte, error) {
 		if keep {
 			m.put(in)
 		} else {
-			in.close()
+			m.drop(in)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), m.e.opts.Timeout)
-	defer cancel()
 	res, err, ok := in.call(ctx, stub)
 	if ok {
 		keep = in.reset()
@@ -58,25 +68,48 @@ func (m *Module) Invoke(stub contract.Stub) ([]byte, error) {
 	return res, err
 }
 
-// get takes an idle instance or makes one.
-func (m *Module) get() (*instance, error) {
+// get takes an idle instance, makes one if fewer than Options.Pool
+// exist, or waits for one until ctx is done.
+func (m *Module) get(ctx context.Context) (*instance, error) {
 	select {
 	case in := <-m.idle:
 		m.e.m.poolHits.Add(1)
 		return in, nil
 	default:
 	}
-	return m.instantiate()
+	select {
+	case in := <-m.idle:
+		m.e.m.poolHits.Add(1)
+		return in, nil
+	case m.live <- struct{}{}:
+	default:
+		m.e.m.waits.Add(1)
+		select {
+		case in := <-m.idle:
+			m.e.m.poolHits.Add(1)
+			return in, nil
+		case m.live <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%w of %v: all %d instances of module %.12s stayed busy", ErrDeadline, m.e.opts.Timeout, m.e.opts.Pool, m.Hash())
+		}
+	}
+	in, err := m.instantiate()
+	if err != nil {
+		<-m.live
+		return nil, err
+	}
+	return in, nil
 }
 
-// put returns a reset instance to the pool, or closes it if the pool is
-// full.
-func (m *Module) put(in *instance) {
-	select {
-	case m.idle <- in:
-	default:
-		in.close()
-	}
+// put returns a reset instance to the pool. There is always room: the
+// pool holds at most the live instances.
+func (m *Module) put(in *instance) { m.idle <- in }
+
+// drop closes an instance that must not serve again, making room for
+// another.
+func (m *Module) drop(in *instance) {
+	in.close()
+	<-m.live
 }
 
 // close closes the idle instances and the compiled module.

@@ -16,8 +16,11 @@ type Options struct {
 	// fails with ErrDeadline. Default 2s, shorter than the endorser's 5 s,
 	// so that the runtime, not the endorser, ends a runaway call.
 	Timeout time.Duration
-	// Pool is how many idle instances a module keeps. Default 8, 1 to
-	// 1024. Calls beyond it run on instances made for them and dropped.
+	// Pool is how many instances a module has at most, made as calls need
+	// them and kept between calls. A call finding them all busy waits for
+	// one (its Timeout bounds the wait and the call together): calls are
+	// CPU-bound, so more instances than cores buy nothing, and making one
+	// costs milliseconds for a Go module. Default 8, 1 to 1024.
 	Pool int
 	// CopyOnWrite resets an instance after a call by dropping the pages
 	// the call wrote (Linux: the snapshot is mapped copy-on-write; see

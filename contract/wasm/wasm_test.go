@@ -242,4 +242,8 @@ func TestConcurrentCalls(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	// At most Pool instances exist: the other calls waited for one.
+	if got := e.Metrics(); got.Instantiations > 2 || got.Calls != 400 {
+		t.Errorf("metrics %v: want 400 calls on at most 2 instances", got)
+	}
 }
