@@ -28,7 +28,7 @@ type testNet struct {
 	foreignClient, unknownOrgClient *identity.Signer
 	nonce                           atomic.Uint64
 	// CAs, to issue more identities (Raft cluster tests).
-	org1CA, ordererCA *identity.CA
+	org1CA, org2CA, ordererCA *identity.CA
 }
 
 func newTestNet(t testing.TB) *testNet {
@@ -69,6 +69,7 @@ func newTestNet(t testing.TB) *testNet {
 		foreignClient:    issue(foreign, "mallory", identity.RoleClient, identity.ECDSAP256),
 		unknownOrgClient: issue(unknown, "eve", identity.RoleClient, identity.ECDSAP256),
 		org1CA:           org1,
+		org2CA:           org2,
 		ordererCA:        ord,
 	}
 }

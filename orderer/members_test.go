@@ -1,14 +1,21 @@
 package orderer
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"math/big"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger"
 )
 
 // TestCheckMembers: the orderer's door for membership updates refuses a
@@ -76,5 +83,131 @@ func TestCheckMembers(t *testing.T) {
 	}
 	if _, err := checkMembers(reg, "ch", rv, update(0, crl(ca1), a1, a2)); !errors.Is(err, ErrStaleMembers) {
 		t.Errorf("the same sequence again: %v, want ErrStaleMembers", err)
+	}
+}
+
+// TestMembersHeldBack: an orderer whose block holding a membership update
+// is damaged still starts, applies nothing from that block on (the updates
+// apply in order), and applies it once the block is replaced, as
+// repairDamaged does. Before the watermark such an orderer refused to
+// start.
+func TestMembersHeldBack(t *testing.T) {
+	n := newTestNet(t)
+	a2, err := n.org2CA.Issue("admin2", identity.RoleAdmin, identity.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := n.reg.Member(n.client1.Identity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := new(big.Int).SetString(m1.Serial(), 16)
+	der, err := n.org1CA.RevokeCRL(nil, []*big.Int{serial}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := api.EncodeMembersUpdate(&api.MembersUpdate{Channel: testChannel, CRLs: []api.MembersCRL{{Org: "Org1", CRL: der}}})
+	env, err := api.SignConfigUpdate(u, n.admin1, a2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	update, _ := api.EncodeMembers(env)
+
+	// A fresh registry per orderer start: the lists live in the registry.
+	freshReg := func() *identity.Registry {
+		r, err := identity.NewRegistry([]identity.Org{
+			{ID: "Org1", CACerts: [][]byte{n.org1CA.CertDER()}},
+			{ID: "Org2", CACerts: [][]byte{n.org2CA.CertDER()}},
+			{ID: "OrdererOrg", CACerts: [][]byte{n.ordererCA.CertDER()}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	dir := t.TempDir()
+	start := func() (*Orderer, *ledger.BlockStore) {
+		t.Helper()
+		store := openStore(t, dir)
+		cfg := n.config(store, BatchConfig{MaxTxs: 1, Timeout: time.Millisecond})
+		cfg.Registry = freshReg()
+		o, err := New(cfg)
+		if err != nil {
+			t.Fatalf("starting the orderer: %v", err)
+		}
+		return o, store
+	}
+	stop := func(o *Orderer, store *ledger.BlockStore) {
+		t.Helper()
+		if err := o.Close(); err != nil {
+			t.Fatal(err)
+		}
+		store.Close()
+	}
+
+	o, store := start()
+	tx1, _ := n.tx(t, "a")
+	// A block after the update's (a damaged last block would be a torn
+	// tail, cut), by a client the update does not revoke.
+	tx2, _ := n.txFor(t, testChannel, n.client2, "b")
+	h0 := store.Height()
+	for _, raw := range [][]byte{tx1, update, tx2} {
+		if err := o.Submit(context.Background(), raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bs := blocks(t, o, h0, 3)
+	if s := o.cfg.Registry.Revocations().Sequence(); s != 1 {
+		t.Fatalf("after the update: sequence %d, want 1", s)
+	}
+	sound := bs[1] // the update's block
+	stop(o, store)
+
+	// Flip a byte of the update inside its block, on disk.
+	seg := filepath.Join(dir, "blocks", "000000.seg")
+	data, err := os.ReadFile(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(data, update)
+	if at < 0 {
+		t.Fatalf("the update is not in %s", seg)
+	}
+	off := at + len(update)/2
+	f, err := os.OpenFile(seg, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{data[off] ^ 0x40}, int64(off)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	o, store = start()
+	defer stop(o, store)
+	if d := store.Damaged(); len(d) != 1 {
+		t.Fatalf("damaged blocks %v, want the update's", d)
+	}
+	if s := o.cfg.Registry.Revocations().Sequence(); s != 0 {
+		t.Fatalf("with the update's block damaged: sequence %d, want 0 (held back)", s)
+	}
+	num := sound.GetHeader().GetNumber()
+	raw, err := proto.Marshal(sound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := o.checkFetchedAt(raw, num, o.hashAt(num-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Replace(e); err != nil {
+		t.Fatal(err)
+	}
+	o.catchUpMembers() // what repairDamaged does once every block is replaced
+	if s := o.cfg.Registry.Revocations().Sequence(); s != 1 {
+		t.Fatalf("after the repair: sequence %d, want 1", s)
+	}
+	if err := o.cfg.Registry.Revocations().Check(m1); !errors.Is(err, identity.ErrRevoked) {
+		t.Fatalf("client1 after the repair: %v, want ErrRevoked", err)
 	}
 }
