@@ -5,7 +5,8 @@ Functions: put KEY VALUE, get KEY, del KEY, list START END PAGE [BOOKMARK]
 more), who (the caller's org/name@tx). Run it (docs/contracts.md):
 
     PYTHONPATH=STUBS /usr/bin/python3 examples/kv-py/kv_server.py \
-        --listen 127.0.0.1:9999 --cert server.pem --key server.key --client-ca peers-ca.pem
+        --listen 127.0.0.1:9999 --cert server.pem --key server.key \
+        --client-ca org1-ca.pem --client-ca org2-ca.pem
 """
 
 from strand_contract import ContractError, serve

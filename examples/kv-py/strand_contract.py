@@ -178,11 +178,15 @@ def serve(functions, argv=None):
     ap.add_argument("--listen", default="127.0.0.1:9999")
     ap.add_argument("--cert", required=True, help="the server's TLS certificate (PEM)")
     ap.add_argument("--key", required=True, help="its key (PEM)")
-    ap.add_argument("--client-ca", required=True, help="the CA(s) of the peers allowed to call (PEM)")
+    ap.add_argument("--client-ca", required=True, action="append",
+                    help="a CA of the peers allowed to call (PEM); repeat it for each org")
     a = ap.parse_args(argv)
     read = lambda f: open(f, "rb").read()
+    # Every org's CA: the last one alone would refuse the other orgs'
+    # peers at the handshake ("peer did not return a certificate").
+    roots = b"".join(read(f).rstrip(b"\n") + b"\n" for f in a.client_ca)
     creds = grpc.ssl_server_credentials([(read(a.key), read(a.cert))],
-                                        root_certificates=read(a.client_ca), require_client_auth=True)
+                                        root_certificates=roots, require_client_auth=True)
     pool = futures.ThreadPoolExecutor(max_workers=64)
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=16),
                          options=[("grpc.max_receive_message_length", 16 << 20),

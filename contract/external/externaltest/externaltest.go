@@ -206,8 +206,9 @@ func PythonStubs(t testing.TB) string {
 // StartPython runs the Python contract server script (relative to the
 // module root, such as "examples/kv-py/kv_server.py") on 127.0.0.1 with
 // p's certificates, waits until it listens, and stops it when the test
-// ends. The script takes --listen, --cert, --key and --client-ca and
-// prints "listening on ADDR" once it serves.
+// ends. The script takes --listen, --cert, --key and --client-ca (given
+// twice: p's CA and another's) and prints "listening on ADDR" once it
+// serves.
 func StartPython(t testing.TB, p *PKI, script string) *Python {
 	t.Helper()
 	dir := PythonStubs(t)
@@ -215,8 +216,11 @@ func StartPython(t testing.TB, p *PKI, script string) *Python {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second org's CA after p's, as a server for a channel of two orgs
+	// takes them: the server must trust every --client-ca, not the last.
+	other := NewPKI(t)
 	cmd := exec.Command(PythonExe, filepath.Join(root, script), "--listen", "127.0.0.1:0",
-		"--cert", p.ServerCert, "--key", p.ServerKey, "--client-ca", p.CACert)
+		"--cert", p.ServerCert, "--key", p.ServerKey, "--client-ca", p.CACert, "--client-ca", other.CACert)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "PYTHONUNBUFFERED=1")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
