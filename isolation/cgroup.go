@@ -133,30 +133,36 @@ func open(parent string, opts ActuatorOptions) (*Actuator, error) {
 	return a, nil
 }
 
-// detect says whether parent is cgroup v2 (else v1), or why it is neither.
-func detect(parent string) (v2 bool, err error) {
+// detect says whether parent is cgroup v2 (else v1) with the cpu
+// controller, or why it is neither.
+func detect(parent string) (v2 bool, err error) { return detectController(parent, "cpu", "cpu.shares") }
+
+// detectController says whether parent is a cgroup v2 directory that
+// enables controller for its children (else a directory of controller's
+// v1 hierarchy, which holds v1File), or why it is neither.
+func detectController(parent, controller, v1File string) (v2 bool, err error) {
 	if fi, err := os.Stat(parent); err != nil {
-		return false, fmt.Errorf("%s: %w (is the cgroup hierarchy mounted, or the delegated subtree created?)", parent, err)
+		return false, fmt.Errorf("%s: %w (is the %s cgroup hierarchy mounted, or the delegated subtree created?)", parent, err, controller)
 	} else if !fi.IsDir() {
 		return false, fmt.Errorf("%s: not a directory", parent)
 	}
-	if exists(filepath.Join(parent, "cpu.shares")) {
+	if exists(filepath.Join(parent, v1File)) {
 		return false, nil
 	}
 	if !exists(filepath.Join(parent, "cgroup.controllers")) {
-		return false, fmt.Errorf("%s: neither cpu.shares (cgroup v1 cpu controller) nor cgroup.controllers (cgroup v2) is there", parent)
+		return false, fmt.Errorf("%s: neither %s (cgroup v1 %s controller) nor cgroup.controllers (cgroup v2) is there", parent, v1File, controller)
 	}
 	ctl, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
 	if err != nil {
 		return false, fmt.Errorf("%s: cgroup v2, but cannot read cgroup.subtree_control: %w", parent, err)
 	}
 	for _, c := range strings.Fields(string(ctl)) {
-		if c == "cpu" {
+		if c == controller {
 			return true, nil
 		}
 	}
-	return false, fmt.Errorf("%s: cgroup v2 without the cpu controller for its children (cgroup.subtree_control is %q, want it to include cpu: echo +cpu > %s)",
-		parent, strings.TrimSpace(string(ctl)), filepath.Join(parent, "cgroup.subtree_control"))
+	return false, fmt.Errorf("%s: cgroup v2 without the %s controller for its children (cgroup.subtree_control is %q, want it to include %s: echo +%s > %s)",
+		parent, controller, strings.TrimSpace(string(ctl)), controller, controller, filepath.Join(parent, "cgroup.subtree_control"))
 }
 
 // hint explains the usual causes of a failed write to cgroupfs.

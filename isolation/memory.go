@@ -107,28 +107,7 @@ func openMemory(parent string, opts ActuatorOptions) (*Memory, error) {
 // memory for its children (else a v1 memory hierarchy directory), or why
 // it is neither.
 func detectMemory(parent string) (v2 bool, err error) {
-	if fi, err := os.Stat(parent); err != nil {
-		return false, fmt.Errorf("%s: %w (is the memory cgroup hierarchy mounted?)", parent, err)
-	} else if !fi.IsDir() {
-		return false, fmt.Errorf("%s: not a directory", parent)
-	}
-	if exists(filepath.Join(parent, "memory.limit_in_bytes")) {
-		return false, nil
-	}
-	if !exists(filepath.Join(parent, "cgroup.controllers")) {
-		return false, fmt.Errorf("%s: neither memory.limit_in_bytes (cgroup v1 memory controller) nor cgroup.controllers (cgroup v2) is there", parent)
-	}
-	ctl, err := os.ReadFile(filepath.Join(parent, "cgroup.subtree_control"))
-	if err != nil {
-		return false, fmt.Errorf("%s: cgroup v2, but cannot read cgroup.subtree_control: %w", parent, err)
-	}
-	for _, c := range strings.Fields(string(ctl)) {
-		if c == "memory" {
-			return true, nil
-		}
-	}
-	return false, fmt.Errorf("%s: cgroup v2 without the memory controller for its children (cgroup.subtree_control is %q, want it to include memory: echo +memory > %s)",
-		parent, strings.TrimSpace(string(ctl)), filepath.Join(parent, "cgroup.subtree_control"))
+	return detectController(parent, "memory", "memory.limit_in_bytes")
 }
 
 // CheckMemoryLimit reports whether bytes is a valid limit: 0 (none) or
