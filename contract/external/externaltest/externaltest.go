@@ -30,6 +30,7 @@ import (
 
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/external"
+	"github.com/strand-ledger/strand/contract/wasm/wasmtest"
 	sdk "github.com/strand-ledger/strand/sdk/go/external"
 )
 
@@ -186,7 +187,7 @@ func PythonStubs(t testing.TB) string {
 	if stubs.dir != "" {
 		return stubs.dir
 	}
-	root, err := Root()
+	root, err := wasmtest.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +213,7 @@ func PythonStubs(t testing.TB) string {
 func StartPython(t testing.TB, p *PKI, script string) *Python {
 	t.Helper()
 	dir := PythonStubs(t)
-	root, err := Root()
+	root, err := wasmtest.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,25 +238,6 @@ func StartPython(t testing.TB, p *PKI, script string) *Python {
 		t.Fatalf("%s: want a first line \"listening on ADDR\", got %q (%v)", script, line, err)
 	}
 	return &Python{Addr: addr, Cmd: cmd}
-}
-
-// Root finds the module root (the directory with go.mod) above the
-// working directory.
-func Root() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("externaltest: no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // Unused returns an address on 127.0.0.1 where nothing listens (a port
