@@ -63,22 +63,30 @@ func Open(opts ActuatorOptions) (*Actuator, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	parents := DefaultParents
+	return openFirst(opts, DefaultParents, "", open)
+}
+
+// openFirst opens the first of parents (opts.Parent alone, when set) that
+// open accepts; otherwise its error wraps ErrNoCgroup and gives, after
+// what, each parent's reason. Open and OpenMemory share it.
+func openFirst[T any](opts ActuatorOptions, parents []string, what string, open func(string, ActuatorOptions) (T, error)) (T, error) {
 	if opts.Parent != "" {
 		parents = []string{opts.Parent}
 	}
 	var whys []string
 	for _, p := range parents {
-		a, err := open(p, opts)
+		v, err := open(p, opts)
 		if err == nil {
-			return a, nil
+			return v, nil
 		}
 		if len(parents) == 1 {
-			return nil, fmt.Errorf("%w: %w", ErrNoCgroup, err)
+			var zero T
+			return zero, fmt.Errorf("%w%s: %w", ErrNoCgroup, what, err)
 		}
 		whys = append(whys, err.Error())
 	}
-	return nil, fmt.Errorf("%w: %s", ErrNoCgroup, strings.Join(whys, "; "))
+	var zero T
+	return zero, fmt.Errorf("%w%s: %s", ErrNoCgroup, what, strings.Join(whys, "; "))
 }
 
 // EnsureDefaults fills in zero fields with their defaults.

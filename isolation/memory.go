@@ -57,19 +57,7 @@ func OpenMemory(opts ActuatorOptions) (*Memory, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	parents := DefaultMemoryParents
-	if opts.Parent != "" {
-		parents = []string{opts.Parent}
-	}
-	var whys []string
-	for _, p := range parents {
-		m, err := openMemory(p, opts)
-		if err == nil {
-			return m, nil
-		}
-		whys = append(whys, err.Error())
-	}
-	return nil, fmt.Errorf("%w (memory controller): %s", ErrNoCgroup, strings.Join(whys, "; "))
+	return openFirst(opts, DefaultMemoryParents, " (memory controller)", openMemory)
 }
 
 func openMemory(parent string, opts ActuatorOptions) (*Memory, error) {
