@@ -211,3 +211,39 @@ func TestMembersHeldBack(t *testing.T) {
 		t.Fatalf("client1 after the repair: %v, want ErrRevoked", err)
 	}
 }
+
+// TestRaftForwardsMembers: a membership update submitted at a follower is
+// forwarded to the leader and ordered (the leader once decoded it as a
+// transaction and refused it: `strand channel revoke` failed on a
+// three-orderer network whenever it reached a follower first).
+func TestRaftForwardsMembers(t *testing.T) {
+	cl := newCluster(t, 3, raftBlock, nil)
+	lead := cl.leader()
+	follower := (lead + 1) % 3
+	a2, err := cl.n.org2CA.Issue("admin2", identity.RoleAdmin, identity.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := cl.n.reg.Member(cl.n.client1.Identity())
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, _ := new(big.Int).SetString(m1.Serial(), 16)
+	der, err := cl.n.org1CA.RevokeCRL(nil, []*big.Int{serial}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := api.EncodeMembersUpdate(&api.MembersUpdate{Channel: testChannel, CRLs: []api.MembersCRL{{Org: "Org1", CRL: der}}})
+	env, err := api.SignConfigUpdate(u, cl.n.admin1, a2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	update, _ := api.EncodeMembers(env)
+	cl.submit(follower, update)
+	for _, i := range []int{lead, follower} {
+		blks := cl.waitTxs(i, 1)
+		if got := blks[len(blks)-1].Transactions[0]; !bytes.Equal(got, update) {
+			t.Fatalf("orderer %d stored %d bytes, want the membership update", cl.members[i].id, len(got))
+		}
+	}
+}

@@ -495,6 +495,13 @@ func (t *transport) forwarded(ctx context.Context, in *wrapperspb.BytesValue) (*
 		}
 		return t.queueForwarded(ctx, admitted{raw: in.Value, id: env.ID(), config: true})
 	}
+	if api.IsMembersEnvelope(in.Value) { // checked on the follower and again here, against the leader's lists
+		a, err := t.o.admitMembers(in.Value)
+		if err != nil {
+			return nil, t.refuse("forwarded membership update", refuseMalformed, fmt.Errorf("from orderer %d: %w", from, err))
+		}
+		return t.queueForwarded(ctx, a)
+	}
 	tx, _, err := api.DecodeTx(in.Value)
 	if err != nil {
 		return nil, t.refuse("forwarded transaction", refuseMalformed, fmt.Errorf("from orderer %d: %w", from, err))
