@@ -46,7 +46,11 @@ type ReplayEnergy struct {
 	// tt_c (§III-D): the union of the verify and validate intervals only,
 	// since the study excludes the ledger write (here stage 3: block
 	// store append and fsync, state batch, notify) from each block's
-	// validation latency. Busy* keep it: the stricter figure.
+	// validation latency. Busy* keep it: the stricter figure. The time
+	// is the study's; the energy is not quite: where a persist overlaps
+	// the next block's verification (a saturated peer) its CPU lies
+	// inside a verify interval and is charged, which the study's
+	// unpipelined Fabric peer never had to decide.
 	ValidationS float64 `json:"validation_s"`
 	ValidationJ float64 `json:"validation_j"`
 	// StageBusyS is each stage's busy time (its intervals' union): with

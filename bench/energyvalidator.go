@@ -93,7 +93,7 @@ type ValidatorEnergy struct {
 	// per joule.
 	TxPerSecPerJ     float64 `json:"tx_per_s_per_j"`
 	BusyTxPerSecPerJ float64 `json:"busy_tx_per_s_per_j"`
-	// ValidationTxPerSecPerJ is over the study's busy time exactly
+	// ValidationTxPerSecPerJ is over the study's own busy time
 	// (ReplayEnergy.ValidationS: the ledger write excluded, §III-D).
 	ValidationTxPerSecPerJ float64 `json:"validation_tx_per_s_per_j"`
 	// MeterCPUShare is the meter's CPU over the peer process's CPU

@@ -14,7 +14,7 @@ import (
 type rateGroup struct {
 	config, rate   string
 	cpu, whole, bz []float64 // CPU µs/tx, whole and busy tx/s/J
-	// vz is tx/s/J over the study's busy time exactly (the ledger
+	// vz is tx/s/J over the study's own busy time (the ledger
 	// write excluded: bench.ReplayEnergy.ValidationS).
 	vz []float64
 	// The busy joules' split (model figures only): CPU µs/tx charged
@@ -66,8 +66,10 @@ func workersCell(w int) string {
 
 // WriteValidatorRateMedians writes, where some rate was replayed more
 // than once (--rate 100%,50%,25%,100%,...), each rate's medians, and per
-// configuration how far apart the paced rates' busy-period medians are:
-// the idle-exclusion target's figure (within 10%). Nothing otherwise.
+// configuration how far apart the paced rates' busy-period medians are,
+// and their validation medians (the study's own busy time): the
+// idle-exclusion target's figure (within 10%), strict and as the study
+// took it. Nothing otherwise.
 func WriteValidatorRateMedians(out io.Writer, rs []*bench.ValidatorResult) {
 	gs := rateGroups(rs)
 	if !slices.ContainsFunc(gs, func(g *rateGroup) bool { return len(g.bz) > 1 }) {
@@ -86,7 +88,7 @@ func WriteValidatorRateMedians(out io.Writer, rs []*bench.ValidatorResult) {
 	}
 	tw.Flush()
 	fmt.Fprintln(out, "(busy CPU µs/tx and the idle cores' share: the model's busy joules taken apart, medians; see bench.BusySplit;")
-	fmt.Fprintln(out, " validation: over the study's busy time exactly, verify and validate, the ledger write excluded as its §III-D does)")
+	fmt.Fprintln(out, " validation: over the study's own busy time, verify and validate, the ledger write left out as its §III-D does)")
 	var configs []string
 	for _, g := range gs {
 		if !slices.Contains(configs, g.config) {

@@ -129,7 +129,7 @@ var (
 	vBusyMJ  = venergy("busy mJ/tx", "busy_mj_per_tx", 3, func(e *bench.ValidatorEnergy) float64 { return 1e3 * e.BusyJPerTx })
 	vEff     = venergy("tx/s/J", "whole_tx_per_s_per_j", 0, func(e *bench.ValidatorEnergy) float64 { return e.TxPerSecPerJ })
 	vBusyEff = venergy("busy tx/s/J", "busy_tx_per_s_per_j", 0, func(e *bench.ValidatorEnergy) float64 { return e.BusyTxPerSecPerJ })
-	// vValidEff is over the study's busy time exactly: verify and
+	// vValidEff is over the study's own busy time: verify and
 	// validate, the ledger write excluded (bench.ReplayEnergy.ValidationS).
 	vValidEff = venergy("validation tx/s/J", "validation_tx_per_s_per_j", 0, func(e *bench.ValidatorEnergy) float64 { return e.ValidationTxPerSecPerJ })
 	vMeter    = venergy("meter CPU %", "meter_cpu_pct", 2, func(e *bench.ValidatorEnergy) float64 { return 100 * e.MeterCPUShare })
