@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strand-ledger/strand/energy"
 	"github.com/strand-ledger/strand/identity/p256"
 	"github.com/strand-ledger/strand/internal/proccpu"
 )
@@ -36,6 +37,16 @@ import (
 // and over the rest: first-µs/verify against rest-µs/verify says whether
 // a rise is a cold start after the idle gap or a slower machine
 // throughout.
+//
+// It also prices each burst as the study's busy periods are priced, under
+// the default model (energy.DefaultActiveWatts per busy core,
+// energy.DefaultIdleWatts per idle one, both workers' cores charged over
+// the burst's wall span): busy-verify/J@duty is verifications per busy
+// joule, and busy-spread-% how far the largest of the three lies above
+// the smallest. With no pipeline, store or fsync in the loop, that spread
+// is the floor the machine sets under the idle preset's busy spread (a
+// burst's cores still wait for the second worker's thread to wake, for
+// the uneven end, and run the first verifications cold).
 //
 //	go test -run XXX -bench VerifyDutyCycle -benchtime 3x ./bench/
 func BenchmarkVerifyDutyCycle(b *testing.B) {
@@ -64,7 +75,8 @@ func BenchmarkVerifyDutyCycle(b *testing.B) {
 		}
 	}
 	var firstNs, restNs atomic.Int64
-	burst := func() {
+	burst := func() (span, cpu time.Duration) {
+		t0, c0 := time.Now(), selfCPU(b)
 		var wg sync.WaitGroup
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
@@ -89,12 +101,14 @@ func BenchmarkVerifyDutyCycle(b *testing.B) {
 			}()
 		}
 		wg.Wait()
+		return time.Since(t0), selfCPU(b) - c0
 	}
 	duties := []float64{1, 0.5, 0.25}
 	bursts := func(duty float64) int { return int(fullBursts * duty) }
 	cpu := make([]time.Duration, len(duties))
 	firstCPU := make([]time.Duration, len(duties))
 	restCPU := make([]time.Duration, len(duties))
+	busyJ := make([]float64, len(duties))
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
 		for d, duty := range duties {
@@ -106,7 +120,8 @@ func BenchmarkVerifyDutyCycle(b *testing.B) {
 			restNs.Store(0)
 			for i := 0; i < bursts(duty); i++ {
 				t0 := time.Now()
-				burst()
+				span, c := burst()
+				busyJ[d] += burstJoules(workers, span, c)
 				time.Sleep(time.Duration(float64(time.Since(t0)) * (1/duty - 1)))
 			}
 			c1, err := proccpu.Self()
@@ -118,11 +133,36 @@ func BenchmarkVerifyDutyCycle(b *testing.B) {
 			restCPU[d] += time.Duration(restNs.Load())
 		}
 	}
+	lo, hi := 0.0, 0.0
 	for d, duty := range duties {
 		n := float64(b.N * bursts(duty) * workers)
+		perJ := n * perWorker / busyJ[d]
+		b.ReportMetric(perJ, fmt.Sprintf("busy-verify/J@%.0f%%", 100*duty))
+		if d == 0 || perJ < lo {
+			lo = perJ
+		}
+		hi = max(hi, perJ)
 		b.ReportMetric(float64(cpu[d].Nanoseconds())/1e3/(n*perWorker), fmt.Sprintf("cpu-µs/verify@%.0f%%", 100*duty))
 		b.ReportMetric(float64(firstCPU[d].Nanoseconds())/1e3/(n*first), fmt.Sprintf("first-µs/verify@%.0f%%", 100*duty))
 		b.ReportMetric(float64(restCPU[d].Nanoseconds())/1e3/(n*(perWorker-first)), fmt.Sprintf("rest-µs/verify@%.0f%%", 100*duty))
 	}
+	b.ReportMetric(100*(hi/lo-1), "busy-spread-%")
 	b.ReportMetric(0, "ns/op")
+}
+
+// burstJoules prices one burst on cores cores under the default model:
+// its CPU at active power, the rest of the cores' time over its span at
+// idle power (the model clamps the CPU to the cores' time).
+func burstJoules(cores int, span, cpu time.Duration) float64 {
+	core := float64(cores) * span.Seconds()
+	c := min(cpu.Seconds(), core)
+	return energy.DefaultActiveWatts*c + energy.DefaultIdleWatts*(core-c)
+}
+
+func selfCPU(b *testing.B) time.Duration {
+	c, err := proccpu.Self()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
 }

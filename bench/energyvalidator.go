@@ -93,6 +93,9 @@ type ValidatorEnergy struct {
 	// per joule.
 	TxPerSecPerJ     float64 `json:"tx_per_s_per_j"`
 	BusyTxPerSecPerJ float64 `json:"busy_tx_per_s_per_j"`
+	// ValidationTxPerSecPerJ is over the study's own busy time
+	// (ReplayEnergy.ValidationS: the ledger write excluded, §III-D).
+	ValidationTxPerSecPerJ float64 `json:"validation_tx_per_s_per_j"`
 	// MeterCPUShare is the meter's CPU over the peer process's CPU
 	// during the replay.
 	MeterCPUShare float64 `json:"meter_cpu_share"`
@@ -150,6 +153,8 @@ func newValidatorEnergy(re ReplayEnergy, txs int, cpu time.Duration) *ValidatorE
 		ReplayEnergy: re, Label: energy.Label(re.Source, re.Model),
 		WholeW: m.Whole.Watts(), BusyW: m.Busy.Watts(),
 		TxPerSecPerJ: m.TxPerSecPerJoule(m.Whole), BusyTxPerSecPerJ: m.TxPerSecPerJoule(m.Busy),
+		ValidationTxPerSecPerJ: m.TxPerSecPerJoule(energy.Span{
+			Duration: time.Duration(re.ValidationS * float64(time.Second)), Joules: re.ValidationJ}),
 	}
 	if txs > 0 {
 		v.JPerTx, v.BusyJPerTx = re.WholeJ/float64(txs), re.BusyJ/float64(txs)

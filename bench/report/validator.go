@@ -129,8 +129,11 @@ var (
 	vBusyMJ  = venergy("busy mJ/tx", "busy_mj_per_tx", 3, func(e *bench.ValidatorEnergy) float64 { return 1e3 * e.BusyJPerTx })
 	vEff     = venergy("tx/s/J", "whole_tx_per_s_per_j", 0, func(e *bench.ValidatorEnergy) float64 { return e.TxPerSecPerJ })
 	vBusyEff = venergy("busy tx/s/J", "busy_tx_per_s_per_j", 0, func(e *bench.ValidatorEnergy) float64 { return e.BusyTxPerSecPerJ })
-	vMeter   = venergy("meter CPU %", "meter_cpu_pct", 2, func(e *bench.ValidatorEnergy) float64 { return 100 * e.MeterCPUShare })
-	vSource  = vcol{"source", "energy_source",
+	// vValidEff is over the study's own busy time: verify and
+	// validate, the ledger write excluded (bench.ReplayEnergy.ValidationS).
+	vValidEff = venergy("validation tx/s/J", "validation_tx_per_s_per_j", 0, func(e *bench.ValidatorEnergy) float64 { return e.ValidationTxPerSecPerJ })
+	vMeter    = venergy("meter CPU %", "meter_cpu_pct", 2, func(e *bench.ValidatorEnergy) float64 { return 100 * e.MeterCPUShare })
+	vSource   = vcol{"source", "energy_source",
 		func(r *bench.ValidatorResult) string {
 			if r.Energy == nil {
 				return "none"
@@ -171,10 +174,10 @@ func workers(r *bench.ValidatorResult) int {
 // parameters.
 var (
 	validatorMain   = []vcol{vBlockSize, vMode, vStateDB, vTxs, vTPS, vBound, vStock, vRatio, vCPU, vVerify, vCPURatio, vPerFsync, vP50, vP99, vRSS}
-	validatorEnergy = []vcol{vBlockSize, vMode, vWorkers, vReparse, vRate, withHead(vTPS, "tx/s"), vBusyPct, vWholeW, vBusyW, vMJ, vBusyMJ, vEff, vBusyEff, vMeter, vSource}
+	validatorEnergy = []vcol{vBlockSize, vMode, vWorkers, vReparse, vRate, withHead(vTPS, "tx/s"), vBusyPct, vWholeW, vBusyW, vMJ, vBusyMJ, vEff, vBusyEff, vValidEff, vMeter, vSource}
 	validatorCSV    = []vcol{vBlockSize, vMode, vWorkers, vReparse, vRate, vOffered, vStateDB, vDurable, vCores, vTxs,
 		vTPS, vBound, vStock, vRatio, vCPU, vVerify, vCPURatio, vPerFsync, vP50, vP99, vRSS,
-		vBusyPct, vWholeW, vBusyW, vMJ, vBusyMJ, vEff, vBusyEff, vMeter, vSource, vLabel, vActive, vIdle, vModelCores}
+		vBusyPct, vWholeW, vBusyW, vMJ, vBusyMJ, vEff, vBusyEff, vValidEff, vMeter, vSource, vLabel, vActive, vIdle, vModelCores}
 )
 
 // withPercent shows c's cells with a percent sign in the tables.

@@ -16,7 +16,7 @@ func validatorResults() []*bench.ValidatorResult {
 	model := &bench.ValidatorEnergy{
 		ReplayEnergy: bench.ReplayEnergy{Source: energy.SourceModel, Model: &p, WholeS: 2, WholeJ: 20, BusyS: 1.5, BusyJ: 18, MeterCPUS: 0.01},
 		Label:        energy.Label(energy.SourceModel, &p), WholeW: 10, BusyW: 12, JPerTx: 0.02, BusyJPerTx: 0.018,
-		TxPerSecPerJ: 25.5, BusyTxPerSecPerJ: 37.25, MeterCPUShare: 0.0042,
+		TxPerSecPerJ: 25.5, BusyTxPerSecPerJ: 37.25, ValidationTxPerSecPerJ: 41.5, MeterCPUShare: 0.0042,
 	}
 	rapl := &bench.ValidatorEnergy{
 		ReplayEnergy: bench.ReplayEnergy{Source: energy.SourceRAPL, WholeS: 4, WholeJ: 40, BusyS: 1, BusyJ: 15},
@@ -85,7 +85,7 @@ func TestValidatorCSV(t *testing.T) {
 	for name, want := range map[string]float64{
 		"committed_tx_per_s": 500, "ratio_pct": 25, "cpu_us_per_tx": 150, "block_latency_p99_ms": 9.25, "busy_pct": 75,
 		"whole_w": 10, "busy_w": 12, "whole_mj_per_tx": 20, "busy_mj_per_tx": 18, "whole_tx_per_s_per_j": 25.5,
-		"busy_tx_per_s_per_j": 37.25, "meter_cpu_pct": 0.42,
+		"busy_tx_per_s_per_j": 37.25, "validation_tx_per_s_per_j": 41.5, "meter_cpu_pct": 0.42,
 	} {
 		if got := num(1, name); got < want*(1-1e-9) || got > want*(1+1e-9) {
 			t.Errorf("row 1 %s = %v, want %v", name, got, want)

@@ -55,6 +55,8 @@ func TestBenchValidatorEnergy(t *testing.T) {
 			BusyJ            float64 `json:"busy_j"`
 			TxPerSecPerJ     float64 `json:"tx_per_s_per_j"`
 			BusyTxPerSecPerJ float64 `json:"busy_tx_per_s_per_j"`
+			ValidationS      float64 `json:"validation_s"`
+			ValidationJ      float64 `json:"validation_j"`
 		} `json:"energy"`
 	}
 	if err := json.Unmarshal(raw, &rows); err != nil {
@@ -71,6 +73,9 @@ func TestBenchValidatorEnergy(t *testing.T) {
 		}
 		if !(e.BusyS > 0 && e.BusyS <= e.WholeS && e.BusyJ > 0 && e.BusyJ <= e.WholeJ && e.TxPerSecPerJ > 0 && e.BusyTxPerSecPerJ >= e.TxPerSecPerJ) {
 			t.Errorf("row %d: %+v: want 0 < busy ≤ whole in time and energy, hence busy tx/s/J ≥ whole", i, *e)
+		}
+		if !(e.ValidationS > 0 && e.ValidationS < e.BusyS && e.ValidationJ > 0 && e.ValidationJ < e.BusyJ) {
+			t.Errorf("row %d: %+v: want the study's busy time (verify and validate) inside the busy periods, the persists left out", i, *e)
 		}
 		if r.Workers != 1 {
 			t.Errorf("row %d: workers %d, want 1", i, r.Workers)
