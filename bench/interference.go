@@ -239,7 +239,8 @@ type ControllerPeriod struct {
 	Unscraped  bool    `json:"unscraped,omitempty"`
 	// Shares are each component's CPU share after the period's changes.
 	Shares map[string]int `json:"shares"`
-	// Changes are the period's decisions with their reasons.
+	// Changes are the period's decisions with their reasons, the
+	// probes' during the period first (reasons starting "probe:").
 	Changes []string `json:"changes,omitempty"`
 }
 

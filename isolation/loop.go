@@ -112,8 +112,10 @@ type PeriodReport struct {
 	At        time.Time // the period's end
 	Sample    Sample
 	Threshold float64 // 0 while it is learned
-	Changes   []Change
-	Shares    map[string]int // a copy, the caller's to keep
+	// Changes are the probes' changes during the period (their reasons
+	// start with "probe:"), then the period's own, in the order applied.
+	Changes []Change
+	Shares  map[string]int // a copy, the caller's to keep
 }
 
 // LoopMetrics is a snapshot of the loop's state and counters.
@@ -167,6 +169,7 @@ type Loop struct {
 	sched   map[int]Schedstat // the previous tick's counters per controlled PID
 	probed  map[int]Schedstat // the previous tick's or probe's counters, whichever is later
 	failing map[string]bool   // targets whose last scrape failed: warned once per run of failures
+	probes  []Change          // applied by probes since the last tick
 
 	mu struct {
 		sync.Mutex
@@ -309,7 +312,11 @@ func (l *Loop) probe() error {
 	if err != nil {
 		return err
 	}
-	return l.apply(changes)
+	if err := l.apply(changes); err != nil {
+		return err
+	}
+	l.probes = append(l.probes, changes...)
+	return nil
 }
 
 // moveAll moves each target into its component's cgroup.
@@ -339,6 +346,8 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 	// observed, its changes applied and counted), so that a reader who
 	// sees Periods reach n sees all of period n.
 	defer l.count(func(m *LoopMetrics) { m.Periods++ })
+	probed := l.probes
+	l.probes = nil
 	if err := l.dropExited(); err != nil {
 		return err
 	}
@@ -375,7 +384,7 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 		l.mu.Lock()
 		shares := maps.Clone(l.mu.m.Shares)
 		l.mu.Unlock()
-		l.cfg.OnPeriod(PeriodReport{At: now, Sample: sample, Threshold: th, Changes: changes, Shares: shares})
+		l.cfg.OnPeriod(PeriodReport{At: now, Sample: sample, Threshold: th, Changes: append(probed, changes...), Shares: shares})
 	}
 	return nil
 }

@@ -322,12 +322,14 @@ func TestLoopProbe(t *testing.T) {
 	defer a.Close()
 	var logs bytes.Buffer
 	var logMu sync.Mutex
-	probes := make(chan time.Time)
+	ticks, probes := make(chan time.Time), make(chan time.Time)
+	reports := make(chan PeriodReport, 1)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	l, err := NewLoop(LoopConfig{
 		Controller: Config{DelayTarget: time.Microsecond, Threshold: 100, Components: []Component{{"peer", 4}}},
-		Targets:    targets, Ticks: make(chan time.Time), Start: start, ProbeTicks: probes, Scrape: (&fakeNet{}).scrape,
-		Log: slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil)),
+		Targets:    targets, Ticks: ticks, Start: start, ProbeTicks: probes, Scrape: (&fakeNet{}).scrape,
+		Log:      slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil)),
+		OnPeriod: func(p PeriodReport) { reports <- p },
 	}, a)
 	if err != nil {
 		t.Fatal(err)
@@ -356,6 +358,12 @@ func TestLoopProbe(t *testing.T) {
 	}
 	if got := readShares(t, filepath.Join(a.Dir(), "peer")); got != m.Shares["peer"] {
 		t.Fatalf("peer's cpu.shares is %d after the probe, want %d", got, m.Shares["peer"])
+	}
+	// The next period's report carries the probes' changes first.
+	ticks <- start.Add(time.Second)
+	r := <-reports
+	if len(r.Changes) == 0 || !strings.HasPrefix(r.Changes[0].Reason, "probe: delay") || r.Changes[0].From != DefaultShares {
+		t.Fatalf("the period after the probes reported changes %v; want the probe's raise from %d first", r.Changes, DefaultShares)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
