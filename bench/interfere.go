@@ -141,7 +141,7 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		}
 	}
 	if c := r.Isolation; c != nil {
-		cfg := isolation.LoopConfig{Controller: c.controller(comps), Targets: targets, Period: c.Period,
+		cfg := isolation.LoopConfig{Controller: c.controller(comps), Targets: targets, Period: c.Period, Probe: c.Probe,
 			Log:      slog.New(slog.NewTextHandler(logWriter(logf), &slog.HandlerOptions{Level: slog.LevelWarn})),
 			OnPeriod: in.period}
 		if in.loop, err = isolation.NewLoop(cfg, act); err != nil {

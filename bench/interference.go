@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -64,6 +65,10 @@ type IsolationConfig struct {
 	ThresholdOf   string        `yaml:"threshold_of,omitempty" json:"threshold_of,omitempty"`
 	LatencyTarget time.Duration `yaml:"latency_target,omitempty" json:"latency_target,omitempty"`
 	Period        time.Duration `yaml:"period,omitempty" json:"period,omitempty"`
+	// Probe is isolation.LoopConfig.Probe: between periods, every Probe
+	// the loop reads the nodes' scheduler counters and raises the shares
+	// at once when the delay is above twice the target. 0: no probes.
+	Probe time.Duration `yaml:"probe,omitempty" json:"probe,omitempty"`
 	// SlowFall is isolation.Config.SlowFall: under interference a share
 	// falls no faster than it decays.
 	SlowFall bool `yaml:"slow_fall,omitempty" json:"slow_fall,omitempty"`
@@ -123,6 +128,12 @@ func (i Interference) validate(duration time.Duration) error {
 		}
 		if c.Period < 0 {
 			return fmt.Errorf("isolation.period = %v: want more than 0 (0 means %v)", c.Period, isolation.DefaultPeriod)
+		}
+		if period := cmp.Or(c.Period, isolation.DefaultPeriod); c.Probe < 0 || c.Probe >= period {
+			return fmt.Errorf("isolation.probe = %v: want 0 (no probes) or more than 0 and less than the period, %v", c.Probe, period)
+		}
+		if c.Probe > 0 && c.DelayTarget == 0 {
+			return fmt.Errorf("isolation.probe = %v: want it only with a delay_target (a probe reads the delay alone)", c.Probe)
 		}
 		if _, err := isolation.New(c.controller([]string{"node"})); err != nil {
 			return fmt.Errorf("isolation (k, delay_target, threshold, latency_target): %w", err)
@@ -228,7 +239,8 @@ type ControllerPeriod struct {
 	Unscraped  bool    `json:"unscraped,omitempty"`
 	// Shares are each component's CPU share after the period's changes.
 	Shares map[string]int `json:"shares"`
-	// Changes are the period's decisions with their reasons.
+	// Changes are the period's decisions with their reasons, the
+	// probes' during the period first (reasons starting "probe:").
 	Changes []string `json:"changes,omitempty"`
 }
 

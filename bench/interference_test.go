@@ -34,6 +34,9 @@ func TestInterferenceRefused(t *testing.T) {
 		{procs(Interference{Isolation: &IsolationConfig{K: 4, DelayTarget: -time.Millisecond}}), "Config.DelayTarget is -1ms"},
 		{procs(Interference{Isolation: &IsolationConfig{K: 4, Threshold: 5, ThresholdOf: "a"}}), `threshold = 5 and threshold_of = "a": want one`},
 		{procs(Interference{Isolation: &IsolationConfig{K: 4, Period: -time.Second}}), "isolation.period = -1s"},
+		{procs(Interference{Isolation: &IsolationConfig{K: 4, DelayTarget: time.Millisecond, Probe: time.Second}}), "isolation.probe = 1s: want 0 (no probes) or more than 0 and less than the period, 1s"},
+		{procs(Interference{Isolation: &IsolationConfig{K: 4, DelayTarget: time.Millisecond, Period: 100 * time.Millisecond, Probe: 200 * time.Millisecond}}), "isolation.probe = 200ms: want 0 (no probes) or more than 0 and less than the period, 100ms"},
+		{procs(Interference{Isolation: &IsolationConfig{K: 4, Probe: 100 * time.Millisecond}}), "isolation.probe = 100ms: want it only with a delay_target"},
 	} {
 		r := Round{Label: "x", Interference: tc.in}
 		r.EnsureDefaults()
@@ -70,7 +73,7 @@ func TestInterferenceFile(t *testing.T) {
     hogs_stop: 5s
     hogs_idle: true
     cpu_quota: {peer: 0.5, orderer: 0.25}
-    isolation: {k: 4, delay_target: 200us, threshold_of: alone, period: 500ms, slow_fall: true}
+    isolation: {k: 4, delay_target: 200us, threshold_of: alone, period: 500ms, probe: 100ms, slow_fall: true}
 `
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -81,7 +84,7 @@ func TestInterferenceFile(t *testing.T) {
 	}
 	w := rs[1]
 	if w.Hogs != 8 || w.HogsStop != 5*time.Second || !w.HogsIdle || w.CPUQuota["peer"] != 0.5 || w.Isolation == nil ||
-		w.Isolation.K != 4 || !w.Isolation.SlowFall || w.Isolation.DelayTarget != 200*time.Microsecond || w.Isolation.ThresholdOf != "alone" {
+		w.Isolation.K != 4 || !w.Isolation.SlowFall || w.Isolation.Probe != 100*time.Millisecond || w.Isolation.DelayTarget != 200*time.Microsecond || w.Isolation.ThresholdOf != "alone" {
 		t.Fatalf("loaded %+v", w.Interference)
 	}
 	got, err := Resolve(w, []*Result{{Label: "alone", ThroughputTPS: 1000}})

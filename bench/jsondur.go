@@ -49,7 +49,8 @@ func (c IsolationConfig) MarshalJSON() ([]byte, error) {
 		DelayTarget   jsontime.Duration `json:"delay_target,omitempty"`
 		LatencyTarget jsontime.Duration `json:"latency_target,omitempty"`
 		Period        jsontime.Duration `json:"period,omitempty"`
-	}{plain(c), jsontime.Duration(c.DelayTarget), jsontime.Duration(c.LatencyTarget), jsontime.Duration(c.Period)})
+		Probe         jsontime.Duration `json:"probe,omitempty"`
+	}{plain(c), jsontime.Duration(c.DelayTarget), jsontime.Duration(c.LatencyTarget), jsontime.Duration(c.Period), jsontime.Duration(c.Probe)})
 }
 
 func (c *IsolationConfig) UnmarshalJSON(b []byte) error {
@@ -59,11 +60,13 @@ func (c *IsolationConfig) UnmarshalJSON(b []byte) error {
 		DelayTarget   jsontime.Duration `json:"delay_target,omitempty"`
 		LatencyTarget jsontime.Duration `json:"latency_target,omitempty"`
 		Period        jsontime.Duration `json:"period,omitempty"`
+		Probe         jsontime.Duration `json:"probe,omitempty"`
 	}{plain: (*plain)(c)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	c.DelayTarget, c.LatencyTarget, c.Period = time.Duration(v.DelayTarget), time.Duration(v.LatencyTarget), time.Duration(v.Period)
+	c.Probe = time.Duration(v.Probe)
 	return nil
 }
 

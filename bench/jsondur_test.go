@@ -15,12 +15,12 @@ import (
 func TestRoundJSONDurations(t *testing.T) {
 	r := Round{Label: "a", Workload: "smallbank", Duration: 10 * time.Second, BatchTimeout: 2 * time.Millisecond,
 		Rate:         rate.Config{Kind: "maximum-rate", StepTime: 5 * time.Second},
-		Interference: Interference{HogsStop: 3 * time.Second, Isolation: &IsolationConfig{K: 4, Period: time.Second}}}
+		Interference: Interference{HogsStop: 3 * time.Second, Isolation: &IsolationConfig{K: 4, Period: time.Second, Probe: 100 * time.Millisecond}}}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"duration":"10s"`, `"batch_timeout":"2ms"`, `"step_time":"5s"`, `"hogs_stop":"3s"`, `"period":"1s"`, `"label":"a"`} {
+	for _, want := range []string{`"duration":"10s"`, `"batch_timeout":"2ms"`, `"step_time":"5s"`, `"hogs_stop":"3s"`, `"period":"1s"`, `"probe":"100ms"`, `"label":"a"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("JSON lacks %s: %s", want, b)
 		}
@@ -33,7 +33,7 @@ func TestRoundJSONDurations(t *testing.T) {
 		t.Fatal(err)
 	}
 	if back.Duration != r.Duration || back.BatchTimeout != r.BatchTimeout || back.Rate.StepTime != r.Rate.StepTime ||
-		back.HogsStop != r.HogsStop || back.Isolation == nil || back.Isolation.Period != time.Second || back.Label != "a" {
+		back.HogsStop != r.HogsStop || back.Isolation == nil || back.Isolation.Period != time.Second || back.Isolation.Probe != 100*time.Millisecond || back.Label != "a" {
 		t.Errorf("round trip: %+v", back)
 	}
 	var old Round

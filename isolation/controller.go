@@ -145,6 +145,57 @@ func (c *Controller) Observe(s Sample, now time.Time) ([]Change, error) {
 	return out, nil
 }
 
+// ProbeFactor is how far above DelayTarget a probe's delay must be for
+// Probe to act. A probe's window is a tenth of a period, so its delay is
+// noisier: in the qioi preset, probes acting at the target itself raised
+// the shares again, by a few percent, 23 s after the hogs had stopped
+// (the nodes alone at half rate, their 100 ms windows now and then just
+// over 200 µs per slice), restarting the return to the default. The
+// interference probes are for is far above it: the hogs' first period
+// read 0.85 to 0.91 ms per slice.
+const ProbeFactor = 2
+
+// Probe takes the nodes' delay measured over a short window ending
+// between samples (LoopConfig.Probe) and, when it is above ProbeFactor
+// times the delay target, raises every share that is below what that
+// delay alone gives by the rule above. It only ever raises: it
+// lowers and decays nothing, and leaves calibration and the decay's clock
+// to Observe, which at the period's end follows the interference down as
+// usual. It answers interference that begins mid-period at once, where
+// Observe would answer up to a period later: in the qioi preset the hogs'
+// first period stalled strand's commits for 0.6 to 1 s, a tenth of a
+// 10 s round's transactions, which alone set the round's p99. Without a
+// delay target it does nothing (throughput and latency need the period's
+// scrape), and so does a delay of 0 (not measured). A negative delay is
+// refused.
+func (c *Controller) Probe(delay time.Duration) ([]Change, error) {
+	if delay < 0 {
+		return nil, fmt.Errorf("%w: probe delay is %s, want ≥ 0 (0 means not measured)", ErrBadSample, delay)
+	}
+	w := c.cfg.DelayTarget
+	if w == 0 || delay <= ProbeFactor*w {
+		return nil, nil
+	}
+	e := 1 - float64(w)/float64(delay)
+	var out []Change
+	for i, comp := range c.cfg.Components {
+		to := min(float64(DefaultShares)*(1+comp.K*e), float64(c.cfg.Cap))
+		if to <= c.shares[i] {
+			continue
+		}
+		c.shares[i] = to
+		reason := fmt.Sprintf("probe: delay %s > %d× target %s (excess %.3f), k %g", delay, ProbeFactor, w, e, comp.K)
+		if to == float64(c.cfg.Cap) {
+			reason += fmt.Sprintf(", capped at %d", c.cfg.Cap)
+		}
+		if r := Shares(math.Round(to)); r != c.reported[i] && worthMoving(c.reported[i], r) {
+			out = append(out, Change{Component: comp.Name, From: c.reported[i], To: r, Reason: reason})
+			c.reported[i] = r
+		}
+	}
+	return out, nil
+}
+
 // calibrate learns the threshold, when none is configured, from the busy
 // samples of the first Calibration: the first sample at or after its end
 // closes the window (and counts), provided some busy sample was seen;

@@ -28,6 +28,7 @@ import (
 // "error: ..." and runs no command. Commands:
 //
 //	observe @T tps=X [p99=D] [delay=S] [idle] [unscraped]   Observe a sample ending at time T
+//	probe DELAY                       Probe with a delay measured between samples
 //	stop                              Stop
 //	threshold                         print Threshold
 //	shares                            print Shares
@@ -67,6 +68,13 @@ func runController(t *testing.T, d *datadriven.TestData) []string {
 		case len(f) >= 3 && f[0] == "observe":
 			s, now := scriptSample(t, f[1:])
 			changes, err := c.Observe(s, now)
+			out = append(out, renderChanges(cmd, changes, err)...)
+		case len(f) == 2 && f[0] == "probe":
+			d, err := time.ParseDuration(f[1])
+			if err != nil {
+				fail("probe delay %q: %v", f[1], err)
+			}
+			changes, err := c.Probe(d)
 			out = append(out, renderChanges(cmd, changes, err)...)
 		case len(f) == 1 && f[0] == "stop":
 			out = append(out, renderChanges(cmd, c.Stop(), nil)...)

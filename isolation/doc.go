@@ -50,7 +50,9 @@
 // period; the delay alone when no peer answered),
 // feeds Observe,
 // applies and logs the changes, and drops a node whose process left its
-// cgroup. Its LoopMetrics snapshot is what `strand isolate --metrics`
+// cgroup. With LoopConfig.Probe it also reads the schedstat files alone
+// between periods and passes the delay to Controller.Probe, which only
+// raises shares (above ProbeFactor times the delay target). Its LoopMetrics snapshot is what `strand isolate --metrics`
 // exports as strand_isolation_*.
 //
 // # Invariants

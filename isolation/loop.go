@@ -32,6 +32,11 @@ import (
 //     the delay alone;
 //  4. applies the changes in order and logs each with its reason.
 //
+// With Probe, between ticks it also reads the nodes' scheduler counters
+// every Probe (no scrape: a few /proc files per thread) and passes the
+// delay since the previous reading to Controller.Probe, applying and
+// logging what it raises; a probe never lowers a share.
+//
 // When ctx ends it applies Controller.Stop's changes (every share back to
 // the default) and closes the actuator, which moves the node processes
 // back to the parent cgroup and removes this run's cgroups: the nodes run
@@ -80,6 +85,14 @@ type LoopConfig struct {
 	// that began with the loop (a bench round's hogs) went unanswered for
 	// both.
 	Start time.Time
+	// Probe, when > 0 and less than Period, is how often the loop reads
+	// the nodes' scheduler counters between periods to answer a delay
+	// above ProbeFactor times the controller's DelayTarget at once
+	// (Controller.Probe). 0 means no probes.
+	Probe time.Duration
+	// ProbeTicks, when set, ends each probe window instead of a ticker
+	// of Probe (tests inject time here); it needs Ticks.
+	ProbeTicks <-chan time.Time
 	// Scrape reads one target's /metrics at addr for the period ending at
 	// at. Default: HTTP GET http://addr/metrics, parsed by ParseReading.
 	Scrape func(ctx context.Context, addr string, at time.Time) (Reading, error)
@@ -99,8 +112,10 @@ type PeriodReport struct {
 	At        time.Time // the period's end
 	Sample    Sample
 	Threshold float64 // 0 while it is learned
-	Changes   []Change
-	Shares    map[string]int // a copy, the caller's to keep
+	// Changes are the probes' changes during the period (their reasons
+	// start with "probe:"), then the period's own, in the order applied.
+	Changes []Change
+	Shares  map[string]int // a copy, the caller's to keep
 }
 
 // LoopMetrics is a snapshot of the loop's state and counters.
@@ -152,7 +167,9 @@ type Loop struct {
 	targets []Target // those still controlled
 	prev    map[string]Reading
 	sched   map[int]Schedstat // the previous tick's counters per controlled PID
+	probed  map[int]Schedstat // the previous tick's or probe's counters, whichever is later
 	failing map[string]bool   // targets whose last scrape failed: warned once per run of failures
+	probes  []Change          // applied by probes since the last tick
 
 	mu struct {
 		sync.Mutex
@@ -175,6 +192,12 @@ func NewLoop(cfg LoopConfig, act *Actuator) (*Loop, error) {
 	}
 	if cfg.Period < 0 {
 		return nil, fmt.Errorf("%w: LoopConfig.Period is %s, want > 0 (0 means %s)", ErrBadConfig, cfg.Period, DefaultPeriod)
+	}
+	if cfg.Probe < 0 || cfg.Probe > 0 && cfg.Probe >= cfg.Period {
+		return nil, fmt.Errorf("%w: LoopConfig.Probe is %s, want 0 (no probes) or in (0, %s) (less than the period)", ErrBadConfig, cfg.Probe, cfg.Period)
+	}
+	if cfg.ProbeTicks != nil && cfg.Ticks == nil {
+		return nil, fmt.Errorf("%w: LoopConfig.ProbeTicks is set without Ticks, want both (tests) or neither", ErrBadConfig)
 	}
 	ctl, err := New(cfg.Controller)
 	if err != nil {
@@ -243,14 +266,20 @@ func (l *Loop) Run(ctx context.Context) (err error) {
 	if err := l.moveAll(); err != nil {
 		return err
 	}
-	ticks, start := l.cfg.Ticks, l.cfg.Start
+	ticks, start, probes := l.cfg.Ticks, l.cfg.Start, l.cfg.ProbeTicks
 	if ticks == nil {
 		tk := time.NewTicker(l.cfg.Period)
 		defer tk.Stop()
 		ticks, start = tk.C, time.Now()
+		if l.cfg.Probe > 0 {
+			pk := time.NewTicker(l.cfg.Probe)
+			defer pk.Stop()
+			probes = pk.C
+		}
 	}
 	if !start.IsZero() {
 		l.prev, l.sched = l.scrapeAll(ctx, start), l.readSched()
+		l.probed = l.sched
 	}
 	for {
 		select {
@@ -260,8 +289,34 @@ func (l *Loop) Run(ctx context.Context) (err error) {
 			if err := l.period(ctx, now); err != nil {
 				return err
 			}
+		case <-probes:
+			if err := l.probe(); err != nil {
+				return err
+			}
 		}
 	}
+}
+
+// probe reads the scheduler counters and lets the controller raise the
+// shares by the delay since the previous reading (a tick's or a
+// probe's). A window with too little load to measure (Delay's rule)
+// changes nothing.
+func (l *Loop) probe() error {
+	sched := l.readSched()
+	delay, measured := Delay(l.probed, sched)
+	l.probed = sched
+	if !measured {
+		return nil
+	}
+	changes, err := l.ctl.Probe(delay)
+	if err != nil {
+		return err
+	}
+	if err := l.apply(changes); err != nil {
+		return err
+	}
+	l.probes = append(l.probes, changes...)
+	return nil
 }
 
 // moveAll moves each target into its component's cgroup.
@@ -291,6 +346,8 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 	// observed, its changes applied and counted), so that a reader who
 	// sees Periods reach n sees all of period n.
 	defer l.count(func(m *LoopMetrics) { m.Periods++ })
+	probed := l.probes
+	l.probes = nil
 	if err := l.dropExited(); err != nil {
 		return err
 	}
@@ -299,7 +356,7 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 	l.prev = cur
 	sched := l.readSched()
 	delay, measured := Delay(l.sched, sched)
-	l.sched = sched
+	l.sched, l.probed = sched, sched
 	if !ok && measured {
 		// No peer answered, but the kernel says how the nodes wait.
 		sample, ok = Sample{Unscraped: true}, true
@@ -327,7 +384,7 @@ func (l *Loop) period(ctx context.Context, now time.Time) error {
 		l.mu.Lock()
 		shares := maps.Clone(l.mu.m.Shares)
 		l.mu.Unlock()
-		l.cfg.OnPeriod(PeriodReport{At: now, Sample: sample, Threshold: th, Changes: changes, Shares: shares})
+		l.cfg.OnPeriod(PeriodReport{At: now, Sample: sample, Threshold: th, Changes: append(probed, changes...), Shares: shares})
 	}
 	return nil
 }

@@ -230,6 +230,12 @@ func TestNewLoopRefuses(t *testing.T) {
 			`no cgroup for component "contract"`},
 		{LoopConfig{Controller: cfg, Period: -time.Second, Targets: []Target{{Name: "p", Component: "peer", PID: 1, Metrics: "x:1"}}},
 			"LoopConfig.Period is -1s, want > 0"},
+		{LoopConfig{Controller: cfg, Probe: time.Second, Targets: []Target{{Name: "p", Component: "peer", PID: 1, Metrics: "x:1"}}},
+			"LoopConfig.Probe is 1s, want 0 (no probes) or in (0, 1s)"},
+		{LoopConfig{Controller: cfg, Probe: -time.Millisecond, Targets: []Target{{Name: "p", Component: "peer", PID: 1, Metrics: "x:1"}}},
+			"LoopConfig.Probe is -1ms"},
+		{LoopConfig{Controller: cfg, ProbeTicks: make(chan time.Time), Targets: []Target{{Name: "p", Component: "peer", PID: 1, Metrics: "x:1"}}},
+			"LoopConfig.ProbeTicks is set without Ticks"},
 	} {
 		_, err := NewLoop(tc.cfg, a)
 		if !errors.Is(err, ErrBadConfig) || !strings.Contains(err.Error(), tc.want) {
@@ -290,6 +296,96 @@ func TestLoopUnscraped(t *testing.T) {
 	if m.ScrapeErrors == 0 || m.Shares["peer"] <= int(DefaultShares) || m.Delay <= 0 {
 		t.Fatalf("every scrape failing, busy processes waiting: %v; want scrape errors, a measured delay and the share raised", m)
 	}
+}
+
+// TestLoopProbe: between periods, a probe reads the nodes' scheduler
+// counters and raises the share at once when they wait longer than the
+// target; no period has to end first. Two busy processes per core wait
+// on the run queues (the delay target, 1 µs, is below any real wait);
+// only probe ticks are sent.
+func TestLoopProbe(t *testing.T) {
+	var kill []*exec.Cmd
+	parent := testParent(t, &kill)
+	var targets []Target
+	for i := range 2 * runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		kill = append(kill, c)
+		targets = append(targets, Target{Name: fmt.Sprintf("busy%d", i), Component: "peer", PID: c.Process.Pid, Metrics: "peer:1"})
+	}
+	a, err := Open(ActuatorOptions{Parent: parent, Components: []string{"peer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var logs bytes.Buffer
+	var logMu sync.Mutex
+	ticks, probes := make(chan time.Time), make(chan time.Time)
+	reports := make(chan PeriodReport, 1)
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l, err := NewLoop(LoopConfig{
+		Controller: Config{DelayTarget: time.Microsecond, Threshold: 100, Components: []Component{{"peer", 4}}},
+		Targets:    targets, Ticks: ticks, Start: start, ProbeTicks: probes, Scrape: (&fakeNet{}).scrape,
+		Log:      slog.New(slog.NewTextHandler(lockedWriter{&logMu, &logs}, nil)),
+		OnPeriod: func(p PeriodReport) { reports <- p },
+	}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	stop := sync.OnceValue(func() error { cancel(); return <-done })
+	defer stop()
+	// Probe until a window has seen enough waiting to measure the delay;
+	// each probe waits for the busy processes to run a while.
+	for n := 0; l.Metrics().Decisions == 0; n++ {
+		if n == 100 {
+			t.Fatalf("no decision after %d probes of busy processes: %v", n, l.Metrics())
+		}
+		time.Sleep(100 * time.Millisecond)
+		select {
+		case probes <- start:
+		case err := <-done:
+			t.Fatalf("Run returned early: %v", err)
+		}
+	}
+	m := l.Metrics()
+	if m.Periods != 0 || m.Shares["peer"] <= int(DefaultShares) {
+		t.Fatalf("after probes only: %v; want no period and the peer's share raised", m)
+	}
+	if got := readShares(t, filepath.Join(a.Dir(), "peer")); got != m.Shares["peer"] {
+		t.Fatalf("peer's cpu.shares is %d after the probe, want %d", got, m.Shares["peer"])
+	}
+	// The next period's report carries the probes' changes first.
+	ticks <- start.Add(time.Second)
+	r := <-reports
+	if len(r.Changes) == 0 || !strings.HasPrefix(r.Changes[0].Reason, "probe: delay") || r.Changes[0].From != DefaultShares {
+		t.Fatalf("the period after the probes reported changes %v; want the probe's raise from %d first", r.Changes, DefaultShares)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	if !strings.Contains(logs.String(), "reason=\"probe: delay") {
+		t.Fatalf("the probe's decision is not logged with its reason:\n%s", logs.String())
+	}
+}
+
+// lockedWriter serialises writes to w (the loop logs from its goroutine
+// while the test reads).
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 // TestLoopStart checks the first reading at Start: the first tick already

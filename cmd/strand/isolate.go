@@ -30,6 +30,7 @@ type isolateFlags struct {
 	latency     time.Duration
 	delay       time.Duration
 	period      time.Duration
+	probe       time.Duration
 	parent      string
 	metrics     string
 	prefix      string // of the flags' names
@@ -78,6 +79,7 @@ func (f *isolateFlags) bind(cmd *cobra.Command, prefix string) {
 	fl.DurationVar(&f.latency, prefix+"latency", 0, "p99 commit latency objective (0: none)")
 	fl.DurationVar(&f.delay, prefix+"delay-target", isolation.DefaultDelayTarget, "the nodes' mean run-queue wait per time slice above which they suffer interference; below it a throughput or latency miss is not acted on (0: none, QiOi's throughput rule alone)")
 	fl.DurationVar(&f.period, prefix+"period", isolation.DefaultPeriod, "measurement period")
+	fl.DurationVar(&f.probe, prefix+"probe", 0, "between periods, read the nodes' scheduler counters this often and raise the shares at once when the delay is above twice the target (0: no probes; the qioi preset uses 100ms)")
 	fl.StringVar(&f.parent, prefix+"cgroup-parent", "", "cgroup directory to make this run's cgroups in (default: the first usable of "+fmt.Sprint(isolation.DefaultParents)+")")
 	fl.StringVar(&f.metrics, prefix+"metrics", "", "host:port to serve the controller's Prometheus /metrics on (empty: none)")
 }
@@ -87,6 +89,12 @@ func (f *isolateFlags) bind(cmd *cobra.Command, prefix string) {
 func (f *isolateFlags) config() (isolation.Config, error) {
 	if f.period <= 0 {
 		return isolation.Config{}, fmt.Errorf("--%speriod is %s, want > 0", f.prefix, f.period)
+	}
+	if f.probe < 0 || f.probe >= f.period {
+		return isolation.Config{}, fmt.Errorf("--%sprobe is %s, want 0 (no probes) or more than 0 and less than --%speriod (%s)", f.prefix, f.probe, f.prefix, f.period)
+	}
+	if f.probe > 0 && f.delay == 0 {
+		return isolation.Config{}, fmt.Errorf("--%sprobe is %s, want it only with a --%sdelay-target (a probe reads the delay alone)", f.prefix, f.probe, f.prefix)
 	}
 	comps := []isolation.Component{{Name: "orderer", K: f.k}, {Name: "peer", K: f.k}}
 	cfg := isolation.Config{Components: comps, Threshold: f.threshold, LatencyTarget: f.latency, DelayTarget: f.delay, Calibration: f.calibration}
@@ -117,7 +125,7 @@ func runIsolate(ctx context.Context, cmd *cobra.Command, f isolateFlags) error {
 	for _, d := range act.Leftovers() {
 		log.Info("isolation: removed the cgroups of a run that died without cleaning up", "cgroup", d)
 	}
-	loop, err := isolation.NewLoop(isolation.LoopConfig{Controller: cfg, Targets: targets, Period: f.period, Log: log}, act)
+	loop, err := isolation.NewLoop(isolation.LoopConfig{Controller: cfg, Targets: targets, Period: f.period, Probe: f.probe, Log: log}, act)
 	if err != nil {
 		return errors.Join(err, act.Close())
 	}

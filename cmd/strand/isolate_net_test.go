@@ -167,6 +167,9 @@ func TestIsolateBadInput(t *testing.T) {
 		{[]string{"isolate", "--net", empty, "--threshold", "-1"}, "Config.Threshold is -1 tps, want a finite number ≥ 0"},
 		{[]string{"isolate", "--net", empty, "--delay-target", "-1ms"}, "Config.DelayTarget is -1ms, want 0 (none) or in (0, 1s] (flags"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-period", "-1s"}, "--isolation-period is -1s, want > 0"},
+		{[]string{"isolate", "--net", empty, "--probe", "1s"}, "--probe is 1s, want 0 (no probes) or more than 0 and less than --period (1s)"},
+		{[]string{"isolate", "--net", empty, "--probe", "100ms", "--delay-target", "0"}, "--probe is 100ms, want it only with a --delay-target"},
+		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-probe", "-1ms"}, "--isolation-probe is -1ms, want 0 (no probes) or more than 0 and less than --isolation-period (1s)"},
 		{[]string{"net", "up", "--dir", empty, "--isolation", "--isolation-k", "-1"}, "K (orderer) is -1, want in [0, 100] (flags --isolation-k"},
 	} {
 		out, err := cli(t, tc.args...)
