@@ -22,10 +22,10 @@ const KeyTablePromoteAfter = 4
 // (p256.Window) table it takes before a client key's table is rebuilt at
 // p256.PinnedWindow: a hot client key (the few identities that submit
 // most transactions verify ~5 times per transaction on the network) then
-// checks as fast as a peer's. An 8-bit table costs 1.7 ms to build (BenchmarkWindows/w8/build)
-// and saves about 6 µs a check (identity/p256's BenchmarkWindows), so it
-// pays for itself within some 300 further checks; a key must have shown
-// more use than that first.
+// checks as fast as a peer's. An 8-bit table costs 1.7 ms to build and
+// saves about 6 µs a check (identity/p256's BenchmarkWindows, w8/build
+// and w5/verify against w8/verify), so it pays for itself within some
+// 300 further checks; a key must have shown more use than that first.
 const KeyTableWidenAfter = 1024
 
 // wideShare is the share of the client-table limit that wide tables may
