@@ -161,3 +161,115 @@ func TestDisableKeyTables(t *testing.T) {
 		t.Fatalf("%v: expected no tables with tables disabled", km)
 	}
 }
+
+// TestKeyTablesWiden checks that a client key's table is rebuilt at the
+// pinned width after widenAfter hits, that wide tables never hold more
+// than half the limit (a second hot key stays narrow while the first
+// holds the wide share, and widens once CLOCK evicts it), that the byte
+// gauges match the tables members hold, and that answers never change.
+func TestKeyTablesWiden(t *testing.T) {
+	f := newFixture(t)
+	f.reg.keys.widenAfter = 6
+	narrow, wide := int64(p256.TableSize(p256.Window)), int64(p256.TableSize(p256.PinnedWindow))
+	// The wide share (half) holds one wide table, not two.
+	f.reg.SetKeyTableLimit(2*wide + 2*narrow)
+
+	msg := []byte("tx")
+	type cl struct {
+		m        *Member
+		sig, bad []byte
+	}
+	newClient := func(name string) cl {
+		s := mustIssue(t, f.ca1, name, RoleClient, ECDSAP256)
+		m, err := f.reg.Member(s.Identity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, _ := s.Sign(msg)
+		bad := append([]byte(nil), sig...)
+		bad[len(bad)-1] ^= 1
+		return cl{m, sig, bad}
+	}
+	// use verifies n good and n corrupted signatures of c.
+	use := func(c cl, n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if err := c.m.Verify(msg, c.sig); err != nil {
+				t.Fatalf("%s: %v", c.m.Name, err)
+			}
+			if err := c.m.Verify(msg, c.bad); !errors.Is(err, ErrBadSignature) {
+				t.Fatalf("%s, corrupted signature: %v, expected ErrBadSignature", c.m.Name, err)
+			}
+		}
+	}
+	width := func(c cl) int {
+		if tab := c.m.tab.Load(); tab != nil {
+			return tab.Window()
+		}
+		return 0
+	}
+	checkGauges := func(when string, members ...cl) {
+		t.Helper()
+		km := f.reg.KeyTableMetrics()
+		var bytes, wideBytes int64
+		for _, c := range members {
+			if tab := c.m.tab.Load(); tab != nil {
+				bytes += int64(tab.Size())
+				if tab.Window() == p256.PinnedWindow {
+					wideBytes += int64(tab.Size())
+				}
+			}
+		}
+		if km.Bytes != bytes || km.WideBytes != wideBytes || km.Bytes > km.LimitBytes || 2*km.WideBytes > km.LimitBytes {
+			t.Fatalf("%s: %v; the members hold %d bytes, %d wide", when, km, bytes, wideBytes)
+		}
+	}
+
+	a, b := newClient("hot-a"), newClient("hot-b")
+	use(a, KeyTablePromoteAfter) // promoted, then hits
+	if width(a) != p256.Window {
+		t.Fatalf("after promotion: width %d, expected %d", width(a), p256.Window)
+	}
+	use(a, 4)
+	if width(a) != p256.PinnedWindow {
+		t.Fatalf("after %d hits: width %d, expected %d", 8, width(a), p256.PinnedWindow)
+	}
+	use(b, KeyTablePromoteAfter+8)
+	if width(b) != p256.Window {
+		t.Fatalf("second hot key widened past the wide share: width %d", width(b))
+	}
+	checkGauges("a wide, b narrow", a, b)
+	if km := f.reg.KeyTableMetrics(); km.Widenings != 1 {
+		t.Fatalf("%v: expected 1 widening", km)
+	}
+
+	// Cold keys need room: CLOCK evicts, and a, unused meanwhile, loses
+	// its wide table; then b widens at its next multiple of widenAfter.
+	members := []cl{a, b}
+	for i := 0; width(a) == p256.PinnedWindow; i++ {
+		if i == 16 {
+			t.Fatalf("%v: a's wide table survived 16 new keys", f.reg.KeyTableMetrics())
+		}
+		c := newClient("cold-" + string(rune('a'+i)))
+		use(c, KeyTablePromoteAfter)
+		members = append(members, c)
+		checkGauges("cold keys", members...)
+	}
+	if width(b) == p256.Window { // b may have been evicted too
+		use(b, 3)
+	}
+	if width(b) == 0 {
+		use(b, KeyTablePromoteAfter/2)
+	}
+	for i := 0; width(b) != p256.PinnedWindow; i++ {
+		if i == 6 {
+			t.Fatalf("%v: b still %d bits wide with the wide share free", f.reg.KeyTableMetrics(), width(b))
+		}
+		use(b, 1)
+	}
+	checkGauges("b wide", members...)
+	if km := f.reg.KeyTableMetrics(); km.Widenings != 2 || km.Evictions == 0 {
+		t.Fatalf("%v: expected 2 widenings and evictions", km)
+	}
+	t.Log(f.reg.KeyTableMetrics())
+}

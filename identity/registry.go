@@ -98,7 +98,7 @@ type Member struct {
 // unique ID and at least one CA certificate that parses and is a CA.
 func NewRegistry(orgs []Org) (*Registry, error) {
 	r := &Registry{orgs: make(map[string]*orgState, len(orgs)), limit: CacheEntries,
-		keys: &keyTables{limit: DefaultKeyTableBytes}}
+		keys: &keyTables{limit: DefaultKeyTableBytes, widenAfter: KeyTableWidenAfter}}
 	for i, o := range orgs {
 		if o.ID == "" {
 			return nil, fmt.Errorf("identity: org %d of %d has an empty ID, expected a unique non-empty ID", i, len(orgs))

@@ -11,8 +11,8 @@ import (
 	"filippo.io/nistec"
 )
 
-// BenchmarkWindows measures u2·Q and a whole verification at each width,
-// with the table's bytes.
+// BenchmarkWindows measures u2·Q, a whole verification and building the
+// table at each width, with the table's bytes.
 func BenchmarkWindows(b *testing.B) {
 	priv := newKey(b)
 	d := sha256.Sum256([]byte("strand"))
@@ -35,6 +35,13 @@ func BenchmarkWindows(b *testing.B) {
 			for b.Loop() {
 				if !tb.Verify(d[:], sig) {
 					b.Fatal("rejects")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("w%d/build", w), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := NewTableWindow(&priv.PublicKey, w); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

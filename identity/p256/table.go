@@ -84,6 +84,9 @@ func (t *Table) Window() int { return t.window }
 // negligible).
 func (t *Table) Size() int { return len(t.points) * pointBytes }
 
+// TableSize is the Size of any table of width w (2 to MaxWindow).
+func TableSize(w int) int { return windows(w) * (1 << (w - 1)) * pointBytes }
+
 // mult sets acc = k·Q, where k is a 32-byte big-endian scalar, by adding one
 // table entry per non-zero signed digit of k.
 func (t *Table) mult(acc *nistec.P256Point, k *[32]byte) {

@@ -274,6 +274,9 @@ func TestWindows(t *testing.T) {
 		if tb.Window() != w {
 			t.Fatalf("width %d: table says %d", w, tb.Window())
 		}
+		if tb.Size() != TableSize(w) {
+			t.Fatalf("width %d: table of %d bytes, TableSize says %d", w, tb.Size(), TableSize(w))
+		}
 		for i := 0; i < 20; i++ {
 			d := sha256.Sum256([]byte{byte(w), byte(i)})
 			sig, err := ecdsa.SignASN1(rand.Reader, priv, d[:])

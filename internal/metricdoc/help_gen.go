@@ -80,6 +80,8 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/identity.KeyTableMetrics.Misses":            "Misses counts client-key verifications without a table (the key not yet seen often enough, or its table evicted).",
 	"github.com/strand-ledger/strand/identity.KeyTableMetrics.PinnedBytes":       "PinnedBytes is the memory of the pinned tables.",
 	"github.com/strand-ledger/strand/identity.KeyTableMetrics.PinnedKeys":        "PinnedKeys is the number of peer, orderer and admin keys holding a table built at validation (outside the client bound).",
+	"github.com/strand-ledger/strand/identity.KeyTableMetrics.WideBytes":         "WideBytes is the part of Bytes held by widened tables (at most half of LimitBytes).",
+	"github.com/strand-ledger/strand/identity.KeyTableMetrics.Widenings":         "Widenings counts client-key tables rebuilt at the pinned width after heavy use.",
 	"github.com/strand-ledger/strand/isolation.LoopMetrics.Controlled":           "Node processes under control.",
 	"github.com/strand-ledger/strand/isolation.LoopMetrics.Decisions":            "CPU share changes applied.",
 	"github.com/strand-ledger/strand/isolation.LoopMetrics.Delay":                "The last sample's mean run-queue wait per time slice of the controlled nodes (0 when not measured).",
