@@ -95,8 +95,8 @@ func (s *overlayShard) lookup(enc []byte) (e overlayEntry, ok bool) {
 
 // version returns the committed version of (ns, key); found is false when
 // the key does not exist. It reads the overlay and the cache, then pre
-// (nil: none, see blockReads), then the database. buf is scratch space for
-// the encoded key.
+// (nil: none, see blockReads), then the database (its GetVersions where it
+// has one). buf is scratch space for the encoded key.
 func (v *view) version(ns, key string, pre *blockReads, buf *[]byte) (ver statedb.Version, found bool, err error) {
 	*buf = statedb.AppendKey((*buf)[:0], ns, key)
 	if e, ok := v.shard(*buf).lookup(*buf); ok {
@@ -104,6 +104,14 @@ func (v *view) version(ns, key string, pre *blockReads, buf *[]byte) (ver stated
 	}
 	if r, ok := pre.lookup(v, *buf); ok { // after the overlay: see blockReads
 		return r.Version, r.Found, nil
+	}
+	if vg, ok := v.checkDB.(statedb.VersionGetter); ok {
+		// Only the version: a database whose values travel (a memory
+		// node's client) does not fetch, copy and cache a value that
+		// MVCC drops.
+		var out [1]statedb.VersionResult
+		err := vg.GetVersions([]statedb.Key{{Namespace: ns, Key: key}}, out[:])
+		return out[0].Version, out[0].Found, err
 	}
 	val, found, err := v.checkDB.Get(ns, key)
 	return val.Version, found, err

@@ -207,3 +207,44 @@ func TestStateCacheBound(t *testing.T) {
 		t.Fatalf("%d database reads for %d keys with %d cached", db.gets, n, kept)
 	}
 }
+
+// versionsDB counts the database's Get calls and the keys GetVersions
+// looks up.
+type versionsDB struct {
+	*memdb.DB
+	gets, versions int
+}
+
+func (d *versionsDB) Get(ns, key string) (statedb.Value, bool, error) {
+	d.gets++
+	return d.DB.Get(ns, key)
+}
+
+func (d *versionsDB) GetVersions(keys []statedb.Key, out []statedb.VersionResult) error {
+	d.versions += len(keys)
+	return d.DB.GetVersions(keys, out)
+}
+
+// TestVersionReadsNoValue: a version the overlay, the cache and the
+// prefetch do not hold is read with the database's GetVersions, not a Get
+// of the whole value (a memory node's client would fetch, copy and cache
+// a value MVCC drops); absent keys stay absent.
+func TestVersionReadsNoValue(t *testing.T) {
+	db := &versionsDB{DB: memdb.New()}
+	var b statedb.Batch
+	b.Put("kv", "k", []byte("a value MVCC does not need"), statedb.Version{Block: 3, Tx: 2})
+	if err := db.Apply(&b, 4, false); err != nil {
+		t.Fatal(err)
+	}
+	v := newView(db, 0)
+	var buf []byte
+	if got, found, err := v.version("kv", "k", nil, &buf); err != nil || !found || got != (statedb.Version{Block: 3, Tx: 2}) {
+		t.Fatalf("version(k) = %v, %v, %v; want 3:2, found", got, found, err)
+	}
+	if _, found, err := v.version("kv", "absent", nil, &buf); err != nil || found {
+		t.Fatalf("version(absent) found %v, %v; want not found", found, err)
+	}
+	if db.gets != 0 || db.versions != 2 {
+		t.Fatalf("two versions read with %d Gets and %d keys of GetVersions; want 0 and 2", db.gets, db.versions)
+	}
+}
