@@ -19,6 +19,7 @@ type instance struct {
 	m      *Module
 	mod    api.Module
 	mem    api.Memory
+	fuel   api.MutableGlobal // the fuel left to the call (FuelExport)
 	invoke api.Function
 	stack  [1]uint64
 	snap   []byte // the memory to restore after a call
@@ -64,6 +65,12 @@ func (m *Module) instantiate() (*instance, error) {
 		return nil, fmt.Errorf("%w: instantiating: %v", ErrABI, in.describe(ctx, err))
 	}
 	in.mod, in.mem, in.invoke = mod, mod.Memory(), mod.ExportedFunction(InvokeExport)
+	fuel, ok := mod.ExportedGlobal(FuelExport).(api.MutableGlobal)
+	if !ok { // meter adds it to every module
+		mod.Close(ctx)
+		return nil, fmt.Errorf("%w: the metered module has no mutable global %q", ErrMeter, FuelExport)
+	}
+	in.fuel = fuel
 	in.clock0 = in.clock
 	buf, _ := in.mem.Read(0, in.mem.Size())
 	if m.snap != nil && bytes.Equal(buf, m.snap) {
@@ -79,7 +86,15 @@ func (m *Module) instantiate() (*instance, error) {
 func (in *instance) call(ctx context.Context, stub contract.Stub) (res []byte, err error, ok bool) {
 	in.callState = callState{stub: stub, clock: in.clock0, realNs: stub.Timestamp().UnixNano(), out: in.out[:0]}
 	ctx = context.WithValue(ctx, instanceKey{}, in)
-	if err := in.invoke.CallWithStack(ctx, in.stack[:]); err != nil {
+	budget := in.m.e.opts.Fuel
+	in.fuel.Set(uint64(budget))
+	err = in.invoke.CallWithStack(ctx, in.stack[:])
+	if left := int64(in.fuel.Get()); left >= 0 {
+		in.m.e.m.fuel.Add(uint64(budget - left))
+	} else {
+		in.m.e.m.fuel.Add(uint64(budget))
+	}
+	if err != nil {
 		return nil, in.describe(ctx, err), false
 	}
 	if rc := int32(in.stack[0]); rc != 0 {
@@ -106,6 +121,9 @@ func (in *instance) describe(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%d pages of 64 KiB): %v%s", ErrMemory, in.m.e.opts.MemoryPages, in.abort, out)
 	case in.abort != nil:
 		return fmt.Errorf("%w%s", in.abort, out)
+	case in.fuel != nil && int64(in.fuel.Get()) < 0: // only the metering code traps so
+		return fmt.Errorf("%w: module %.12s function %q used up its budget of %d units (one a WebAssembly instruction; the engine's Fuel option)%s",
+			ErrFuel, in.m.Hash(), in.stub.Function(), in.m.e.opts.Fuel, out)
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w of %v: %v%s", ErrDeadline, in.m.e.opts.Timeout, ctx.Err(), out)
 	case in.outOfMemory():
