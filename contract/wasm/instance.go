@@ -42,6 +42,7 @@ type callState struct {
 	realNs  int64  // the realtime clock at clock0: the tx timestamp
 	random  uint64 // random_get calls so far
 	abort   error  // why a host function ended the call
+	budget  int64  // the call's fuel
 }
 
 type instanceKey struct{}
@@ -83,10 +84,9 @@ func (m *Module) instantiate() (*instance, error) {
 }
 
 // call runs one call. ok is false if the instance must not serve again.
-func (in *instance) call(ctx context.Context, stub contract.Stub) (res []byte, err error, ok bool) {
-	in.callState = callState{stub: stub, clock: in.clock0, realNs: stub.Timestamp().UnixNano(), out: in.out[:0]}
+func (in *instance) call(ctx context.Context, stub contract.Stub, budget int64) (res []byte, err error, ok bool) {
+	in.callState = callState{stub: stub, clock: in.clock0, realNs: stub.Timestamp().UnixNano(), out: in.out[:0], budget: budget}
 	ctx = context.WithValue(ctx, instanceKey{}, in)
-	budget := in.m.e.opts.Fuel
 	in.fuel.Set(uint64(budget))
 	err = in.invoke.CallWithStack(ctx, in.stack[:])
 	if left := int64(in.fuel.Get()); left >= 0 {
@@ -122,8 +122,8 @@ func (in *instance) describe(ctx context.Context, err error) error {
 	case in.abort != nil:
 		return fmt.Errorf("%w%s", in.abort, out)
 	case in.fuel != nil && int64(in.fuel.Get()) < 0: // only the metering code traps so
-		return fmt.Errorf("%w: module %.12s function %q used up its budget of %d units (one a WebAssembly instruction; the engine's Fuel option)%s",
-			ErrFuel, in.m.Hash(), in.stub.Function(), in.m.e.opts.Fuel, out)
+		return fmt.Errorf("%w: module %.12s function %q used up its budget of %d units (about one a WebAssembly instruction; the definition's fuel, or the peer's default)%s",
+			ErrFuel, in.m.Hash(), in.stub.Function(), in.budget, out)
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w of %v: %v%s", ErrDeadline, in.m.e.opts.Timeout, ctx.Err(), out)
 	case in.outOfMemory():

@@ -21,9 +21,11 @@ type Options struct {
 	// a function body or loop body when it is entered, for all of its
 	// instructions outside nested loops). A call that uses it up fails
 	// with ErrFuel, the same on every peer: unlike Timeout, it does not
-	// depend on the machine or its load. Default 100,000,000, 1 to 2^62.
-	// A C Smallbank call uses about 3,000 units, a Go one about 200,000
-	// (docs/contracts.md).
+	// depend on the machine or its load. Default 500,000,000, 1 to 2^62:
+	// a Go Smallbank's largest call (create_accounts of 1000 accounts)
+	// uses 372 million, and a tight loop uses it up in about 1.5 s on
+	// this project's machine, within Timeout (docs/contracts.md). A
+	// definition may set its own (Module.WithFuel).
 	Fuel int64
 	// Pool is how many instances a module has at most, made as calls need
 	// them and kept between calls. A call finding them all busy waits for
@@ -47,7 +49,7 @@ type Options struct {
 const (
 	DefaultMemoryPages = 1024
 	DefaultTimeout     = 2 * time.Second
-	DefaultFuel        = 100_000_000
+	DefaultFuel        = 500_000_000
 	MaxFuel            = 1 << 62
 	DefaultPool        = 8
 	DefaultOutputBytes = 2048

@@ -159,6 +159,28 @@ func TestFailures(t *testing.T) {
 	}
 }
 
+// TestWithFuel: a definition's budget replaces the engine's.
+func TestWithFuel(t *testing.T) {
+	e := engine(t, wasm.Options{})
+	m := compile(t, e, misbehave(t))
+	c, err := m.WithFuel(20_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Invoke(newStub("loop")); !errors.Is(err, wasm.ErrFuel) || !strings.Contains(err.Error(), "budget of 20000 units") {
+		t.Fatalf("loop = %v, want ErrFuel with the budget of 20000", err)
+	}
+	if out, err := c.Invoke(newStub("echo", "next")); err != nil || string(out) != "next" {
+		t.Fatalf("the call after = %q, %v", out, err)
+	}
+	if _, err := m.WithFuel(-1); !errors.Is(err, wasm.ErrBadOptions) {
+		t.Errorf("WithFuel(-1) = %v, want ErrBadOptions", err)
+	}
+	if same, err := m.WithFuel(0); same != m || err != nil {
+		t.Errorf("WithFuel(0) = %v, %v: want the module itself", same, err)
+	}
+}
+
 // TestDeadline: a budget too large to use up within the deadline leaves
 // the deadline to end the call.
 func TestDeadline(t *testing.T) {
