@@ -125,6 +125,40 @@ func nextDefinitions(table *lifecycle.Table, results []txResult, txs []txWork, l
 	return next
 }
 
+// Why a definition transaction was refused, as DefinitionsRefused counts.
+const (
+	RefusedSignatures = "signatures" // the admins' signatures do not satisfy the lifecycle policy
+	RefusedSequence   = "sequence"   // not the contract's next sequence (a replay, a downgrade, a skip)
+	RefusedCodeHash   = "code_hash"  // the code carried is not the code hash's
+	RefusedRuntime    = "runtime"    // an unknown runtime
+	RefusedPolicy     = "policy"     // the endorsement policy does not parse or names an org not of the channel
+	RefusedMalformed  = "malformed"  // any other breach of the definition's form or of its writes
+	RefusedOther      = "other"      // refused before it was read as a definition (creator, tx id, form)
+)
+
+// refusedDefinition returns why a definition transaction (one of the
+// lifecycle namespace) got its final code, or "" if it is none or VALID.
+func refusedDefinition(r txResult, code api.TxValidationCode) string {
+	if code == api.TxValidationCode_VALID || r.tx == nil || r.tx.Payload.GetContract() != lifecycle.Namespace {
+		return ""
+	}
+	switch {
+	case code == api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE:
+		return RefusedSignatures
+	case code == api.TxValidationCode_CHAINCODE_VERSION_CONFLICT, errors.Is(r.err, lifecycle.ErrSequence):
+		return RefusedSequence
+	case errors.Is(r.err, lifecycle.ErrCodeHash):
+		return RefusedCodeHash
+	case errors.Is(r.err, lifecycle.ErrRuntime):
+		return RefusedRuntime
+	case errors.Is(r.err, lifecycle.ErrPolicy):
+		return RefusedPolicy
+	case errors.Is(r.err, lifecycle.ErrMalformed):
+		return RefusedMalformed
+	}
+	return RefusedOther
+}
+
 // Definitions returns the contract definitions in force at the
 // committed height: what endorsers should run. It changes (a new
 // pointer) only when a committed block defined a contract.

@@ -2,6 +2,7 @@ package committer
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	"github.com/strand-ledger/strand/api"
@@ -104,6 +105,11 @@ func TestLifecycle(t *testing.T) {
 				api.TxValidationCode_CHAINCODE_VERSION_CONFLICT, api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE,
 				api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE, api.TxValidationCode_INVALID_CHAINCODE,
 				api.TxValidationCode_BAD_RWSET, api.TxValidationCode_BAD_RWSET, api.TxValidationCode_BAD_RWSET)
+			// "{}" has no policy, which lifecycle.Decode finds first.
+			refused := map[string]uint64{RefusedSequence: 2, RefusedSignatures: 2, RefusedCodeHash: 1, RefusedMalformed: 1, RefusedPolicy: 2}
+			if got := p.Metrics().DefinitionsRefused; !maps.Equal(got, refused) {
+				t.Errorf("refused definitions by reason: %v, want %v", got, refused)
+			}
 
 			// Upgrade to a stricter policy; the next block is delivered
 			// before this one is validated, so its stage 1 may run under

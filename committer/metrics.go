@@ -2,6 +2,7 @@ package committer
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +32,9 @@ type Metrics struct {
 	// minus Signed blocks rest on the orderer connection's TLS alone.
 	Signed uint64
 	ByCode map[string]uint64
+	// DefinitionsRefused counts contract definition transactions that
+	// did not take effect, by reason (Refused* in lifecycle.go).
+	DefinitionsRefused map[string]uint64
 
 	Stage1 time.Duration // receive → verified
 	Stage2 time.Duration // verified → validated (includes waiting for earlier blocks)
@@ -99,6 +103,7 @@ type metrics struct {
 	txs    uint64
 	groups uint64
 	byCode [256]uint64
+	defs   map[string]uint64 // refused definitions by reason
 	stage1 time.Duration
 	stage2 time.Duration
 	stage3 time.Duration
@@ -132,6 +137,24 @@ func (m *metrics) group(g []*persistWork, start, stored, done time.Time) {
 	}
 }
 
+// refusedDefinitions counts the block's refused definition transactions
+// by reason, once their codes are final (after stage 2's MVCC, which a
+// definition, reading nothing, always passes).
+func (m *metrics) refusedDefinitions(results []txResult, txs []txWork) {
+	for i := range txs {
+		why := refusedDefinition(results[i], txs[i].code)
+		if why == "" {
+			continue
+		}
+		m.mu.Lock()
+		if m.defs == nil {
+			m.defs = map[string]uint64{}
+		}
+		m.defs[why]++
+		m.mu.Unlock()
+	}
+}
+
 // Metrics returns a snapshot.
 func (c *Committer) Metrics() Metrics {
 	m := &c.metrics
@@ -139,7 +162,7 @@ func (c *Committer) Metrics() Metrics {
 	out := Metrics{
 		Height: c.Height(), Blocks: m.blocks, Txs: m.txs, Groups: m.groups,
 		Stage1: m.stage1, Stage2: m.stage2, Stage3: m.stage3, Store: m.store, Apply: m.apply,
-		ByCode: map[string]uint64{},
+		ByCode: map[string]uint64{}, DefinitionsRefused: maps.Clone(m.defs),
 	}
 	for code, n := range m.byCode {
 		if n > 0 {

@@ -148,6 +148,7 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 		}
 		c.rules.Store(c.ch.newRuleSet(rs.gen+1, defs, rev))
 	}
+	c.metrics.refusedDefinitions(b.results, txs)
 	c.pending.Lock()
 	for i := range txs {
 		p.codes[i] = byte(txs[i].code)

@@ -173,6 +173,9 @@ func (l *contractLoader) load(t *lifecycle.Table) map[string]contract.Contract {
 			continue
 		}
 		c, err := l.define(e.Def)
+		if err == nil && e.Def.Init != "" {
+			c = newInitGuard(c, name, e.Def.Init, e.Def.Sequence)
+		}
 		if err != nil {
 			l.log.Error("a defined contract cannot run on this peer; it refuses to endorse it", "contract", name, "sequence", e.Sequence, "err", err)
 			c = refusing{err: err}
@@ -211,7 +214,11 @@ func (l *contractLoader) define(d *lifecycle.Definition) (contract.Contract, err
 		if m.Hash() != d.CodeHash {
 			return nil, fmt.Errorf("%w: %s: the engine compiled code of sha256 %s, the definition names %s", ErrCodeHash, what, m.Hash(), d.CodeHash)
 		}
-		return m, nil
+		c, err := m.WithFuel(d.Fuel)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
+		}
+		return c, nil
 	case lifecycle.RuntimeExternal:
 		if l.external == nil {
 			return nil, fmt.Errorf("%w: %s has runtime external, which this node does not run", ErrCodeUnavailable, what)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/external"
@@ -50,7 +51,17 @@ func TestContractLoader(t *testing.T) {
 		}
 		return d
 	}
+	fuelled := &lifecycle.Definition{Channel: "ch", Name: "fuelled", Version: "1", Sequence: 1, Runtime: lifecycle.RuntimeWasm,
+		CodeHash: wasm.Hash(code), Policy: "OR('Org1.peer')", Fuel: 1}
+	inited := &lifecycle.Definition{Channel: "ch", Name: "kv2", Version: "1", Sequence: 3, Runtime: lifecycle.RuntimeWasm,
+		CodeHash: wasm.Hash(code), Policy: "OR('Org1.peer')", Init: "setup"}
+	for _, d := range []*lifecycle.Definition{fuelled, inited} {
+		if _, err := d.Encode(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	defs := []*lifecycle.Definition{
+		fuelled, inited,
 		def("good", lifecycle.RuntimeWasm, wasm.Hash(code)),
 		def("kv", lifecycle.RuntimeBuiltin, ""),
 		def("nobuiltin", lifecycle.RuntimeBuiltin, ""),
@@ -72,6 +83,14 @@ func TestContractLoader(t *testing.T) {
 	if _, ok := cs["good"].(*wasm.Module); !ok {
 		t.Errorf("good is %T, want a *wasm.Module", cs["good"])
 	}
+	// The definition's budget, 1 unit, ends a call at its first charge,
+	// before it reads anything.
+	if _, err := cs["fuelled"].Invoke(bareStub{}); !errors.Is(err, wasm.ErrFuel) || !strings.Contains(err.Error(), "budget of 1 units") {
+		t.Errorf("fuelled: Invoke = %v, want ErrFuel with the definition's budget of 1", err)
+	}
+	if g, ok := cs["kv2"].(initGuard); !ok || g.init != "setup" || g.seq != "3" {
+		t.Errorf("kv2 is %T %+v, want an initGuard of setup at sequence 3", cs["kv2"], cs["kv2"])
+	}
 	if x, ok := cs["ext"].(*external.Contract); !ok || x.Address() != "127.0.0.1:1" {
 		t.Errorf("ext is %T, want an *external.Contract of 127.0.0.1:1", cs["ext"])
 	}
@@ -92,6 +111,12 @@ func TestContractLoader(t *testing.T) {
 		t.Errorf("loading the same definitions again made a new contract")
 	}
 }
+
+// bareStub serves a call that reads nothing.
+type bareStub struct{ contract.Stub }
+
+func (bareStub) Function() string     { return "get" }
+func (bareStub) Timestamp() time.Time { return time.Unix(1, 0) }
 
 // TestChannelLifecyclePolicy: the default lifecycle policy is a majority
 // of the admins of the orgs with peers; a set one is part of the genesis
@@ -138,4 +163,32 @@ func testCAPEM(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.CertDER()})
+}
+
+// TestExternalOrgAddress: a connection package's address for an org is
+// what that org's peers dial; other orgs dial its address; a bad org
+// address is refused with the package.
+func TestExternalOrgAddress(t *testing.T) {
+	ca := string(testCAPEM(t))
+	pkg, err := (&external.Package{Address: "127.0.0.1:1", RootCert: ca, OrgAddresses: map[string]string{"Org2": "127.0.0.2:2"}}).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for org, want := range map[string]string{"Org1": "127.0.0.1:1", "Org2": "127.0.0.2:2", "": "127.0.0.1:1"} {
+		r, err := external.New(external.Options{Org: org})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := r.Contract("cc", pkg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Address() != want || c.Hash() != external.Hash(pkg) {
+			t.Errorf("org %q dials %s (package %s), want %s under the package's hash", org, c.Address(), c.Hash(), want)
+		}
+		r.Close()
+	}
+	if _, err := (&external.Package{Address: "127.0.0.1:1", RootCert: ca, OrgAddresses: map[string]string{"Org2": "nohost"}}).Encode(); !errors.Is(err, external.ErrPackage) || !strings.Contains(err.Error(), "org_addresses[Org2]") {
+		t.Errorf("a bad org address: %v, want ErrPackage naming org_addresses[Org2]", err)
+	}
 }

@@ -18,6 +18,7 @@ type DefinitionInfo struct {
 	CodeHash string `json:"codeHash,omitempty"`
 	Policy   string `json:"policy"`
 	Init     string `json:"init,omitempty"`
+	Fuel     int64  `json:"fuel,omitempty"` // wasm: the budget of a call; 0 the peer's default
 	// Genesis is true for a contract of the channel file not redefined
 	// since.
 	Genesis bool `json:"genesis,omitempty"`
@@ -79,7 +80,7 @@ func (l lifecycleContract) Invoke(stub contract.Stub) ([]byte, error) {
 func (l lifecycleContract) info(t *lifecycle.Table, name string) DefinitionInfo {
 	e, _ := t.Get(name)
 	if d := e.Def; d != nil {
-		return DefinitionInfo{Name: name, Version: d.Version, Sequence: d.Sequence, Runtime: d.Runtime, CodeHash: d.CodeHash, Policy: d.Policy, Init: d.Init}
+		return DefinitionInfo{Name: name, Version: d.Version, Sequence: d.Sequence, Runtime: d.Runtime, CodeHash: d.CodeHash, Policy: d.Policy, Init: d.Init, Fuel: d.Fuel}
 	}
 	g := l.genesis[name]
 	rt := g.Runtime

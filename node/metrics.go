@@ -30,6 +30,7 @@ type committerCollector struct {
 	signed  *prometheus.Desc
 	blocks  *prometheus.Desc
 	txs     *prometheus.Desc
+	defs    *prometheus.Desc
 	groups  *prometheus.Desc
 	refused *prometheus.Desc
 	stage   *prometheus.Desc
@@ -50,6 +51,7 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 		signed:  d("signed_height", "The newest block with a verified orderer signature, plus one: blocks below it are covered by a signature (checkpoint channels sign only some)."),
 		blocks:  d("blocks_total", "Blocks committed since start."),
 		txs:     d("transactions_total", "Transactions committed since start, by validation code.", "code"),
+		defs:    d("definitions_refused_total", "Contract definition transactions that did not take effect, by reason: signatures (the lifecycle policy is not met), sequence (a replay, downgrade or skip), code_hash, runtime, policy (the endorsement policy), malformed, other (refused before it was read as a definition).", "reason"),
 		groups:  d("group_commits_total", "Group commits (block store fsyncs)."),
 		refused: d("refused_blocks_total", "Blocks refused whole (chain, data hash or orderer signature)."),
 		stage:   d("stage_seconds", "Per-block time in each pipeline stage: verify (received → signatures checked), validate (→ MVCC and state update, including the wait for earlier blocks), commit (→ durable and announced, including the wait for its group).", "stage"),
@@ -63,7 +65,7 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 }
 
 func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy, cc.anyBusy} {
+	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.defs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy, cc.anyBusy} {
 		ch <- d
 	}
 }
@@ -75,6 +77,9 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(cc.blocks, prometheus.CounterValue, float64(m.Blocks))
 	for code, n := range m.ByCode {
 		ch <- prometheus.MustNewConstMetric(cc.txs, prometheus.CounterValue, float64(n), code)
+	}
+	for why, n := range m.DefinitionsRefused {
+		ch <- prometheus.MustNewConstMetric(cc.defs, prometheus.CounterValue, float64(n), why)
 	}
 	ch <- prometheus.MustNewConstMetric(cc.groups, prometheus.CounterValue, float64(m.Groups))
 	ch <- prometheus.MustNewConstMetric(cc.refused, prometheus.CounterValue, float64(m.Refused))

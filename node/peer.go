@@ -102,7 +102,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		return nil, err
 	}
 	// External contract servers see the peer's own TLS certificate.
-	if p.ext, err = external.New(external.Options{Client: clientTLS}); err != nil {
+	if p.ext, err = external.New(external.Options{Client: clientTLS, Org: cfg.Org}); err != nil {
 		return nil, err
 	}
 	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm, p.ext)

@@ -68,7 +68,7 @@ func TestNetContractDeploy(t *testing.T) {
 	if !strings.Contains(out, "code    VALID") {
 		t.Fatalf("invoke after deploy:\n%s", out)
 	}
-	if out := mustCLI(t, "query", "--dir", dir, "--org", "Org2", "--contract", "kvw", "get", "k1"); !strings.Contains(out, "v1") {
+	if out := queryCommitted(t, "v1", "query", "--dir", dir, "--org", "Org2", "--contract", "kvw", "get", "k1"); !strings.Contains(out, "v1") {
 		t.Fatalf("query on Org2's peer after deploy: %q", out)
 	}
 	if _, err := cli(t, "contract", "deploy", "kvw", "--dir", dir, "--wasm", mod); err == nil || !strings.Contains(err.Error(), "upgrade it instead") {
@@ -115,7 +115,27 @@ func TestNetContractDeploy(t *testing.T) {
 	if out := mustCLI(t, "invoke", "--dir", dir, "--contract", "kvx", "insert", "x1", "v1"); !strings.Contains(out, "code    VALID") {
 		t.Fatalf("invoke of the external contract:\n%s", out)
 	}
-	if out := mustCLI(t, "query", "--dir", dir, "--org", "Org2", "--contract", "kvx", "read", "x1"); !strings.Contains(out, "v1") {
+	if out := queryCommitted(t, "v1", "query", "--dir", dir, "--org", "Org2", "--contract", "kvx", "read", "x1"); !strings.Contains(out, "v1") {
 		t.Fatalf("query of the external contract on Org2's peer: %q", out)
 	}
+}
+
+// queryCommitted runs a query until its answer has want, at most 100
+// times 20 ms apart, and returns the last answer: an invoke returns when
+// the peer it submitted through committed the block, and another org's
+// peer may commit it a moment later (the query then fails, "key does not
+// exist", as TestNetContractDeploy did about once in four runs).
+func queryCommitted(t *testing.T, want string, args ...string) string {
+	t.Helper()
+	var out string
+	for range 100 {
+		var err error
+		if out, err = cli(t, args...); err == nil && strings.Contains(out, want) {
+			break
+		} else if err != nil {
+			out = err.Error()
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return out
 }

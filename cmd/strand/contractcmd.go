@@ -73,7 +73,7 @@ func readModule(path string) ([]byte, error) {
 
 // externalPackage builds an external contract's connection package: the
 // code its definition carries and hashes.
-func externalPackage(addr, caFile, serverName string) ([]byte, error) {
+func externalPackage(addr, caFile, serverName string, orgAddrs []string) ([]byte, error) {
 	if caFile == "" {
 		return nil, fmt.Errorf("--external %s: want --external-ca CA.pem, the CA (or certificate) that the server's TLS certificate chains to: the definition pins it", addr)
 	}
@@ -81,7 +81,18 @@ func externalPackage(addr, caFile, serverName string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--external-ca: %w", err)
 	}
-	raw, err := (&external.Package{Address: addr, RootCert: string(ca), ServerName: serverName}).Encode()
+	pkg := &external.Package{Address: addr, RootCert: string(ca), ServerName: serverName}
+	for _, oa := range orgAddrs {
+		org, a, ok := strings.Cut(oa, "=")
+		if !ok {
+			return nil, fmt.Errorf("--external-org %q: want ORG=HOST:PORT", oa)
+		}
+		if pkg.OrgAddresses == nil {
+			pkg.OrgAddresses = map[string]string{}
+		}
+		pkg.OrgAddresses[org] = a
+	}
+	raw, err := pkg.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("--external %s --external-ca %s: %w", addr, caFile, err)
 	}
@@ -100,9 +111,11 @@ type defineFlags struct {
 	wasm, version, policy, init string
 	external, externalCA        string
 	externalName                string
+	externalOrgs                []string
 	initArgs, signAs            []string
 	builtin                     bool
 	sequence                    uint64
+	fuel                        int64
 }
 
 // contractDefineCmd is `strand contract deploy` (upgrade false) and
@@ -130,12 +143,14 @@ func contractDefineCmd(upgrade bool) *cobra.Command {
 	fl.BoolVar(&f.builtin, "builtin", false, "the contract is compiled into strand (runtime builtin)")
 	fl.StringVar(&f.external, "external", "", "the contract is a server the peers dial at this host:port (runtime external, docs/contracts.md)")
 	fl.StringVar(&f.externalCA, "external-ca", "", "with --external: PEM file of the CA (or certificate) the server's TLS certificate must chain to")
+	fl.StringSliceVar(&f.externalOrgs, "external-org", nil, "with --external: ORG=HOST:PORT, the address ORG's peers dial instead (each org may run its own server; repeat it)")
 	fl.StringVar(&f.externalName, "external-server-name", "", "with --external: the name the server's certificate carries (default: the host of --external)")
 	fl.StringVar(&f.version, "version", "", "the version label (default: the sequence, as \"1\", \"2\", ...)")
 	fl.StringVar(&f.policy, "policy", "", "endorsement policy (deploy default: a majority of the orgs' peers; upgrade default: the current one)")
 	fl.StringVar(&f.init, "init", "", "a function to invoke once the definition is in force")
 	fl.StringSliceVar(&f.initArgs, "init-arg", nil, "an argument of --init (repeat it)")
 	fl.StringSliceVar(&f.signAs, "sign-as", nil, "orgs whose admins sign (default: every org with an admin in the network)")
+	fl.Int64Var(&f.fuel, "fuel", 0, "with --wasm: the fuel budget of one call, about one unit a WebAssembly instruction (deploy default: the peers' default, 500000000; upgrade default: the current one)")
 	fl.Uint64Var(&f.sequence, "sequence", 0, "the definition's sequence (default: the current one plus one; the channel refuses any other)")
 	return cmd
 }
@@ -158,7 +173,7 @@ func runDefine(cmd *cobra.Command, f defineFlags, name string, upgrade bool) err
 		def.Runtime, def.CodeHash = lifecycle.RuntimeWasm, lifecycle.CodeHash(code)
 	} else if f.external != "" {
 		var err error
-		if code, err = externalPackage(f.external, f.externalCA, f.externalName); err != nil {
+		if code, err = externalPackage(f.external, f.externalCA, f.externalName, f.externalOrgs); err != nil {
 			return err
 		}
 		def.Runtime, def.CodeHash = lifecycle.RuntimeExternal, lifecycle.CodeHash(code)
@@ -240,6 +255,10 @@ func fillDefinition(def *lifecycle.Definition, f defineFlags, cur map[string]nod
 	}
 	if def.Policy == "" && defined {
 		def.Policy = old.Policy
+	}
+	def.Fuel = f.fuel
+	if f.fuel == 0 && defined && def.Runtime == lifecycle.RuntimeWasm {
+		def.Fuel = old.Fuel
 	}
 	if def.Policy == "" {
 		orgs := lay.Orgs()

@@ -15,6 +15,9 @@ type Options struct {
 	// RootCert. Nil dials without a client certificate, which a server
 	// that requires one (every strand server) refuses.
 	Client *tls.Config
+	// Org is the peer's org: a package's OrgAddresses[Org], if set, is
+	// the address this runtime dials instead of its Address.
+	Org string
 	// Timeout bounds one call, from its start to its result. Default 2s,
 	// shorter than the endorser's 5 s, so that the runtime, not the
 	// endorser, ends a call a server never answers.

@@ -24,8 +24,12 @@ type Package struct {
 	// certificate must chain to one of them.
 	RootCert string `json:"root_cert"`
 	// ServerName is the name the server's certificate must carry;
-	// default the host of Address.
+	// default the host of the address dialled.
 	ServerName string `json:"server_name,omitempty"`
+	// OrgAddresses maps an org to the host:port its peers dial instead of
+	// Address: each org may run its own replica of the server, as each
+	// runs its own peers. The certificate rules are the same for all.
+	OrgAddresses map[string]string `json:"org_addresses,omitempty"`
 
 	roots *x509.CertPool
 }
@@ -51,7 +55,7 @@ func DecodePackage(raw []byte) (*Package, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(p); err != nil {
-		return nil, fmt.Errorf("%w: %v (want JSON with address, root_cert and optionally server_name)", ErrPackage, err)
+		return nil, fmt.Errorf("%w: %v (want JSON with address, root_cert and optionally server_name, org_addresses)", ErrPackage, err)
 	}
 	if dec.More() {
 		return nil, fmt.Errorf("%w: data after the package", ErrPackage)
@@ -63,9 +67,16 @@ func DecodePackage(raw []byte) (*Package, error) {
 }
 
 func (p *Package) check() error {
-	host, port, err := net.SplitHostPort(p.Address)
-	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("%w: address %q, want host:port", ErrPackage, p.Address)
+	if err := checkAddress("address", p.Address); err != nil {
+		return err
+	}
+	for org, addr := range p.OrgAddresses {
+		if org == "" {
+			return fmt.Errorf("%w: org_addresses: an empty org name (for %q)", ErrPackage, addr)
+		}
+		if err := checkAddress("org_addresses["+org+"]", addr); err != nil {
+			return err
+		}
 	}
 	roots := x509.NewCertPool()
 	rest, n := []byte(p.RootCert), 0
@@ -90,6 +101,26 @@ func (p *Package) check() error {
 	}
 	p.roots = roots
 	return nil
+}
+
+func checkAddress(what, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%w: %s %q, want host:port", ErrPackage, what, addr)
+	}
+	return nil
+}
+
+// forOrg returns the package as org's peers use it: Address replaced by
+// org's own address, if it has one.
+func (p *Package) forOrg(org string) *Package {
+	a, ok := p.OrgAddresses[org]
+	if !ok || org == "" {
+		return p
+	}
+	q := *p
+	q.Address = a
+	return &q
 }
 
 // serverName is the name the server's certificate must carry.

@@ -45,6 +45,7 @@ func (r *Runtime) Contract(name string, raw []byte) (*Contract, error) {
 	if err != nil {
 		return nil, err
 	}
+	p = p.forOrg(r.opts.Org)
 	hash := Hash(raw)
 	r.mu.Lock()
 	defer r.mu.Unlock()

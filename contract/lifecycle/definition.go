@@ -32,6 +32,7 @@ const (
 	MaxDefinitionBytes = 16 << 10
 	MaxVersionBytes    = 64
 	MaxInitBytes       = 128
+	MaxFuel            = 1 << 62 // wasm.MaxFuel
 	// MaxCodeBytes bounds a module carried by a definition transaction:
 	// the transaction must stay under api.MaxTxBytes with its headers,
 	// response and admin signatures around it.
@@ -64,6 +65,11 @@ type Definition struct {
 	// Init, if set, is the function the deployer calls once after the
 	// definition commits (docs/contracts.md).
 	Init string `json:"init,omitempty"`
+	// Fuel (runtime wasm only) is the budget of one call in fuel units,
+	// about one a WebAssembly instruction run (docs/contracts.md, Fuel);
+	// 0: the peer's default (wasm.DefaultFuel). Agreed on the channel, so
+	// a call that runs out of fuel does so on every endorser.
+	Fuel int64 `json:"fuel,omitempty"`
 
 	// Raw is the exact encoding (what admins sign and state stores).
 	Raw []byte `json:"-"`
@@ -132,6 +138,10 @@ func (d *Definition) check() error {
 		return fmt.Errorf("%w: contract %q: sequence 0, want 1 for the first definition and one more for each upgrade", ErrSequence, d.Name)
 	case len(d.Init) > MaxInitBytes || !printable(d.Init):
 		return fmt.Errorf("%w: contract %q: init %q, want at most %d printable ASCII bytes", ErrMalformed, d.Name, d.Init, MaxInitBytes)
+	case d.Fuel < 0 || d.Fuel > MaxFuel:
+		return fmt.Errorf("%w: contract %q: fuel %d, want 1 to 2^62 units a call (0: the peer's default)", ErrMalformed, d.Name, d.Fuel)
+	case d.Fuel != 0 && d.Runtime != RuntimeWasm:
+		return fmt.Errorf("%w: contract %q: fuel %d with runtime %q; only a wasm contract is metered", ErrMalformed, d.Name, d.Fuel, d.Runtime)
 	}
 	switch d.Runtime {
 	case RuntimeBuiltin:

@@ -39,6 +39,10 @@ func TestDefinitionCheck(t *testing.T) {
 		{"wasm", func(d *Definition) { d.Runtime, d.CodeHash = RuntimeWasm, hash }, nil, ""},
 		{"bad policy", func(d *Definition) { d.Policy = "AND(" }, ErrPolicy, "position"},
 		{"init", func(d *Definition) { d.Init = "init\n" }, ErrMalformed, "init"},
+		{"wasm fuel", func(d *Definition) { d.Runtime, d.CodeHash, d.Fuel = RuntimeWasm, hash, 5000 }, nil, ""},
+		{"negative fuel", func(d *Definition) { d.Runtime, d.CodeHash, d.Fuel = RuntimeWasm, hash, -1 }, ErrMalformed, "fuel -1, want 1 to 2^62"},
+		{"fuel past 2^62", func(d *Definition) { d.Runtime, d.CodeHash, d.Fuel = RuntimeWasm, hash, MaxFuel+1 }, ErrMalformed, "want 1 to 2^62"},
+		{"builtin fuel", func(d *Definition) { d.Fuel = 5000 }, ErrMalformed, "only a wasm contract is metered"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := def("cc", 1)
@@ -51,7 +55,7 @@ func TestDefinitionCheck(t *testing.T) {
 				return
 			}
 			got, err := Decode(raw)
-			if err != nil || got.Name != d.Name || got.Policy != "OR('Org1.peer','Org2.peer')" || got.Parsed == nil {
+			if err != nil || got.Name != d.Name || got.Fuel != d.Fuel || got.Policy != "OR('Org1.peer','Org2.peer')" || got.Parsed == nil {
 				t.Fatalf("Decode(Encode) = %+v, %v", got, err)
 			}
 		})

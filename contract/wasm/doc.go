@@ -16,10 +16,18 @@
 //     copy-on-write pages; elsewhere a copy), so no call sees another's
 //     memory. An instance that cannot be reset exactly (its call failed,
 //     grew the memory, or was abandoned) is closed, never pooled.
-//   - Every call is bounded: Options.Timeout (wazero closes the instance
-//     when the call's context is done) and Options.MemoryPages (linear
-//     memory cap). There is no fuel metering: in XOV a call that times
-//     out on one endorser only fails that endorsement.
+//   - Every call is bounded: by fuel, the same on every peer (Compile
+//     runs meter, fuel.go, on the code: a charge at each function entry
+//     and loop header on an added global, FuelExport; the budget is
+//     Options.Fuel or a definition's, WithFuel; ErrFuel), by
+//     Options.Timeout (wazero closes the instance when the call's context
+//     is done; the backstop, and the only bound of _initialize) and by
+//     Options.MemoryPages (linear memory cap).
+//   - Metering changes nothing else: the metered module is the original
+//     byte for byte plus the charges, the global and its export, and no
+//     original instruction or export can name that global (meter refuses
+//     the module: it would be invalid anyway), so a contract cannot
+//     refill its fuel.
 //   - A failure is a named error wrapping one sentinel, counted in
 //     Metrics, and never affects the next call.
 //

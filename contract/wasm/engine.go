@@ -37,7 +37,10 @@ func NewEngine(opts Options) (*Engine, error) {
 	ctx := context.Background()
 	cfg := wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(true). // the call deadline
-		WithMemoryLimitPages(opts.MemoryPages)
+		WithMemoryLimitPages(opts.MemoryPages).
+		// Metering moves the code (fuel.go), so a module's DWARF would
+		// name wrong lines; errors keep only wazero's first line anyway.
+		WithDebugInfoEnabled(false)
 	e := &Engine{opts: opts, rt: wazero.NewRuntimeWithConfig(ctx, cfg)}
 	e.mu.modules = map[[32]byte]*Module{}
 	for name, fns := range map[string][]hostFunc{HostModule: hostFuncs, WASIModule: wasiFuncs} {
@@ -74,7 +77,8 @@ func Hash(code []byte) string {
 // Compile returns the module of code, compiling it unless a module with
 // the same hash is cached. It checks the module's imports and exports
 // against the ABI and runs its initialisation once, so a module that could
-// never serve a call fails here, with ErrCompile, ErrImport or ErrABI.
+// never serve a call fails here, with ErrCompile, ErrMeter, ErrImport or
+// ErrABI. What it compiles is code metered for fuel (fuel.go).
 func (e *Engine) Compile(code []byte) (*Module, error) {
 	hash := sha256.Sum256(code)
 	e.mu.Lock()
@@ -111,7 +115,18 @@ func (e *Engine) Compile(code []byte) (*Module, error) {
 
 func (e *Engine) compile(code []byte, hash [32]byte) (*Module, error) {
 	ctx := context.Background()
-	cm, err := e.rt.CompileModule(ctx, code)
+	metered, err := meter(code)
+	if err != nil {
+		// Name an invalid module as such: meter refuses it only because
+		// it cannot read it.
+		cm, cerr := e.rt.CompileModule(ctx, code)
+		if cerr != nil {
+			return nil, fmt.Errorf("%w: %d bytes, sha256 %x: %v", ErrCompile, len(code), hash, cerr)
+		}
+		cm.Close(ctx)
+		return nil, fmt.Errorf("module sha256 %x: %w", hash, err)
+	}
+	cm, err := e.rt.CompileModule(ctx, metered)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %d bytes, sha256 %x: %v", ErrCompile, len(code), hash, err)
 	}

@@ -19,6 +19,7 @@ type instance struct {
 	m      *Module
 	mod    api.Module
 	mem    api.Memory
+	fuel   api.MutableGlobal // the fuel left to the call (FuelExport)
 	invoke api.Function
 	stack  [1]uint64
 	snap   []byte // the memory to restore after a call
@@ -41,6 +42,7 @@ type callState struct {
 	realNs  int64  // the realtime clock at clock0: the tx timestamp
 	random  uint64 // random_get calls so far
 	abort   error  // why a host function ended the call
+	budget  int64  // the call's fuel
 }
 
 type instanceKey struct{}
@@ -64,6 +66,12 @@ func (m *Module) instantiate() (*instance, error) {
 		return nil, fmt.Errorf("%w: instantiating: %v", ErrABI, in.describe(ctx, err))
 	}
 	in.mod, in.mem, in.invoke = mod, mod.Memory(), mod.ExportedFunction(InvokeExport)
+	fuel, ok := mod.ExportedGlobal(FuelExport).(api.MutableGlobal)
+	if !ok { // meter adds it to every module
+		mod.Close(ctx)
+		return nil, fmt.Errorf("%w: the metered module has no mutable global %q", ErrMeter, FuelExport)
+	}
+	in.fuel = fuel
 	in.clock0 = in.clock
 	buf, _ := in.mem.Read(0, in.mem.Size())
 	if m.snap != nil && bytes.Equal(buf, m.snap) {
@@ -76,10 +84,17 @@ func (m *Module) instantiate() (*instance, error) {
 }
 
 // call runs one call. ok is false if the instance must not serve again.
-func (in *instance) call(ctx context.Context, stub contract.Stub) (res []byte, err error, ok bool) {
-	in.callState = callState{stub: stub, clock: in.clock0, realNs: stub.Timestamp().UnixNano(), out: in.out[:0]}
+func (in *instance) call(ctx context.Context, stub contract.Stub, budget int64) (res []byte, err error, ok bool) {
+	in.callState = callState{stub: stub, clock: in.clock0, realNs: stub.Timestamp().UnixNano(), out: in.out[:0], budget: budget}
 	ctx = context.WithValue(ctx, instanceKey{}, in)
-	if err := in.invoke.CallWithStack(ctx, in.stack[:]); err != nil {
+	in.fuel.Set(uint64(budget))
+	err = in.invoke.CallWithStack(ctx, in.stack[:])
+	if left := int64(in.fuel.Get()); left >= 0 {
+		in.m.e.m.fuel.Add(uint64(budget - left))
+	} else {
+		in.m.e.m.fuel.Add(uint64(budget))
+	}
+	if err != nil {
 		return nil, in.describe(ctx, err), false
 	}
 	if rc := int32(in.stack[0]); rc != 0 {
@@ -106,6 +121,9 @@ func (in *instance) describe(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%d pages of 64 KiB): %v%s", ErrMemory, in.m.e.opts.MemoryPages, in.abort, out)
 	case in.abort != nil:
 		return fmt.Errorf("%w%s", in.abort, out)
+	case in.fuel != nil && int64(in.fuel.Get()) < 0: // only the metering code traps so
+		return fmt.Errorf("%w: module %.12s function %q used up its budget of %d units (about one a WebAssembly instruction; the definition's fuel, or the peer's default)%s",
+			ErrFuel, in.m.Hash(), in.stub.Function(), in.budget, out)
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w of %v: %v%s", ErrDeadline, in.m.e.opts.Timeout, ctx.Err(), out)
 	case in.outOfMemory():

@@ -39,8 +39,32 @@ var _ contract.Contract = (*Module)(nil)
 // Hash is the hex SHA-256 of the module's code.
 func (m *Module) Hash() string { return hex.EncodeToString(m.hash[:]) }
 
-// Invoke runs one call of the contract on stub.
-func (m *Module) Invoke(stub contract.Stub) ([]byte, error) {
+// Invoke runs one call of the contract on stub, with the engine's fuel
+// budget (Options.Fuel).
+func (m *Module) Invoke(stub contract.Stub) ([]byte, error) { return m.invoke(stub, m.e.opts.Fuel) }
+
+// WithFuel returns the module as a contract whose calls have a budget of
+// fuel units (1 to MaxFuel; 0 leaves the engine's), as a contract
+// definition may set.
+func (m *Module) WithFuel(fuel int64) (contract.Contract, error) {
+	switch {
+	case fuel == 0:
+		return m, nil
+	case fuel < 0 || fuel > MaxFuel:
+		return nil, fmt.Errorf("%w: fuel %d, want 1 to 2^62 units a call", ErrBadOptions, fuel)
+	}
+	return metered{m, fuel}, nil
+}
+
+// metered is a module with its own fuel budget.
+type metered struct {
+	m    *Module
+	fuel int64
+}
+
+func (c metered) Invoke(stub contract.Stub) ([]byte, error) { return c.m.invoke(stub, c.fuel) }
+
+func (m *Module) invoke(stub contract.Stub, fuel int64) ([]byte, error) {
 	m.e.m.calls.Add(1)
 	// One deadline bounds the wait for an instance and the call.
 	ctx, cancel := context.WithTimeout(context.Background(), m.e.opts.Timeout)
@@ -60,7 +84,7 @@ func (m *Module) Invoke(stub contract.Stub) ([]byte, error) {
 			m.drop(in)
 		}
 	}()
-	res, err, ok := in.call(ctx, stub)
+	res, err, ok := in.call(ctx, stub, fuel)
 	if ok {
 		keep = in.reset()
 	}

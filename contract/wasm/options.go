@@ -16,6 +16,17 @@ type Options struct {
 	// fails with ErrDeadline. Default 2s, shorter than the endorser's 5 s,
 	// so that the runtime, not the endorser, ends a runaway call.
 	Timeout time.Duration
+	// Fuel is the budget of one call in fuel units: one unit per
+	// WebAssembly instruction the call may run (meter in fuel.go charges
+	// a function body or loop body when it is entered, for all of its
+	// instructions outside nested loops). A call that uses it up fails
+	// with ErrFuel, the same on every peer: unlike Timeout, it does not
+	// depend on the machine or its load. Default 500,000,000, 1 to 2^62:
+	// a Go Smallbank's largest call (create_accounts of 1000 accounts)
+	// uses 372 million, and a tight loop uses it up in about 1.5 s on
+	// this project's machine, within Timeout (docs/contracts.md). A
+	// definition may set its own (Module.WithFuel).
+	Fuel int64
 	// Pool is how many instances a module has at most, made as calls need
 	// them and kept between calls. A call finding them all busy waits for
 	// one (its Timeout bounds the wait and the call together): calls are
@@ -38,6 +49,8 @@ type Options struct {
 const (
 	DefaultMemoryPages = 1024
 	DefaultTimeout     = 2 * time.Second
+	DefaultFuel        = 500_000_000
+	MaxFuel            = 1 << 62
 	DefaultPool        = 8
 	DefaultOutputBytes = 2048
 )
@@ -49,6 +62,9 @@ func (o *Options) EnsureDefaults() {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
+	}
+	if o.Fuel == 0 {
+		o.Fuel = DefaultFuel
 	}
 	if o.Pool == 0 {
 		o.Pool = DefaultPool
@@ -65,6 +81,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MemoryPages is %d, want 1 to 65536 (64 KiB pages)", ErrBadOptions, o.MemoryPages)
 	case o.Timeout <= 0:
 		return fmt.Errorf("%w: Timeout is %v, want more than 0", ErrBadOptions, o.Timeout)
+	case o.Fuel < 1 || o.Fuel > MaxFuel:
+		return fmt.Errorf("%w: Fuel is %d, want 1 to 2^62 (units per call)", ErrBadOptions, o.Fuel)
 	case o.Pool < 1 || o.Pool > 1024:
 		return fmt.Errorf("%w: Pool is %d, want 1 to 1024", ErrBadOptions, o.Pool)
 	case o.OutputBytes < 0 || o.OutputBytes > 65536:

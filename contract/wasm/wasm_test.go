@@ -45,7 +45,7 @@ func call(t testing.TB, m *wasm.Module, fn string, args ...string) string {
 }
 
 func TestOptionsValidate(t *testing.T) {
-	for _, o := range []wasm.Options{{MemoryPages: 70000}, {Timeout: -1}, {Pool: 2000}, {OutputBytes: -1}} {
+	for _, o := range []wasm.Options{{MemoryPages: 70000}, {Timeout: -1}, {Pool: 2000}, {OutputBytes: -1}, {Fuel: -1}, {Fuel: wasm.MaxFuel + 1}} {
 		if _, err := wasm.NewEngine(o); !errors.Is(err, wasm.ErrBadOptions) {
 			t.Errorf("NewEngine(%+v) = %v, want ErrBadOptions", o, err)
 		}
@@ -129,7 +129,7 @@ func testCalls(t *testing.T, opts wasm.Options) {
 // TestFailures: each way a call can break is a named error and a counter,
 // and the module serves the next call at once.
 func TestFailures(t *testing.T) {
-	e := engine(t, wasm.Options{MemoryPages: 64, Timeout: 200 * time.Millisecond})
+	e := engine(t, wasm.Options{MemoryPages: 64, Timeout: 5 * time.Second, Fuel: 1_000_000})
 	m := compile(t, e, misbehave(t))
 	for _, tc := range []struct {
 		fn   string
@@ -137,7 +137,8 @@ func TestFailures(t *testing.T) {
 		has  string
 	}{
 		{"trap", wasm.ErrTrap, "unreachable"},
-		{"loop", wasm.ErrDeadline, "200ms"},
+		{"loop", wasm.ErrFuel, `function "loop" used up its budget of 1000000 units`},
+		{"recurse", wasm.ErrFuel, "budget of 1000000"},
 		{"grow", wasm.ErrMemory, "64 pages"},
 		{"refused", wasm.ErrRefused, "wasi_snapshot_preview1.sock_shutdown"},
 		{"badptr", wasm.ErrBadCall, "outside the memory"},
@@ -153,8 +154,46 @@ func TestFailures(t *testing.T) {
 		})
 	}
 	got := e.Metrics()
-	if got.Traps != 1 || got.Deadlines != 1 || got.MemoryCaps != 1 || got.Refused != 1 || got.BadCalls != 1 {
-		t.Errorf("metrics %v: want one of each failure", got)
+	if got.Traps != 1 || got.FuelOuts != 2 || got.MemoryCaps != 1 || got.Refused != 1 || got.BadCalls != 1 {
+		t.Errorf("metrics %v: want one of each failure, two out of fuel", got)
+	}
+}
+
+// TestWithFuel: a definition's budget replaces the engine's.
+func TestWithFuel(t *testing.T) {
+	e := engine(t, wasm.Options{})
+	m := compile(t, e, misbehave(t))
+	c, err := m.WithFuel(20_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Invoke(newStub("loop")); !errors.Is(err, wasm.ErrFuel) || !strings.Contains(err.Error(), "budget of 20000 units") {
+		t.Fatalf("loop = %v, want ErrFuel with the budget of 20000", err)
+	}
+	if out, err := c.Invoke(newStub("echo", "next")); err != nil || string(out) != "next" {
+		t.Fatalf("the call after = %q, %v", out, err)
+	}
+	if _, err := m.WithFuel(-1); !errors.Is(err, wasm.ErrBadOptions) {
+		t.Errorf("WithFuel(-1) = %v, want ErrBadOptions", err)
+	}
+	if same, err := m.WithFuel(0); same != m || err != nil {
+		t.Errorf("WithFuel(0) = %v, %v: want the module itself", same, err)
+	}
+}
+
+// TestDeadline: a budget too large to use up within the deadline leaves
+// the deadline to end the call.
+func TestDeadline(t *testing.T) {
+	e := engine(t, wasm.Options{Timeout: 100 * time.Millisecond, Fuel: wasm.MaxFuel})
+	m := compile(t, e, misbehave(t))
+	if _, err := m.Invoke(newStub("loop")); !errors.Is(err, wasm.ErrDeadline) || !strings.Contains(err.Error(), "100ms") {
+		t.Fatalf("loop = %v, want ErrDeadline of 100ms", err)
+	}
+	if got := call(t, m, "echo", "next"); got != "next" {
+		t.Fatalf("the call after the deadline = %q", got)
+	}
+	if got := e.Metrics(); got.Deadlines != 1 {
+		t.Errorf("metrics %v: want one deadline", got)
 	}
 }
 

@@ -8,6 +8,14 @@ static int counter; // a call must never see another call's write
 
 static void ok(const char *s) { strand_result((const uint8_t *)s, (int32_t)strlen(s)); }
 
+static volatile int depth; // volatile: the recursion cannot be folded away
+
+__attribute__((noinline)) static int recurse(int n) {
+	depth = n;
+	if (depth < 0) return 0; // never: depth only grows from 0
+	return recurse(n + 1) + depth;
+}
+
 STRAND_CONTRACT(run)
 static void run(const strand_call *c) {
 	if (strand_is(c->fn, "echo")) { // the arguments, joined by '|'
@@ -31,6 +39,9 @@ static void run(const strand_call *c) {
 	} else if (strand_is(c->fn, "loop")) {
 		for (volatile int i = 0;; i++) {
 		}
+	} else if (strand_is(c->fn, "recurse")) { // until the fuel or the stack runs out
+		recurse(0);
+		ok("unreachable");
 	} else if (strand_is(c->fn, "grow")) { // until the cap refuses
 		while (__builtin_wasm_memory_grow(0, 1) != (size_t)-1) {
 		}
