@@ -24,8 +24,10 @@ func (r *Registry) AdminMajority(msg []byte, sigs []api.ConfigSignature) error {
 	return r.AdminMajorityUnder(nil, msg, sigs)
 }
 
-// AdminMajorityUnder is AdminMajority where an admin whose certificate rv
-// revokes counts for nothing.
+// AdminMajorityUnder is AdminMajority over the member orgs under rv
+// (MembersUnder): an admin whose certificate rv revokes, or whose org is
+// not a member under rv (removed, or not yet added), counts for nothing,
+// and the majority is of the orgs that are members.
 func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.ConfigSignature) error {
 	signed := map[string]bool{}
 	var bad []string
@@ -50,7 +52,8 @@ func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.Co
 		}
 		signed[m.Org] = true
 	}
-	if 2*len(signed) > len(r.ids) {
+	ids := r.MembersUnder(rv)
+	if 2*len(signed) > len(ids) {
 		return nil
 	}
 	have := make([]string, 0, len(signed))
@@ -59,7 +62,7 @@ func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.Co
 	}
 	sort.Strings(have)
 	why := fmt.Sprintf("signed by the admins of %d of the channel's %d orgs (%s), want a majority: %d of %s",
-		len(signed), len(r.ids), strings.Join(have, ", "), len(r.ids)/2+1, strings.Join(r.ids, ", "))
+		len(signed), len(ids), strings.Join(have, ", "), len(ids)/2+1, strings.Join(ids, ", "))
 	if len(bad) > 0 {
 		why += "; not counted: " + strings.Join(bad, "; ")
 	}
