@@ -3,6 +3,7 @@ package identity
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,6 +30,15 @@ func (r *Registry) AdminMajority(msg []byte, sigs []api.ConfigSignature) error {
 // not a member under rv (removed, or not yet added), counts for nothing,
 // and the majority is of the orgs that are members.
 func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.ConfigSignature) error {
+	return r.AdminMajorityExcept(rv, nil, msg, sigs)
+}
+
+// AdminMajorityExcept is AdminMajorityUnder over the member orgs under rv
+// less those of except: a membership update that removes orgs is signed
+// by a majority of the orgs that stay, and a removed org's admin counts
+// for nothing (as an added org's does not count toward its own
+// admission: it is not a member under rv).
+func (r *Registry) AdminMajorityExcept(rv *Revocations, except []string, msg []byte, sigs []api.ConfigSignature) error {
 	signed := map[string]bool{}
 	var bad []string
 	signedMsg := NewMessage(msg) // every admin signs the same bytes
@@ -42,6 +52,10 @@ func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.Co
 			bad = append(bad, fmt.Sprintf("signatures[%d]: %v", i, err))
 			continue
 		}
+		if slices.Contains(except, m.Org) {
+			bad = append(bad, fmt.Sprintf("signatures[%d]: %s/%s: org %s is being removed", i, m.Org, m.Name, m.Org))
+			continue
+		}
 		if m.Role != RoleAdmin {
 			bad = append(bad, fmt.Sprintf("signatures[%d]: %s/%s has role %s, want admin", i, m.Org, m.Name, m.Role))
 			continue
@@ -52,7 +66,7 @@ func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.Co
 		}
 		signed[m.Org] = true
 	}
-	ids := r.MembersUnder(rv)
+	ids := slices.DeleteFunc(r.MembersUnder(rv), func(o string) bool { return slices.Contains(except, o) })
 	if 2*len(signed) > len(ids) {
 		return nil
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/strand-ledger/strand/api"
 )
 
 // Orgs that join and leave a running channel. A membership update
@@ -165,6 +167,27 @@ type MembersChange struct {
 	CRLs   []*CRL
 	Add    []*OrgDef
 	Remove []string
+}
+
+// ParseMembersChange parses what u changes: its CRLs (ParseCRL: each
+// signed by a CA of its org) and the definitions of the orgs it adds
+// (ParseOrgDef). Which orgs are members is NextMembers' business.
+func (r *Registry) ParseMembersChange(u *api.MembersUpdate) (MembersChange, error) {
+	ch := MembersChange{CRLs: make([]*CRL, len(u.CRLs)), Remove: u.Remove}
+	var err error
+	for i, c := range u.CRLs {
+		if ch.CRLs[i], err = r.ParseCRL(c.Org, c.CRL); err != nil {
+			return ch, err
+		}
+	}
+	for _, o := range u.Add {
+		d, err := ParseOrgDef(o.ID, o.CACerts, o.TLSCACerts)
+		if err != nil {
+			return ch, err
+		}
+		ch.Add = append(ch.Add, d)
+	}
+	return ch, nil
 }
 
 // NextMembers returns the membership config after the update ch, applied
