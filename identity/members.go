@@ -83,21 +83,44 @@ func ParseOrgDef(id string, caCerts, tlsCACerts [][]byte) (*OrgDef, error) {
 // the Revocations in force added it: Check). Adding the same definition
 // again is a no-op; an org the registry knows under other CAs, a genesis
 // org included, is ErrAlreadyMember.
-func (r *Registry) AddOrg(d *OrgDef) error {
+func (r *Registry) AddOrg(d *OrgDef) error { return r.addOrg(d, false) }
+
+// AddJoiningOrg is AddOrg for a peer of an org that joins the channel,
+// before its node has seen the update that adds it (node: join): the
+// anchors are provisional, and the chain's definition, when AddOrg
+// brings it, replaces them, so the chain stays the authority.
+func (r *Registry) AddJoiningOrg(d *OrgDef) error { return r.addOrg(d, true) }
+
+func (r *Registry) addOrg(d *OrgDef, provisional bool) error {
 	r.addMu.Lock()
 	defer r.addMu.Unlock()
 	t := r.orgs.Load()
 	if st, ok := t.m[d.ID]; ok {
-		if st.late && sameCerts(st.cas, d.cas) {
+		switch {
+		case st.late && sameCerts(st.cas, d.cas):
+			if !provisional {
+				st.provisional.Store(false)
+			}
 			return nil
+		case !st.provisional.Load() || provisional:
+			return fmt.Errorf("%w: org %q is known with other CA certificates", ErrAlreadyMember, d.ID)
 		}
-		return fmt.Errorf("%w: org %q is known with other CA certificates", ErrAlreadyMember, d.ID)
 	}
-	next := &orgTable{m: make(map[string]*orgState, len(t.m)+1), ids: append(slices.Clone(t.ids), d.ID)}
+	if old, ok := t.m[d.ID]; ok { // provisional anchors the chain replaces
+		r.mu.Lock()
+		r.mu.n -= len(old.cache)
+		r.mu.Unlock()
+	}
+	next := &orgTable{m: make(map[string]*orgState, len(t.m)+1)}
 	for id, st := range t.m {
 		next.m[id] = st
 	}
-	next.m[d.ID] = r.newOrgState(d.ID, d.cas, true)
+	st := r.newOrgState(d.ID, d.cas, true)
+	st.provisional.Store(provisional)
+	next.m[d.ID] = st
+	for id := range next.m {
+		next.ids = append(next.ids, id)
+	}
 	sort.Strings(next.ids)
 	r.orgs.Store(next)
 	return nil

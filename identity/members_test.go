@@ -78,8 +78,26 @@ func TestOrgMembership(t *testing.T) {
 	if err := reg.AddOrg(def3); err != nil {
 		t.Fatalf("adding the same definition again: %v", err)
 	}
+	if err := reg.AddJoiningOrg(mustDef(t, mustNewCA(t, "Org3"))); !errors.Is(err, identity.ErrAlreadyMember) {
+		t.Fatalf("provisional Org3 under another CA over the chain's: %v, want ErrAlreadyMember", err)
+	}
 	if err := reg.AddOrg(mustDef(t, mustNewCA(t, "Org3"))); !errors.Is(err, identity.ErrAlreadyMember) {
 		t.Fatalf("Org3 under another CA: %v, want ErrAlreadyMember", err)
+	}
+	// A joining peer's provisional anchors give way to the chain's.
+	ca5, other5 := mustNewCA(t, "Org5"), mustNewCA(t, "Org5")
+	if err := reg.AddJoiningOrg(mustDef(t, other5)); err != nil {
+		t.Fatal(err)
+	}
+	c5, _ := ca5.Issue("client5", identity.RoleClient, identity.ECDSAP256)
+	if _, err := reg.Member(c5.Identity()); !errors.Is(err, identity.ErrUntrustedCertificate) {
+		t.Fatalf("Org5 client under provisional anchors of another CA: %v", err)
+	}
+	if err := reg.AddOrg(mustDef(t, ca5)); err != nil {
+		t.Fatalf("the chain's Org5 over provisional anchors: %v", err)
+	}
+	if _, err := reg.Member(c5.Identity()); err != nil {
+		t.Fatalf("Org5 client under the chain's anchors: %v", err)
 	}
 	m3, err := reg.Member(c3.Identity())
 	if err != nil {

@@ -71,9 +71,12 @@ type orgState struct {
 	id string
 	// late marks an org a membership update added: its members are
 	// members only where the Revocations in force say it was added.
-	late  bool
-	roots *x509.CertPool
-	cas   []*x509.Certificate // the same, to check CRL signatures
+	late bool
+	// provisional marks anchors a joining peer took from its join file
+	// (AddJoiningOrg), which the chain's definition replaces.
+	provisional atomic.Bool
+	roots       *x509.CertPool
+	cas         []*x509.Certificate // the same, to check CRL signatures
 	// cache maps string(cert DER) to a verdict. Guarded by Registry.mu.
 	cache map[string]verdict
 	keys  *keyTables // the registry's

@@ -371,25 +371,39 @@ func (n *NodeConfig) CheckChannel(ch *ChannelConfig) error {
 // update was applied is the chain's business: until it is, the peer
 // catches up and its endorsements count for nothing.
 func (n *NodeConfig) checkJoinOrg(ch *ChannelConfig) error {
+	_, err := n.JoinOrg(ch)
+	return err
+}
+
+// JoinOrg returns the definition of the peer's org from its join file
+// (see checkJoinOrg), which the peer's registry takes provisionally
+// (identity.Registry.AddJoiningOrg) until the chain brings the update.
+func (n *NodeConfig) JoinOrg(ch *ChannelConfig) (*identity.OrgDef, error) {
 	raw, err := os.ReadFile(n.Join)
 	if err != nil {
-		return fmt.Errorf("%w: %s: join: %w", ErrConfig, n.file, err)
+		return nil, fmt.Errorf("%w: %s: join: %w", ErrConfig, n.file, err)
 	}
 	_, u, err := api.DecodeMembersEnvelope(raw)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%w: %s: join: %s: %w", ErrConfig, n.file, n.Join, err)
+		return nil, fmt.Errorf("%w: %s: join: %s: %w", ErrConfig, n.file, n.Join, err)
 	case u.Channel != ch.Channel:
-		return fmt.Errorf("%w: %s: join: %s updates channel %q, this peer's channel is %q", ErrConfig, n.file, n.Join, u.Channel, ch.Channel)
-	case !slices.ContainsFunc(u.Add, func(o api.MembersOrg) bool { return o.ID == n.Org }):
-		return fmt.Errorf("%w: %s: join: the membership update in %s does not add org %s", ErrConfig, n.file, n.Join, n.Org)
+		return nil, fmt.Errorf("%w: %s: join: %s updates channel %q, this peer's channel is %q", ErrConfig, n.file, n.Join, u.Channel, ch.Channel)
 	}
 	for _, o := range ch.Orgs {
 		if o.ID == n.Org {
-			return fmt.Errorf("%w: %s: join: org %s is a genesis org of channel %q; list peer %s in the channel file instead", ErrConfig, n.file, n.Org, ch.Channel, n.Name)
+			return nil, fmt.Errorf("%w: %s: join: org %s is a genesis org of channel %q; list peer %s in the channel file instead", ErrConfig, n.file, n.Org, ch.Channel, n.Name)
 		}
 	}
-	return nil
+	i := slices.IndexFunc(u.Add, func(o api.MembersOrg) bool { return o.ID == n.Org })
+	if i < 0 {
+		return nil, fmt.Errorf("%w: %s: join: the membership update in %s does not add org %s", ErrConfig, n.file, n.Join, n.Org)
+	}
+	d, err := identity.ParseOrgDef(n.Org, u.Add[i].CACerts, u.Add[i].TLSCACerts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: join: %s: %w", ErrConfig, n.file, n.Join, err)
+	}
+	return d, nil
 }
 
 // CommitterOptions converts the pipeline section, with the committer's

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
 )
 
 // TestCheckJoinOrg: a peer not in the channel file starts only with a
@@ -31,7 +32,12 @@ func TestCheckJoinOrg(t *testing.T) {
 		return path
 	}
 	add := func(id string) []api.MembersOrg {
-		return []api.MembersOrg{{ID: id, CACerts: [][]byte{{1}}, TLSCACerts: [][]byte{{1}}}}
+		c, err := identity.NewCA(id, identity.ECDSAP256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca := c.CertDER()
+		return []api.MembersOrg{{ID: id, CACerts: [][]byte{ca}, TLSCACerts: [][]byte{ca}}}
 	}
 	ch := &ChannelConfig{Channel: "ch", Orgs: []OrgConfig{{ID: "Org1", Peers: []EndpointConfig{{Name: "peer0.Org1"}}}}}
 	for _, c := range []struct {
@@ -55,6 +61,10 @@ func TestCheckJoinOrg(t *testing.T) {
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want ErrConfig naming %q", c.name, err, c.want)
 		}
+	}
+	d, err := (&NodeConfig{Role: "peer", Name: "peer9.Org3", Org: "Org3", Join: filepath.Join(dir, "ok")}).JoinOrg(ch)
+	if err != nil || d.ID != "Org3" {
+		t.Fatalf("JoinOrg: %v, %+v", err, d)
 	}
 	if err := (&NodeConfig{Role: "peer", Name: "peer0.Org3", Org: "Org3"}).CheckChannel(ch); err == nil {
 		t.Errorf("a peer outside the channel file without join started")
