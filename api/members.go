@@ -8,8 +8,8 @@ import (
 	"fmt"
 )
 
-// A membership update changes the channel's member orgs' certificate
-// revocation lists. Like a config update (config.go) it is signed by org
+// A membership update changes the channel's member orgs: it adds orgs,
+// removes orgs, and replaces their certificate revocation lists. Like a config update (config.go) it is signed by org
 // admins and ordered like a transaction, but it changes no orderer set:
 // it is a transaction of its own kind, checked by the orderer at its
 // door and by every peer's committer, and in force from the block after
@@ -26,15 +26,38 @@ const MembersMagic = "strand membership update v1\n"
 // MaxMembersCRLs bounds the revocation lists one update carries.
 const MaxMembersCRLs = 64
 
+// MaxMembersOrgs bounds the orgs one update adds and removes, and
+// MaxOrgCAs the CA certificates of one added org's definition (each
+// list); MaxOrgID the bytes of an org's ID.
+const (
+	MaxMembersOrgs = 16
+	MaxOrgCAs      = 8
+	MaxOrgID       = 64
+)
+
 // MembersUpdate is what the admins sign: the channel, the number of
 // membership updates applied before this one (so an update applies once,
-// in order, and a replay is refused as stale), and for each org it
-// names, that org's new certificate revocation list (X.509 DER, signed
-// by one of the org's CAs), which replaces the org's list in force.
+// in order, and a replay is refused as stale), for each org it names,
+// that org's new certificate revocation list (X.509 DER, signed by one
+// of the org's CAs), which replaces the org's list in force, the orgs it
+// adds, and the IDs of the orgs it removes. An update carries at least
+// one of the three.
 type MembersUpdate struct {
 	Channel  string       `json:"channel"`
 	Sequence uint64       `json:"sequence"`
-	CRLs     []MembersCRL `json:"crls"`
+	CRLs     []MembersCRL `json:"crls,omitempty"`
+	Add      []MembersOrg `json:"add,omitempty"`
+	Remove   []string     `json:"remove,omitempty"`
+}
+
+// MembersOrg is an org's definition as an update adds it: its ID and the
+// DER certificates of the CAs that issue its members' certificates and
+// its TLS certificates (identity.ParseOrgDef checks them). Its admins
+// are its certificates with the admin role, as for a genesis org.
+type MembersOrg struct {
+	ID         string   `json:"id"`
+	CACerts    [][]byte `json:"ca_certs"`
+	TLSCACerts [][]byte `json:"tls_ca_certs"`
 }
 
 // MembersCRL is one org's certificate revocation list.
@@ -70,9 +93,13 @@ func EncodeMembers(e *ConfigEnvelope) ([]byte, error) {
 }
 
 // DecodeMembersEnvelope decodes a membership update envelope and its
-// update and checks their form: a channel, at least one CRL and at most
-// MaxMembersCRLs, each naming an org (once) and holding bytes, and every
-// signature with a signer. It checks no signature and parses no CRL.
+// update and checks their form: a channel; at most MaxMembersCRLs CRLs,
+// each naming an org (once) and holding bytes; at most MaxMembersOrgs
+// orgs added and removed, each a valid org ID (ValidOrgID) named once
+// across both, an added one with 1 to MaxOrgCAs CA and TLS CA
+// certificates; at least one CRL, add or remove; and every signature
+// with a signer. It checks no signature and parses no CRL or
+// certificate.
 func DecodeMembersEnvelope(raw []byte) (*ConfigEnvelope, *MembersUpdate, error) {
 	if !IsMembersEnvelope(raw) {
 		return nil, nil, fmt.Errorf("%w: does not start with %q", ErrBadConfigUpdate, MembersMagic)
@@ -95,8 +122,10 @@ func DecodeMembersEnvelope(raw []byte) (*ConfigEnvelope, *MembersUpdate, error) 
 	switch {
 	case u.Channel == "":
 		return nil, nil, fmt.Errorf("%w: membership update names no channel", ErrBadConfigUpdate)
-	case len(u.CRLs) == 0:
-		return nil, nil, fmt.Errorf("%w: membership update carries no CRL", ErrBadConfigUpdate)
+	case len(u.CRLs) == 0 && len(u.Add) == 0 && len(u.Remove) == 0:
+		return nil, nil, fmt.Errorf("%w: membership update carries no CRL, add or remove", ErrBadConfigUpdate)
+	case len(u.Add)+len(u.Remove) > MaxMembersOrgs:
+		return nil, nil, fmt.Errorf("%w: membership update adds and removes %d orgs, at most %d", ErrBadConfigUpdate, len(u.Add)+len(u.Remove), MaxMembersOrgs)
 	case len(u.CRLs) > MaxMembersCRLs:
 		return nil, nil, fmt.Errorf("%w: membership update carries %d CRLs, at most %d", ErrBadConfigUpdate, len(u.CRLs), MaxMembersCRLs)
 	}
@@ -110,10 +139,68 @@ func DecodeMembersEnvelope(raw []byte) (*ConfigEnvelope, *MembersUpdate, error) 
 		}
 		orgs[c.Org] = true
 	}
+	if err := checkOrgChanges(u); err != nil {
+		return nil, nil, err
+	}
 	for i, s := range env.Signatures {
 		if s.Signer == nil || len(s.Signature) == 0 {
 			return nil, nil, fmt.Errorf("%w: signatures[%d] lacks a signer or a signature", ErrBadConfigUpdate, i)
 		}
 	}
 	return env, u, nil
+}
+
+// checkOrgChanges checks the form of u's adds and removes.
+func checkOrgChanges(u *MembersUpdate) error {
+	named := map[string]bool{}
+	name := func(what string, i int, id string) error {
+		if err := ValidOrgID(id); err != nil {
+			return fmt.Errorf("%w: %s[%d]: %v", ErrBadConfigUpdate, what, i, err)
+		}
+		if named[id] {
+			return fmt.Errorf("%w: %s[%d]: org %q is added or removed twice", ErrBadConfigUpdate, what, i, id)
+		}
+		named[id] = true
+		return nil
+	}
+	for i, o := range u.Add {
+		if err := name("add", i, o.ID); err != nil {
+			return err
+		}
+		for _, l := range []struct {
+			field string
+			certs [][]byte
+		}{{"ca_certs", o.CACerts}, {"tls_ca_certs", o.TLSCACerts}} {
+			if len(l.certs) == 0 || len(l.certs) > MaxOrgCAs {
+				return fmt.Errorf("%w: add[%d] (org %q) has %d %s, want 1 to %d", ErrBadConfigUpdate, i, o.ID, len(l.certs), l.field, MaxOrgCAs)
+			}
+			for j, c := range l.certs {
+				if len(c) == 0 {
+					return fmt.Errorf("%w: add[%d] (org %q): %s[%d] is empty", ErrBadConfigUpdate, i, o.ID, l.field, j)
+				}
+			}
+		}
+	}
+	for i, id := range u.Remove {
+		if err := name("remove", i, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ValidOrgID checks an org ID an update adds or removes: 1 to MaxOrgID
+// bytes of letters, digits, '.', '_' and '-', starting with a letter or
+// digit (it keys state and names principals in policies).
+func ValidOrgID(id string) error {
+	if id == "" || len(id) > MaxOrgID {
+		return fmt.Errorf("org ID %q has %d bytes, want 1 to %d", id, len(id), MaxOrgID)
+	}
+	for i, c := range []byte(id) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '_' || c == '-')
+		if !ok {
+			return fmt.Errorf("org ID %q: byte %d (%q) is not a letter, digit, '.', '_' or '-' (or starts the ID)", id, i, c)
+		}
+	}
+	return nil
 }

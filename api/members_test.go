@@ -19,6 +19,11 @@ func TestDecodeMembersEnvelope(t *testing.T) {
 	if err != nil || u.Channel != "c" || len(u.CRLs) != 1 || string(u.CRLs[0].CRL) != "\x01\x02" || string(env.Update) != good {
 		t.Fatalf("good update: %v %+v", err, u)
 	}
+	add := `{"channel":"c","sequence":2,"add":[{"id":"Org3","ca_certs":["AQ=="],"tls_ca_certs":["Ag=="]}],"remove":["Org2"]}`
+	if _, u, err := DecodeMembersEnvelope(enc(add)); err != nil || len(u.Add) != 1 || u.Add[0].ID != "Org3" || string(u.Add[0].TLSCACerts[0]) != "\x02" ||
+		len(u.Remove) != 1 || u.Remove[0] != "Org2" || len(u.CRLs) != 0 {
+		t.Fatalf("add and remove: %v %+v", err, u)
+	}
 	if IsConfigEnvelope(enc(good)) || !IsMembersEnvelope(enc(good)) {
 		t.Fatal("a membership envelope is taken for a config envelope")
 	}
@@ -28,6 +33,13 @@ func TestDecodeMembersEnvelope(t *testing.T) {
 		{"empty crl", `{"channel":"c","sequence":0,"crls":[{"org":"Org1"}]}`, "want both"},
 		{"repeated org", `{"channel":"c","sequence":0,"crls":[{"org":"O","crl":"AQ=="},{"org":"O","crl":"AQ=="}]}`, "repeats org"},
 		{"unknown field", `{"channel":"c","sequence":0,"orderers":[],"crls":[{"org":"O","crl":"AQ=="}]}`, "unknown field"},
+		{"add without CA", `{"channel":"c","sequence":0,"add":[{"id":"Org3","tls_ca_certs":["AQ=="]}]}`, "has 0 ca_certs"},
+		{"add without TLS CA", `{"channel":"c","sequence":0,"add":[{"id":"Org3","ca_certs":["AQ=="]}]}`, "has 0 tls_ca_certs"},
+		{"add empty CA", `{"channel":"c","sequence":0,"add":[{"id":"Org3","ca_certs":[""],"tls_ca_certs":["AQ=="]}]}`, "ca_certs[0] is empty"},
+		{"bad org id", `{"channel":"c","sequence":0,"remove":["Org/2"]}`, "is not a letter"},
+		{"empty org id", `{"channel":"c","sequence":0,"remove":[""]}`, "want 1 to 64"},
+		{"add and remove", `{"channel":"c","sequence":0,"add":[{"id":"O","ca_certs":["AQ=="],"tls_ca_certs":["AQ=="]}],"remove":["O"]}`, "added or removed twice"},
+		{"remove twice", `{"channel":"c","sequence":0,"remove":["O","O"]}`, "added or removed twice"},
 	} {
 		_, _, err := DecodeMembersEnvelope(enc(c.update))
 		if !errors.Is(err, ErrBadConfigUpdate) || !strings.Contains(err.Error(), c.want) {
@@ -46,6 +58,8 @@ func TestDecodeMembersEnvelope(t *testing.T) {
 func FuzzDecodeMembersEnvelope(f *testing.F) {
 	b, _ := EncodeMembers(&ConfigEnvelope{Update: []byte(`{"channel":"c","sequence":1,"crls":[{"org":"O","crl":"AQI="}]}`)})
 	f.Add(b)
+	b, _ = EncodeMembers(&ConfigEnvelope{Update: []byte(`{"channel":"c","sequence":1,"add":[{"id":"Org3","ca_certs":["AQ=="],"tls_ca_certs":["AQ=="]}],"remove":["Org2"]}`)})
+	f.Add(b)
 	f.Add([]byte(MembersMagic))
 	f.Add([]byte(MembersMagic + `{"update":"e30=","signatures":[{"signer":null,"signature":"AQ=="}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -53,8 +67,22 @@ func FuzzDecodeMembersEnvelope(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if u.Channel == "" || len(u.CRLs) == 0 || len(u.CRLs) > MaxMembersCRLs || env.ID() == "" {
+		if u.Channel == "" || len(u.CRLs)+len(u.Add)+len(u.Remove) == 0 || len(u.CRLs) > MaxMembersCRLs ||
+			len(u.Add)+len(u.Remove) > MaxMembersOrgs || env.ID() == "" {
 			t.Fatalf("decoded update breaks its form: %+v", u)
+		}
+		named := map[string]bool{}
+		for _, id := range u.Remove {
+			if ValidOrgID(id) != nil || named[id] {
+				t.Fatalf("removed org %q invalid or repeated: %+v", id, u)
+			}
+			named[id] = true
+		}
+		for _, o := range u.Add {
+			if ValidOrgID(o.ID) != nil || named[o.ID] || len(o.CACerts) == 0 || len(o.TLSCACerts) == 0 {
+				t.Fatalf("added org %q breaks its form: %+v", o.ID, u)
+			}
+			named[o.ID] = true
 		}
 	})
 }

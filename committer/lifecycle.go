@@ -83,8 +83,8 @@ func loadDefinitions(db statedb.DB) ([]*lifecycle.Definition, error) {
 // checkDefinition is stage 1's check of a lifecycle transaction whose
 // creator and endorsements (the lifecycle policy) were verified: the form
 // of its writes (lifecycle.CheckWrites).
-func checkDefinition(ch *Channel, r txResult) txResult {
-	orgs := ch.Registry.Orgs()
+func checkDefinition(ch *Channel, rs *ruleSet, r txResult) txResult {
+	orgs := ch.Registry.MembersUnder(rs.rev) // a policy may name the orgs that are members at its block
 	def, _, err := lifecycle.CheckWrites(ch.Name, func(o string) bool { return slices.Contains(orgs, o) }, r.tx.Response.Rwset)
 	if err != nil {
 		code := api.TxValidationCode_BAD_RWSET

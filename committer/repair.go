@@ -179,7 +179,7 @@ func (c *Committer) decide(n uint64, blk *api.Block, batch *statedb.Batch) ([]st
 		}
 	}
 	nextDefinitions(rs.defs, results, txs, c.log.Warn)
-	nextMembers(rs.rev, results, txs, c.log.Warn)
+	nextMembers(c.ch.Registry, rs.rev, results, txs, c.log.Warn)
 	if err := validateSequential(newView(c.db, 0), txs); err != nil {
 		return nil, nil, fmt.Errorf("committer: repair: block %d: reading state: %w", n, err)
 	}

@@ -127,7 +127,7 @@ func (c *Committer) validate(b *blockWork) (*persistWork, error) {
 		}
 	}
 	defs := nextDefinitions(rs.defs, b.results, txs, c.log.Warn)
-	rev := nextMembers(rs.rev, b.results, txs, c.log.Warn)
+	rev := nextMembers(c.ch.Registry, rs.rev, b.results, txs, c.log.Warn)
 	var err error
 	if c.opts.Mode == Parallel {
 		err = validateParallel(c.view, txs, c.opts.ApplyWorkers)

@@ -84,7 +84,7 @@ func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult {
 			fmt.Errorf("committer: tx %s: endorsements do not satisfy %s's policy %s", hdr.TxId, tx.Payload.Contract, rule.pol))
 	}
 	if tx.Payload.Contract == lifecycle.Namespace {
-		return checkDefinition(ch, r)
+		return checkDefinition(ch, rs, r)
 	}
 	return r
 }

@@ -384,7 +384,7 @@ func TestCacheBound(t *testing.T) {
 		}
 	}
 	total := 0
-	for _, o := range f.reg.orgs {
+	for _, o := range f.reg.orgs.Load().m {
 		total += len(o.cache)
 	}
 	if total != f.reg.mu.n {

@@ -3,6 +3,7 @@ package identity
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,9 +25,20 @@ func (r *Registry) AdminMajority(msg []byte, sigs []api.ConfigSignature) error {
 	return r.AdminMajorityUnder(nil, msg, sigs)
 }
 
-// AdminMajorityUnder is AdminMajority where an admin whose certificate rv
-// revokes counts for nothing.
+// AdminMajorityUnder is AdminMajority over the member orgs under rv
+// (MembersUnder): an admin whose certificate rv revokes, or whose org is
+// not a member under rv (removed, or not yet added), counts for nothing,
+// and the majority is of the orgs that are members.
 func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.ConfigSignature) error {
+	return r.AdminMajorityExcept(rv, nil, msg, sigs)
+}
+
+// AdminMajorityExcept is AdminMajorityUnder over the member orgs under rv
+// less those of except: a membership update that removes orgs is signed
+// by a majority of the orgs that stay, and a removed org's admin counts
+// for nothing (as an added org's does not count toward its own
+// admission: it is not a member under rv).
+func (r *Registry) AdminMajorityExcept(rv *Revocations, except []string, msg []byte, sigs []api.ConfigSignature) error {
 	signed := map[string]bool{}
 	var bad []string
 	signedMsg := NewMessage(msg) // every admin signs the same bytes
@@ -40,6 +52,10 @@ func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.Co
 			bad = append(bad, fmt.Sprintf("signatures[%d]: %v", i, err))
 			continue
 		}
+		if slices.Contains(except, m.Org) {
+			bad = append(bad, fmt.Sprintf("signatures[%d]: %s/%s: org %s is being removed", i, m.Org, m.Name, m.Org))
+			continue
+		}
 		if m.Role != RoleAdmin {
 			bad = append(bad, fmt.Sprintf("signatures[%d]: %s/%s has role %s, want admin", i, m.Org, m.Name, m.Role))
 			continue
@@ -50,7 +66,8 @@ func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.Co
 		}
 		signed[m.Org] = true
 	}
-	if 2*len(signed) > len(r.ids) {
+	ids := slices.DeleteFunc(r.MembersUnder(rv), func(o string) bool { return slices.Contains(except, o) })
+	if 2*len(signed) > len(ids) {
 		return nil
 	}
 	have := make([]string, 0, len(signed))
@@ -59,7 +76,7 @@ func (r *Registry) AdminMajorityUnder(rv *Revocations, msg []byte, sigs []api.Co
 	}
 	sort.Strings(have)
 	why := fmt.Sprintf("signed by the admins of %d of the channel's %d orgs (%s), want a majority: %d of %s",
-		len(signed), len(r.ids), strings.Join(have, ", "), len(r.ids)/2+1, strings.Join(r.ids, ", "))
+		len(signed), len(ids), strings.Join(have, ", "), len(ids)/2+1, strings.Join(ids, ", "))
 	if len(bad) > 0 {
 		why += "; not counted: " + strings.Join(bad, "; ")
 	}

@@ -34,13 +34,21 @@ type Org struct {
 	CACerts [][]byte
 }
 
-// Registry validates the identities of a fixed set of organisations. It is
-// Fabric's MSP manager. It is safe for concurrent use.
+// Registry validates the identities of the channel's organisations: those
+// of the genesis, fixed, and those membership updates added (AddOrg).
+// Whether an org is a member at a given point of the chain is the
+// Revocations' business (Check): the registry only ever learns trust
+// anchors, so that a node can decide a block under the membership in
+// force before it while it already knows a later one. It is Fabric's MSP
+// manager. It is safe for concurrent use.
 type Registry struct {
-	orgs  map[string]*orgState
-	ids   []string // sorted
-	limit int
-	keys  *keyTables
+	// orgs is every org the registry knows (genesis and added), replaced
+	// whole by AddOrg (copy on write) so Member reads it without a lock.
+	orgs    atomic.Pointer[orgTable]
+	genesis []string // the genesis orgs, sorted
+	addMu   sync.Mutex
+	limit   int
+	keys    *keyTables
 	// revoked is the revocations in force at the node's committed
 	// height (SetRevocations), for admission points.
 	revoked atomic.Pointer[Revocations]
@@ -51,11 +59,24 @@ type Registry struct {
 	}
 }
 
+// orgTable is the orgs a registry knows, by ID, and their IDs sorted.
+// It is immutable.
+type orgTable struct {
+	m   map[string]*orgState
+	ids []string
+}
+
 // orgState is one org's trust anchors and its verdict cache.
 type orgState struct {
-	id    string
-	roots *x509.CertPool
-	cas   []*x509.Certificate // the same, to check CRL signatures
+	id string
+	// late marks an org a membership update added: its members are
+	// members only where the Revocations in force say it was added.
+	late bool
+	// provisional marks anchors a joining peer took from its join file
+	// (AddJoiningOrg), which the chain's definition replaces.
+	provisional atomic.Bool
+	roots       *x509.CertPool
+	cas         []*x509.Certificate // the same, to check CRL signatures
 	// cache maps string(cert DER) to a verdict. Guarded by Registry.mu.
 	cache map[string]verdict
 	keys  *keyTables // the registry's
@@ -79,6 +100,7 @@ type Member struct {
 	// care compare it with their clock.
 	NotAfter time.Time
 
+	late      bool // of an org a membership update added (orgState.late)
 	serial    *big.Int
 	serialHex string // serial.Text(16): the key of CRL lookups
 
@@ -97,35 +119,54 @@ type Member struct {
 // NewRegistry builds a registry over orgs. Each org needs a non-empty,
 // unique ID and at least one CA certificate that parses and is a CA.
 func NewRegistry(orgs []Org) (*Registry, error) {
-	r := &Registry{orgs: make(map[string]*orgState, len(orgs)), limit: CacheEntries,
-		keys: &keyTables{limit: DefaultKeyTableBytes, widenAfter: KeyTableWidenAfter}}
+	r := &Registry{limit: CacheEntries, keys: &keyTables{limit: DefaultKeyTableBytes, widenAfter: KeyTableWidenAfter}}
+	t := &orgTable{m: make(map[string]*orgState, len(orgs))}
 	for i, o := range orgs {
 		if o.ID == "" {
 			return nil, fmt.Errorf("identity: org %d of %d has an empty ID, expected a unique non-empty ID", i, len(orgs))
 		}
-		if _, dup := r.orgs[o.ID]; dup {
+		if _, dup := t.m[o.ID]; dup {
 			return nil, fmt.Errorf("identity: org ID %q appears twice, expected unique IDs", o.ID)
 		}
-		if len(o.CACerts) == 0 {
-			return nil, fmt.Errorf("identity: org %q has no CA certificates, expected at least one", o.ID)
+		cas, err := parseCAs(o.ID, o.CACerts, ErrBadCertificate)
+		if err != nil {
+			return nil, err
 		}
-		st := &orgState{id: o.ID, roots: x509.NewCertPool(), cache: make(map[string]verdict), keys: r.keys}
-		for j, der := range o.CACerts {
-			c, err := x509.ParseCertificate(der)
-			if err != nil {
-				return nil, fmt.Errorf("%w: CA certificate %d of org %q: %v", ErrBadCertificate, j, o.ID, err)
-			}
-			if !c.IsCA {
-				return nil, fmt.Errorf("%w: CA certificate %d of org %q (%q) is not a CA (IsCA false)", ErrBadCertificate, j, o.ID, c.Subject.String())
-			}
-			st.roots.AddCert(c)
-			st.cas = append(st.cas, c)
-		}
-		r.orgs[o.ID] = st
-		r.ids = append(r.ids, o.ID)
+		t.m[o.ID] = r.newOrgState(o.ID, cas, false)
+		t.ids = append(t.ids, o.ID)
 	}
-	sort.Strings(r.ids)
+	sort.Strings(t.ids)
+	r.genesis = t.ids
+	r.orgs.Store(t)
 	return r, nil
+}
+
+// parseCAs parses an org's CA certificates: at least one, each a CA.
+// Errors wrap kind.
+func parseCAs(org string, ders [][]byte, kind error) ([]*x509.Certificate, error) {
+	if len(ders) == 0 {
+		return nil, fmt.Errorf("%w: org %q has no CA certificates, expected at least one", kind, org)
+	}
+	cas := make([]*x509.Certificate, len(ders))
+	for j, der := range ders {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CA certificate %d of org %q: %v", kind, j, org, err)
+		}
+		if !c.IsCA {
+			return nil, fmt.Errorf("%w: CA certificate %d of org %q (%q) is not a CA (IsCA false)", kind, j, org, c.Subject.String())
+		}
+		cas[j] = c
+	}
+	return cas, nil
+}
+
+func (r *Registry) newOrgState(id string, cas []*x509.Certificate, late bool) *orgState {
+	st := &orgState{id: id, late: late, roots: x509.NewCertPool(), cas: cas, cache: make(map[string]verdict), keys: r.keys}
+	for _, c := range cas {
+		st.roots.AddCert(c)
+	}
+	return st
 }
 
 // SetKeyTableLimit bounds the bytes of the verification tables built for
@@ -142,8 +183,9 @@ func (r *Registry) DisableKeyTables() { r.keys.stock, r.keys.limit = true, 0 }
 // KeyTableMetrics is a snapshot of the registry's verification tables.
 func (r *Registry) KeyTableMetrics() KeyTableMetrics { return r.keys.metrics() }
 
-// Orgs returns the IDs of the registry's organisations, sorted.
-func (r *Registry) Orgs() []string { return append([]string(nil), r.ids...) }
+// Orgs returns the IDs of the channel's member orgs under the
+// revocations in force (SetRevocations), sorted: MembersUnder.
+func (r *Registry) Orgs() []string { return r.MembersUnder(r.revoked.Load()) }
 
 // Member validates id and returns the member it names. The org must be
 // known (ErrUnknownOrg), the certificate must parse (ErrBadCertificate),
@@ -155,9 +197,9 @@ func (r *Registry) Member(id *api.Identity) (*Member, error) {
 	if id == nil {
 		return nil, fmt.Errorf("%w: nil identity", ErrBadCertificate)
 	}
-	st, ok := r.orgs[id.Org]
+	st, ok := r.orgs.Load().m[id.Org]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q, expected one of %s", ErrUnknownOrg, id.Org, strings.Join(r.ids, ", "))
+		return nil, fmt.Errorf("%w: %q, expected one of %s", ErrUnknownOrg, id.Org, strings.Join(r.Orgs(), ", "))
 	}
 	if len(id.Cert) > MaxCertBytes {
 		return nil, fmt.Errorf("%w: certificate of %d bytes for org %q, expected at most %d", ErrBadCertificate, len(id.Cert), id.Org, MaxCertBytes)
@@ -182,7 +224,7 @@ func (r *Registry) storeLocked(st *orgState, cert string, v verdict) {
 		return // another goroutine validated the same certificate meanwhile
 	}
 	if r.mu.n >= r.limit {
-		for _, o := range r.orgs {
+		for _, o := range r.orgs.Load().m {
 			clear(o.cache)
 		}
 		r.mu.n = 0
@@ -214,7 +256,7 @@ func (st *orgState) validate(der []byte) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Member{Org: st.id, Role: role, Name: cert.Subject.CommonName, NotAfter: cert.NotAfter,
+	m := &Member{Org: st.id, late: st.late, Role: role, Name: cert.Subject.CommonName, NotAfter: cert.NotAfter,
 		Subject: cert.Subject.String(), serial: cert.SerialNumber, serialHex: cert.SerialNumber.Text(16)}
 	alg, err := algorithmOf(cert.PublicKey)
 	if err != nil {

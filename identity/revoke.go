@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"sort"
 	"strings"
@@ -60,9 +61,9 @@ func (c *CRL) Serials() []string {
 // ParseCRL parses der, the CRL of org, and checks that one of org's CA
 // certificates signed it and that it carries a CRL number.
 func (r *Registry) ParseCRL(org string, der []byte) (*CRL, error) {
-	st, ok := r.orgs[org]
+	st, ok := r.orgs.Load().m[org]
 	if !ok {
-		return nil, fmt.Errorf("%w: for %w %q, expected one of %s", ErrBadCRL, ErrUnknownOrg, org, strings.Join(r.ids, ", "))
+		return nil, fmt.Errorf("%w: for %w %q, expected one of %s", ErrBadCRL, ErrUnknownOrg, org, strings.Join(r.Orgs(), ", "))
 	}
 	if len(der) > MaxCRLBytes {
 		return nil, fmt.Errorf("%w: org %q: %d bytes, at most %d", ErrBadCRL, org, len(der), MaxCRLBytes)
@@ -97,25 +98,26 @@ func (r *Registry) ParseCRL(org string, der []byte) (*CRL, error) {
 	return c, nil
 }
 
-// Revocations is the CRLs in force at one membership config: at most one
-// per org, and Seq, the membership updates applied to reach it. The zero
-// value and nil revoke nothing. It is immutable.
+// Revocations is the membership config in force at one point of the
+// chain: the CRLs (at most one per org), the orgs membership updates
+// added and removed (members.go), and Seq, the membership updates
+// applied to reach it. The zero value and nil are the genesis: its orgs,
+// nothing revoked. It is immutable.
 type Revocations struct {
 	Seq  uint64
 	crls map[string]*CRL
+	// added maps an org a membership update added to its definition;
+	// removed maps an org one removed to the sequence of that update. An
+	// org in both was added, then removed: removed wins.
+	added   map[string]*OrgDef
+	removed map[string]uint64
 }
 
 // Next returns the revocations after an update that replaces the lists
 // of the orgs of crls: each must be newer (a larger CRL number) than the
 // org's list in force (ErrStaleCRL). Seq is rv's plus one.
 func (rv *Revocations) Next(crls []*CRL) (*Revocations, error) {
-	next := &Revocations{crls: map[string]*CRL{}}
-	if rv != nil {
-		next.Seq = rv.Seq
-		for o, c := range rv.crls {
-			next.crls[o] = c
-		}
-	}
+	next := rv.clone()
 	for _, c := range crls {
 		if old := next.crls[c.Org]; old != nil && c.Number.Cmp(old.Number) <= 0 {
 			return nil, fmt.Errorf("%w: org %q: CRL number %s, the list in force has number %s; want a larger number",
@@ -148,11 +150,30 @@ func (rv *Revocations) Sequence() uint64 {
 	return rv.Seq
 }
 
-// Check returns an error wrapping ErrRevoked, naming the certificate
-// (role, subject, serial, org) and the CRL, if m's org's list revokes
-// m's certificate. It allocates nothing when it does not.
+// Check returns an error if m is not a member under rv: wrapping
+// ErrOrgRemoved if a membership update removed its org, ErrUnknownOrg if
+// its org was added by an update rv does not include yet, ErrRevoked,
+// naming the certificate (role, subject, serial, org) and the CRL, if
+// m's org's list revokes m's certificate. It allocates nothing when m is
+// a member.
 func (rv *Revocations) Check(m *Member) error {
-	if rv == nil || m == nil || m.serial == nil {
+	if m == nil {
+		return nil
+	}
+	if rv == nil {
+		if m.late {
+			return notYetMember(m, 0)
+		}
+		return nil
+	}
+	if seq, ok := rv.removed[m.Org]; ok {
+		return fmt.Errorf("%w: %s certificate %q of org %q: membership update %d removed org %q from the channel",
+			ErrOrgRemoved, m.Role, m.Subject, m.Org, seq, m.Org)
+	}
+	if m.late && rv.added[m.Org] == nil {
+		return notYetMember(m, rv.Seq)
+	}
+	if m.serial == nil {
 		return nil
 	}
 	c := rv.crls[m.Org]
@@ -238,15 +259,36 @@ func (ca *CA) RevokeCRL(prev []byte, serials []*big.Int, now time.Time) ([]byte,
 	return der, nil
 }
 
-// NewRevocations returns the revocations of crls (at most one per org;
-// a later one of an org replaces an earlier) at sequence seq: what a
-// node reads back from its state.
-func NewRevocations(seq uint64, crls []*CRL) *Revocations {
-	rv := &Revocations{Seq: seq, crls: make(map[string]*CRL, len(crls))}
+// NewRevocations returns the membership config at sequence seq of crls
+// (at most one per org; a later one of an org replaces an earlier), the
+// orgs added and those removed (by the sequence of the update that
+// removed each): what a node reads back from its state. The added orgs
+// must be known to the registry (AddOrg) before their members are
+// checked.
+func NewRevocations(seq uint64, crls []*CRL, added []*OrgDef, removed map[string]uint64) *Revocations {
+	rv := &Revocations{Seq: seq, crls: make(map[string]*CRL, len(crls)), added: map[string]*OrgDef{}, removed: map[string]uint64{}}
 	for _, c := range crls {
 		rv.crls[c.Org] = c
 	}
+	for _, d := range added {
+		rv.added[d.ID] = d
+	}
+	for o, s := range removed {
+		rv.removed[o] = s
+	}
 	return rv
+}
+
+// clone returns a copy of rv (the genesis for nil) to change.
+func (rv *Revocations) clone() *Revocations {
+	next := NewRevocations(0, nil, nil, nil)
+	if rv != nil {
+		next.Seq = rv.Seq
+		maps.Copy(next.crls, rv.crls)
+		maps.Copy(next.added, rv.added)
+		maps.Copy(next.removed, rv.removed)
+	}
+	return next
 }
 
 // RevokedCert checks a TLS certificate, whose first O names its org,
@@ -257,6 +299,10 @@ func (r *Registry) RevokedCert(cert *x509.Certificate) error {
 		return nil
 	}
 	org := cert.Subject.Organization[0]
+	if seq, ok := rv.removed[org]; ok {
+		return fmt.Errorf("%w: TLS certificate %q of org %q: membership update %d removed org %q from the channel",
+			ErrOrgRemoved, cert.Subject.String(), org, seq, org)
+	}
 	c := rv.crls[org]
 	if c == nil {
 		return nil

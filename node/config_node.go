@@ -7,10 +7,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
@@ -72,8 +74,12 @@ type NodeConfig struct {
 	// ordering service, is the path of that update's envelope (as `strand
 	// channel update --out` writes it): the orderer takes its Raft id and
 	// the orderer set from it and joins the running cluster instead of
-	// bootstrapping. Such an orderer is not in the channel file. Default
-	// empty.
+	// bootstrapping. Such an orderer is not in the channel file. For a
+	// peer of an org that a membership update added, it is the path of
+	// that update's envelope (as `strand channel add-org --out` writes
+	// it): the peer is not in the channel file either, starts from its
+	// genesis and catches up from the orderers (docs/membership.md).
+	// Default empty.
 	Join string `yaml:"join,omitempty"`
 
 	file string
@@ -283,8 +289,8 @@ func (n *NodeConfig) Validate() error {
 	if e := n.Compute.PrimaryEndorses; e != "" && e != "fallback" && e != "always" {
 		ck.bad("compute.primaryEndorses", e, "fallback (the default) or always")
 	}
-	if n.Join != "" && n.Role != "orderer" {
-		ck.bad("join", n.Join, "empty: only an orderer joins a Raft ordering service")
+	if n.Join != "" && n.Role != "orderer" && n.Role != "peer" {
+		ck.bad("join", n.Join, "empty: only an orderer joins a Raft ordering service, and a peer a channel its org was added to")
 	}
 	if _, ok := logLevels[n.Log.Level]; !ok {
 		ck.bad("log.level", n.Log.Level, "debug, info, warn or error")
@@ -344,6 +350,10 @@ func (n *NodeConfig) CheckChannel(ch *ChannelConfig) error {
 		}
 	}
 	switch {
+	case len(found) == 0 && n.Join != "" && n.Role == "peer":
+		if err := n.checkJoinOrg(ch); err != nil {
+			return err
+		}
 	case len(found) == 0 && n.Join != "":
 		// an orderer added by a config update: raftConfig checks the update
 	case len(found) == 0:
@@ -354,6 +364,46 @@ func (n *NodeConfig) CheckChannel(ch *ChannelConfig) error {
 		ck.bad("org", n.Org, fmt.Sprintf("%s, the org of %q in channel %q", found[1], n.Name, ch.Channel))
 	}
 	return ck.err()
+}
+
+// checkJoinOrg checks a peer's join file: a membership update of ch
+// that adds the peer's org, which is not a genesis org. Whether the
+// update was applied is the chain's business: until it is, the peer
+// catches up and its endorsements count for nothing.
+func (n *NodeConfig) checkJoinOrg(ch *ChannelConfig) error {
+	_, err := n.JoinOrg(ch)
+	return err
+}
+
+// JoinOrg returns the definition of the peer's org from its join file
+// (see checkJoinOrg), which the peer's registry takes provisionally
+// (identity.Registry.AddJoiningOrg) until the chain brings the update.
+func (n *NodeConfig) JoinOrg(ch *ChannelConfig) (*identity.OrgDef, error) {
+	raw, err := os.ReadFile(n.Join)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: join: %w", ErrConfig, n.file, err)
+	}
+	_, u, err := api.DecodeMembersEnvelope(raw)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: %s: join: %s: %w", ErrConfig, n.file, n.Join, err)
+	case u.Channel != ch.Channel:
+		return nil, fmt.Errorf("%w: %s: join: %s updates channel %q, this peer's channel is %q", ErrConfig, n.file, n.Join, u.Channel, ch.Channel)
+	}
+	for _, o := range ch.Orgs {
+		if o.ID == n.Org {
+			return nil, fmt.Errorf("%w: %s: join: org %s is a genesis org of channel %q; list peer %s in the channel file instead", ErrConfig, n.file, n.Org, ch.Channel, n.Name)
+		}
+	}
+	i := slices.IndexFunc(u.Add, func(o api.MembersOrg) bool { return o.ID == n.Org })
+	if i < 0 {
+		return nil, fmt.Errorf("%w: %s: join: the membership update in %s does not add org %s", ErrConfig, n.file, n.Join, n.Org)
+	}
+	d, err := identity.ParseOrgDef(n.Org, u.Add[i].CACerts, u.Add[i].TLSCACerts)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: join: %s: %w", ErrConfig, n.file, n.Join, err)
+	}
+	return d, nil
 }
 
 // CommitterOptions converts the pipeline section, with the committer's

@@ -121,6 +121,15 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	installed.Store(defs)
 	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, external: p.ext, state: p.Committer.State(), genesis: genesis, log: p.log,
 		system: lifecycleContract{defs: installed.Load, genesis: byName, revocations: comCh.Registry.Revocations}}
+	if cfg.Join != "" { // a peer of an org a membership update adds: see NodeConfig.Join
+		d, err := cfg.JoinOrg(ch)
+		if err == nil {
+			err = comCh.Registry.AddJoiningOrg(d)
+		}
+		if err != nil && !errors.Is(err, identity.ErrAlreadyMember) { // already known: the chain brought it
+			return nil, err
+		}
+	}
 	e, err := endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: loader.load(defs),
 		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,

@@ -154,15 +154,35 @@ func ExpectServer(client *tls.Config, roles ...identity.Role) *tls.Config {
 }
 
 // WithRevocation returns a copy of a configuration from TLSConfigs that
-// also refuses a certificate the registry's revocation lists in force
-// revoke (identity.Registry.RevokedCert): the lists of the node's
-// committed height, checked at each handshake, so a revoked node or
-// client cannot open a new connection from the block after the update.
+// follows the channel's membership in force at the node's committed
+// height (identity.Registry.SetRevocations), checked at each handshake:
+// a certificate of an org a membership update added is verified against
+// that org's TLS CAs (identity.Registry.VerifyAddedTLS; the
+// configuration's own CAs are the genesis orgs'), and a certificate the
+// revocation lists revoke, or of an org an update removed, is refused
+// (identity.Registry.RevokedCert). So a revoked node or client, or one
+// of a removed org, cannot open a new connection from the block after
+// the update, and one of an added org can.
 func WithRevocation(conf *tls.Config, reg *identity.Registry) *tls.Config {
 	c := conf.Clone()
 	verifyChain := conf.VerifyConnection
+	// A server configuration (TLSConfigs) asks for the client's
+	// certificate; a client one does not.
+	server := conf.ClientAuth != tls.NoClientCert
 	c.VerifyConnection = func(cs tls.ConnectionState) error {
-		if err := verifyChain(cs); err != nil {
+		err := verifyChain(cs)
+		if err != nil && len(cs.PeerCertificates) > 0 {
+			host, usage := cs.ServerName, x509.ExtKeyUsageServerAuth
+			if server {
+				host, usage = "", x509.ExtKeyUsageClientAuth
+			}
+			if addErr := reg.VerifyAddedTLS(cs.PeerCertificates, host, usage); addErr == nil {
+				err = nil // an added org's certificate
+			} else if !errors.Is(addErr, identity.ErrUnknownOrg) {
+				err = fmt.Errorf("%w: %w", ErrUntrustedPeer, addErr)
+			}
+		}
+		if err != nil {
 			return err
 		}
 		if err := reg.RevokedCert(cs.PeerCertificates[0]); err != nil {

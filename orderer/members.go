@@ -12,8 +12,8 @@ import (
 	"github.com/strand-ledger/strand/ledger"
 )
 
-// Membership updates (api.MembersUpdate: per-org certificate revocation
-// lists) are ordered like transactions: they change nothing of the
+// Membership updates (api.MembersUpdate: orgs added and removed, per-org
+// certificate revocation lists) are ordered like transactions: they change nothing of the
 // ordering service's Raft group. The orderer checks one at its door
 // against the lists it has applied (admitMembers) and applies the lists
 // of each block it stores that carries a valid one (applyMembers), so its
@@ -27,42 +27,42 @@ import (
 // of membership updates this orderer has applied.
 var ErrStaleMembers = errors.New("orderer: stale membership update")
 
-// checkMembers checks a membership update against the revocation lists
-// in force rv: form, channel, sequence, the admins' signatures (revoked
-// admins do not count) and each CRL (signed by a CA of its org, newer
-// than the org's list in force). It returns the lists after the update.
-func checkMembers(reg *identity.Registry, channel string, rv *identity.Revocations, raw []byte) (*identity.Revocations, error) {
+// checkMembers checks a membership update against the membership in
+// force rv: form, channel, sequence, the admins' signatures (a majority
+// of the member orgs; revoked admins and non-members do not count), each
+// CRL (signed by a CA of its org, newer than the org's list in force)
+// and each org added or removed (identity.Registry.NextMembers). It
+// returns the membership after the update and the orgs it adds.
+func checkMembers(reg *identity.Registry, channel string, rv *identity.Revocations, raw []byte) (*identity.Revocations, []*identity.OrgDef, error) {
 	env, u, err := api.DecodeMembersEnvelope(raw)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	id := api.MembersID(raw)
 	switch {
 	case u.Channel != channel:
-		return nil, fmt.Errorf("%w: membership update %s is for channel %q, this is %q", ErrConfigUpdate, id, u.Channel, channel)
+		return nil, nil, fmt.Errorf("%w: membership update %s is for channel %q, this is %q", ErrConfigUpdate, id, u.Channel, channel)
 	case u.Sequence != rv.Sequence():
-		return nil, fmt.Errorf("%w: membership update %s has sequence %d, the channel has applied %d membership updates (want sequence %d)",
+		return nil, nil, fmt.Errorf("%w: membership update %s has sequence %d, the channel has applied %d membership updates (want sequence %d)",
 			ErrStaleMembers, id, u.Sequence, rv.Sequence(), rv.Sequence())
 	}
-	if err := reg.AdminMajorityUnder(rv, env.Update, env.Signatures); err != nil {
-		return nil, fmt.Errorf("%w: membership update %s: %w", ErrConfigUpdate, id, err)
+	if err := reg.AdminMajorityExcept(rv, u.Remove, env.Update, env.Signatures); err != nil {
+		return nil, nil, fmt.Errorf("%w: membership update %s: %w", ErrConfigUpdate, id, err)
 	}
-	crls := make([]*identity.CRL, len(u.CRLs))
-	for i, c := range u.CRLs {
-		if crls[i], err = reg.ParseCRL(c.Org, c.CRL); err != nil {
-			return nil, fmt.Errorf("%w: membership update %s: %w", ErrConfigUpdate, id, err)
-		}
-	}
-	next, err := rv.Next(crls)
+	change, err := reg.ParseMembersChange(u)
 	if err != nil {
-		return nil, fmt.Errorf("%w: membership update %s: %w", ErrConfigUpdate, id, err)
+		return nil, nil, fmt.Errorf("%w: membership update %s: %w", ErrConfigUpdate, id, err)
 	}
-	return next, nil
+	next, err := reg.NextMembers(rv, change)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: membership update %s: %w", ErrConfigUpdate, id, err)
+	}
+	return next, change.Add, nil
 }
 
 // admitMembers is admission of a membership update (see checkMembers).
 func (o *Orderer) admitMembers(raw []byte) (admitted, error) {
-	_, err := checkMembers(o.cfg.Registry, o.cfg.Channel, o.cfg.Registry.Revocations(), raw)
+	_, _, err := checkMembers(o.cfg.Registry, o.cfg.Channel, o.cfg.Registry.Revocations(), raw)
 	if errors.Is(err, api.ErrBadConfigUpdate) {
 		o.m.refusedMalformed.Add(1)
 		return admitted{}, fmt.Errorf("%w: %w", ErrMalformed, err)
@@ -127,7 +127,12 @@ func (o *Orderer) applyMembersBlock(num uint64, raw []byte) {
 		if !api.IsMembersEnvelope(tx) {
 			continue
 		}
-		next, err := checkMembers(reg, o.cfg.Channel, reg.Revocations(), tx)
+		next, added, err := checkMembers(reg, o.cfg.Channel, reg.Revocations(), tx)
+		for _, d := range added {
+			if err == nil {
+				err = reg.AddOrg(d) // before the membership that admits its members
+			}
+		}
 		if err != nil {
 			o.cfg.Log.Warn("membership update not applied", "block", num, "tx", i, "err", err)
 			continue

@@ -69,19 +69,19 @@ func TestCheckMembers(t *testing.T) {
 		}(), ErrConfigUpdate, `for channel "other"`},
 		{"malformed", []byte(api.MembersMagic + "{"), api.ErrBadConfigUpdate, "membership envelope"},
 	} {
-		_, err := checkMembers(reg, "ch", nil, c.raw)
+		_, _, err := checkMembers(reg, "ch", nil, c.raw)
 		if !errors.Is(err, c.want) || !strings.Contains(err.Error(), c.text) {
 			t.Errorf("%s: %v, want %v naming %q", c.name, err, c.want, c.text)
 		}
 	}
-	rv, err := checkMembers(reg, "ch", nil, update(0, crl(ca1), a1, a2))
+	rv, _, err := checkMembers(reg, "ch", nil, update(0, crl(ca1), a1, a2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rv.Check(m1); !errors.Is(err, identity.ErrRevoked) || !strings.Contains(err.Error(), "client1") {
 		t.Fatalf("client1 under the new lists: %v", err)
 	}
-	if _, err := checkMembers(reg, "ch", rv, update(0, crl(ca1), a1, a2)); !errors.Is(err, ErrStaleMembers) {
+	if _, _, err := checkMembers(reg, "ch", rv, update(0, crl(ca1), a1, a2)); !errors.Is(err, ErrStaleMembers) {
 		t.Errorf("the same sequence again: %v, want ErrStaleMembers", err)
 	}
 }
@@ -245,5 +245,93 @@ func TestRaftForwardsMembers(t *testing.T) {
 		if got := blks[len(blks)-1].Transactions[0]; !bytes.Equal(got, update) {
 			t.Fatalf("orderer %d stored %d bytes, want the membership update", cl.members[i].id, len(got))
 		}
+	}
+}
+
+// TestOrdererOrgMembers: the orderer admits an added org's client from
+// the block that adds it and refuses a removed org's from the block that
+// removes it, by name; the admission of the updates themselves counts the
+// admins of the orgs that stay; a restart reads the membership back from
+// the chain.
+func TestOrdererOrgMembers(t *testing.T) {
+	n := newTestNet(t)
+	a2, _ := n.org2CA.Issue("admin2", identity.RoleAdmin, identity.ECDSAP256)
+	ca4, _ := identity.NewCA("Org4", identity.ECDSAP256)
+	a4, _ := ca4.Issue("admin4", identity.RoleAdmin, identity.ECDSAP256)
+	c4, _ := ca4.Issue("client4", identity.RoleClient, identity.ECDSAP256)
+	update := func(seq uint64, add []api.MembersOrg, remove []string, signers ...api.Signer) []byte {
+		u, _ := api.EncodeMembersUpdate(&api.MembersUpdate{Channel: testChannel, Sequence: seq, Add: add, Remove: remove})
+		env, err := api.SignConfigUpdate(u, signers...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := api.EncodeMembers(env)
+		return raw
+	}
+	dir := t.TempDir()
+	start := func() (*Orderer, *ledger.BlockStore) {
+		t.Helper()
+		store := openStore(t, dir)
+		cfg := n.config(store, BatchConfig{MaxTxs: 1, Timeout: time.Millisecond})
+		reg, err := identity.NewRegistry([]identity.Org{
+			{ID: "Org1", CACerts: [][]byte{n.org1CA.CertDER()}},
+			{ID: "Org2", CACerts: [][]byte{n.org2CA.CertDER()}},
+			{ID: "OrdererOrg", CACerts: [][]byte{n.ordererCA.CertDER()}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Registry = reg
+		o, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, store
+	}
+	o, store := start()
+	ctx := context.Background()
+	submit := func(raw []byte) error {
+		h := store.Height()
+		err := o.Submit(ctx, raw)
+		if err == nil {
+			blocks(t, o, h, 1)
+		}
+		return err
+	}
+	tx4 := func() []byte { raw, _ := n.txFor(t, testChannel, c4, "k4"); return raw }
+	if err := submit(tx4()); !errors.Is(err, ErrForbidden) || !errors.Is(err, identity.ErrUnknownOrg) {
+		t.Fatalf("Org4's client before the add: %v, want ErrForbidden, ErrUnknownOrg", err)
+	}
+	add := []api.MembersOrg{{ID: "Org4", CACerts: [][]byte{ca4.CertDER()}, TLSCACerts: [][]byte{ca4.CertDER()}}}
+	if err := submit(update(0, add, nil, n.admin1, a4)); !errors.Is(err, identity.ErrNoMajority) {
+		t.Fatalf("Org4 signing its own admission: %v, want ErrNoMajority", err)
+	}
+	if err := submit(update(0, add, nil, n.admin1, a2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := submit(tx4()); err != nil {
+		t.Fatalf("Org4's client after the add: %v", err)
+	}
+	if err := submit(update(1, nil, []string{"Org2"}, n.admin1, a2)); !errors.Is(err, identity.ErrNoMajority) || !strings.Contains(err.Error(), "being removed") {
+		t.Fatalf("Org2 signing its own removal: %v, want ErrNoMajority", err)
+	}
+	if err := submit(update(1, nil, []string{"Org2"}, n.admin1, a4)); err != nil {
+		t.Fatal(err)
+	}
+	tx2 := func() []byte { raw, _ := n.txFor(t, testChannel, n.client2, "k2"); return raw }
+	if err := submit(tx2()); !errors.Is(err, ErrForbidden) || !errors.Is(err, identity.ErrOrgRemoved) {
+		t.Fatalf("Org2's client after the removal: %v, want ErrForbidden, ErrOrgRemoved", err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	o, store = start()
+	defer func() { o.Close(); store.Close() }()
+	if err := o.Submit(ctx, tx2()); !errors.Is(err, identity.ErrOrgRemoved) {
+		t.Fatalf("Org2's client after a restart: %v, want ErrOrgRemoved", err)
+	}
+	if err := submit(tx4()); err != nil {
+		t.Fatalf("Org4's client after a restart: %v", err)
 	}
 }

@@ -120,7 +120,7 @@ func runRevoke(cmd *cobra.Command, f revokeFlags) error {
 	if err := submitToOrderer(ctx, lay, f.at, raw); err != nil {
 		return fmt.Errorf("membership update %d: %w", info.Sequence, err)
 	}
-	if err := waitRevocations(ctx, lay, admin, api.MembersID(raw), info.Sequence+1); err != nil {
+	if err := waitMembers(ctx, lay, admin, api.MembersID(raw), info.Sequence+1, func(localnet.Node) bool { return true }); err != nil {
 		return fmt.Errorf("membership update %d: %w", info.Sequence, err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "revoked %s of org %s: membership update %d (tx %s), CRL written to %s; in force on every peer after %s\n",
@@ -178,7 +178,12 @@ func buildMembersUpdate(channel string, seq uint64, org string, crl []byte, sign
 	if err != nil {
 		return nil, err
 	}
-	u, err := api.EncodeMembersUpdate(&api.MembersUpdate{Channel: chName, Sequence: seq, CRLs: []api.MembersCRL{{Org: org, CRL: crl}}})
+	return signMembersUpdate(&api.MembersUpdate{Channel: chName, Sequence: seq, CRLs: []api.MembersCRL{{Org: org, CRL: crl}}}, signers)
+}
+
+// signMembersUpdate encodes u and returns its envelope signed by signers.
+func signMembersUpdate(mu *api.MembersUpdate, signers []*identity.Signer) ([]byte, error) {
+	u, err := api.EncodeMembersUpdate(mu)
 	if err != nil {
 		return nil, err
 	}
@@ -244,11 +249,11 @@ func peerRevocations(ctx context.Context, lay *localnet.Layout, c localnet.Clien
 	return info, nil
 }
 
-// waitRevocations waits until every peer committed txID VALID and has
-// membership sequence seq in force.
-func waitRevocations(ctx context.Context, lay *localnet.Layout, c localnet.Client, txID string, seq uint64) error {
+// waitMembers waits until every peer that with(peer) committed txID
+// VALID and has membership sequence seq in force.
+func waitMembers(ctx context.Context, lay *localnet.Layout, c localnet.Client, txID string, seq uint64, with func(localnet.Node) bool) error {
 	for _, n := range lay.Nodes {
-		if n.Role != identity.RolePeer {
+		if n.Role != identity.RolePeer || !with(n) {
 			continue
 		}
 		conn, err := lay.ConnectAs(c, n.Name)
