@@ -252,15 +252,7 @@ func TestNewLoopRefuses(t *testing.T) {
 func TestLoopUnscraped(t *testing.T) {
 	var kill []*exec.Cmd
 	parent := testParent(t, &kill)
-	var targets []Target
-	for i := range 2 * runtime.NumCPU() {
-		c := exec.Command("sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		kill = append(kill, c)
-		targets = append(targets, Target{Name: fmt.Sprintf("busy%d", i), Component: "peer", PID: c.Process.Pid, Metrics: "down:1"})
-	}
+	targets := startBusy(t, &kill, "down:1")
 	a, err := Open(ActuatorOptions{Parent: parent, Components: []string{"peer"}})
 	if err != nil {
 		t.Fatal(err)
@@ -306,15 +298,7 @@ func TestLoopUnscraped(t *testing.T) {
 func TestLoopProbe(t *testing.T) {
 	var kill []*exec.Cmd
 	parent := testParent(t, &kill)
-	var targets []Target
-	for i := range 2 * runtime.NumCPU() {
-		c := exec.Command("sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			t.Fatal(err)
-		}
-		kill = append(kill, c)
-		targets = append(targets, Target{Name: fmt.Sprintf("busy%d", i), Component: "peer", PID: c.Process.Pid, Metrics: "peer:1"})
-	}
+	targets := startBusy(t, &kill, "peer:1")
 	a, err := Open(ActuatorOptions{Parent: parent, Components: []string{"peer"}})
 	if err != nil {
 		t.Fatal(err)
@@ -437,4 +421,21 @@ func TestLoopStart(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startBusy starts two busy processes per core, each killed through kill
+// when the test ends, and returns them as peer targets whose metrics are
+// scraped at metrics.
+func startBusy(t *testing.T, kill *[]*exec.Cmd, metrics string) []Target {
+	t.Helper()
+	var targets []Target
+	for i := range 2 * runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		*kill = append(*kill, c)
+		targets = append(targets, Target{Name: fmt.Sprintf("busy%d", i), Component: "peer", PID: c.Process.Pid, Metrics: metrics})
+	}
+	return targets
 }
