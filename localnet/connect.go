@@ -34,6 +34,31 @@ func (l *Layout) Connect(org, peer string) (*Conn, error) {
 	return l.ConnectAs(c, peer)
 }
 
+// ConnectReader connects to peer n as a client that may read the
+// channel's blocks: its own org's client, or, for a peer of an org a
+// membership update added (not in the channel file, so not named by the
+// genesis readers policy, docs/membership.md), the client of the first
+// genesis org that has one.
+func (l *Layout) ConnectReader(n Node) (*Conn, error) {
+	ch, err := node.LoadChannel(l.Channel)
+	if err != nil {
+		return nil, err
+	}
+	var first string
+	for _, o := range ch.Orgs {
+		if o.ID == n.Org {
+			return l.Connect(n.Org, n.Name)
+		}
+		if _, err := l.Client(o.ID); err == nil && first == "" {
+			first = o.ID
+		}
+	}
+	if first == "" {
+		return nil, fmt.Errorf("localnet: no client of a genesis org of channel %q in the network in %s to read %s's blocks as", ch.Channel, l.Dir, n.Name)
+	}
+	return l.Connect(first, n.Name)
+}
+
 // ConnectAs connects as client c (one of l.Clients) to peer ("" means the
 // first peer of c's org) over mutual TLS.
 func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
@@ -56,7 +81,11 @@ func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tlsCfg, err := node.ClientTLS(ch, c.TLSCert, c.TLSKey)
+	added, err := l.addedOrgCAs(ch)
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := node.ClientTLS(ch, c.TLSCert, c.TLSKey, added...)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -62,6 +63,9 @@ type UpOptions struct {
 	// round moves a memory node into its memory cgroup there, before it
 	// opens its storage); an error stops Up.
 	Started func(p Proc) error
+	// Only, if set, names the nodes Up may start (net add-org starts the
+	// new org's peer alone); the others are reported, not started.
+	Only []string
 }
 
 // Up starts every node of the network that is not running, each as a
@@ -90,7 +94,7 @@ func Up(l *Layout, opts UpOptions) ([]Proc, error) {
 				continue
 			}
 			procs[i] = l.proc(n)
-			if procs[i].Alive || procs[i].Removed {
+			if procs[i].Alive || procs[i].Removed || opts.Only != nil && !slices.Contains(opts.Only, n.Name) {
 				continue
 			}
 			var env []string

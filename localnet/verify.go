@@ -330,7 +330,7 @@ func (l *Layout) ordererChain(ctx context.Context, ch *node.ChannelConfig, n Nod
 // peerChain reads peer n's block events and checks them against the
 // reference chain and the other peers' codes; it returns n's height.
 func (l *Layout) peerChain(ctx context.Context, n Node, idle time.Duration, v *verifier) (uint64, error) {
-	conn, err := l.Connect(n.Org, n.Name)
+	conn, err := l.ConnectReader(n)
 	if err != nil {
 		return 0, err
 	}

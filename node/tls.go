@@ -238,8 +238,10 @@ func channelCAs(ch *ChannelConfig) ([][]byte, error) {
 }
 
 // ClientTLS returns the TLS configuration of a client (an application or
-// the CLI) with the given TLS key pair files, trusting the channel's CAs.
-func ClientTLS(ch *ChannelConfig, certFile, keyFile string) (*tls.Config, error) {
+// the CLI) with the given TLS key pair files, trusting the channel's CAs
+// and extraCAs (PEM; the CAs of orgs a membership update added, which
+// the channel file does not list).
+func ClientTLS(ch *ChannelConfig, certFile, keyFile string, extraCAs ...[]byte) (*tls.Config, error) {
 	cert, err := os.ReadFile(certFile)
 	if err != nil {
 		return nil, fmt.Errorf("node: client TLS certificate: %w", err)
@@ -252,7 +254,7 @@ func ClientTLS(ch *ChannelConfig, certFile, keyFile string) (*tls.Config, error)
 	if err != nil {
 		return nil, err
 	}
-	_, client, err := TLSConfigs(cert, key, cas)
+	_, client, err := TLSConfigs(cert, key, append(cas, extraCAs...))
 	if err != nil {
 		return nil, fmt.Errorf("node: client TLS (%s, %s): %w", certFile, keyFile, err)
 	}

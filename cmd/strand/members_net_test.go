@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -85,4 +88,78 @@ func netRevoke(t *testing.T, ctx context.Context, dir string, lay *localnet.Layo
 		t.Logf("revoked TLS certificate: %v", err)
 	}
 	_ = node.ErrUntrustedPeer
+}
+
+// netAddOrg is TestNetLifecycle's add-org step (docs/membership.md):
+// `strand net add-org` generates Org3, has the channel add it and starts
+// peer0.Org3, caught up; Org3's client then commits a kv transaction
+// (OR(Org1, Org2): endorsed by the genesis orgs' peers) and every node,
+// peer0.Org3 included, agrees on the chain (net verify). It returns
+// peer0.Org3's PID, recorded for net down.
+func netAddOrg(t *testing.T, dir string) (string, int) {
+	t.Helper()
+	start := time.Now()
+	out := mustCLI(t, "net", "add-org", "--dir", dir, "--org", "Org3")
+	t.Logf("net add-org (%s):\n%s", time.Since(start).Round(time.Millisecond), out)
+	if !strings.Contains(out, "added org Org3: membership update 2 ") || !strings.Contains(out, "caught up to peer0.Org1 at height") {
+		t.Fatalf("net add-org printed %q", out)
+	}
+	if _, err := cli(t, "net", "add-org", "--dir", dir, "--org", "Org3"); err == nil || !strings.Contains(err.Error(), `already has org "Org3"`) {
+		t.Errorf("net add-org of Org3 again: %v, want an error saying the network has it", err)
+	}
+	if out := mustCLI(t, "invoke", "--dir", dir, "--org", "Org3", "--contract", "kv", "insert", "org3-key", "v"); !strings.Contains(out, "code    VALID") {
+		t.Fatalf("invoke by Org3's client:\n%s", out)
+	}
+	// net verify would fail here: Org2's client, which it reads
+	// peer0.Org2 as, had its TLS certificate revoked (netRevoke). So
+	// peer0.Org3, read as Org1's client (Layout.ConnectReader), is
+	// compared with peer0.Org1 directly: same height, same kv value.
+	lay, err := localnet.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1, _ := lay.Node("peer0.Org1")
+	p3, _ := lay.Node("peer0.Org3")
+	c1, err := lay.ConnectReader(p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	c3, err := lay.ConnectReader(p3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c3.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		h1, err1 := c1.Height(ctx, 200*time.Millisecond)
+		h3, err3 := c3.Height(ctx, 200*time.Millisecond)
+		if err1 == nil && err3 == nil && h1 == h3 {
+			t.Logf("peer0.Org1 and peer0.Org3 at height %d", h1)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("peer0.Org3 at height %d (%v), peer0.Org1 at %d (%v) 5s after Org3's invoke", h3, err3, h1, err1)
+		}
+	}
+	for _, c := range []*localnet.Conn{c1, c3} {
+		if v, err := c.Contract("kv").Evaluate(ctx, "read", "org3-key"); err != nil || string(v) != "v" {
+			t.Errorf("%s reads kv org3-key = %q, %v: want Org3's client's value", c.Peer.Name, v, err)
+		}
+	}
+	status := mustCLI(t, "net", "status", "--dir", dir)
+	if !regexp.MustCompile(`(?m)^peer0\.Org3\s+peer\s+\S+\s+\d+\s+running\s+yes\s+\d+\s`).MatchString(status) {
+		t.Errorf("net status shows peer0.Org3 not running or without a height:\n%s", status)
+	}
+	raw, err := os.ReadFile(lay.PIDFile("peer0.Org3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("net add-org step: %s", time.Since(start).Round(time.Millisecond))
+	return "peer0.Org3", pid
 }

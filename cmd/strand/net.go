@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/localnet"
 )
@@ -26,7 +29,7 @@ const defaultNetDir = "./strand-net"
 
 func netCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "net", Short: "Run a local network: every node a process of its own on 127.0.0.1"}
-	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd(), netScaleCmd())
+	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd(), netAddOrgCmd(), netScaleCmd())
 	return cmd
 }
 
@@ -233,6 +236,130 @@ func netAddOrdererCmd() *cobra.Command {
 	return cmd
 }
 
+// netAddOrgCmd is `strand net add-org`: a new org's keys, its peer and
+// client, the membership update that adds it to the running channel, and
+// its peer started and caught up.
+func netAddOrgCmd() *cobra.Command {
+	var f orgFlags
+	var wait time.Duration
+	cmd := &cobra.Command{
+		Use:   "add-org --org ORG",
+		Short: "Add a new org to the running network: its keys, a membership update that adds it, and its peer started and caught up",
+		Long: "Generates the new org's CA, admin, client (client0) and peer (peer0.ORG, free ports) into the network's\n" +
+			"directory as `strand crypto gen` does for a genesis org; submits the membership update that adds the org\n" +
+			"(as `strand channel add-org`: signed by the admins of the orgs --sign-as names, default every other org\n" +
+			"with an admin) and waits until every peer has it in force; writes it to DIR/join-ORG.members, the peer's\n" +
+			"node file's join; records the org in the layout, starts the peer as `strand net up` does (PID file and\n" +
+			"log, so net status and net down see it) and waits until it has caught up to the height of a peer of the\n" +
+			"first genesis org. Then the client commands take --org ORG (docs/membership.md).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.org == "" {
+				return fmt.Errorf("want --org ORG")
+			}
+			return runNetAddOrg(cmd, f, wait)
+		},
+	}
+	orgUpdateFlags(cmd, &f, "the org to add (its ID in policies and identities)")
+	cmd.Flags().DurationVar(&wait, "wait", 20*time.Second, "how long the new peer may take to accept connections")
+	cmd.MarkFlagRequired("org")
+	return cmd
+}
+
+func runNetAddOrg(cmd *cobra.Command, f orgFlags, wait time.Duration) error {
+	start := time.Now()
+	lay, err := loadNet(f.dir)
+	if err != nil {
+		return err
+	}
+	ref, err := lay.Peer(lay.Orgs()[0])
+	if err != nil {
+		return err
+	}
+	peer, join, caPEM, err := localnet.AddOrg(lay, f.org)
+	if err != nil {
+		return err
+	}
+	b, _ := pem.Decode(caPEM)
+	if b == nil {
+		return fmt.Errorf("the CA certificate generated for %s is not PEM", f.org)
+	}
+	o := api.MembersOrg{ID: f.org, CACerts: [][]byte{b.Bytes}, TLSCACerts: [][]byte{b.Bytes}}
+	if _, err := identity.ParseOrgDef(o.ID, o.CACerts, o.TLSCACerts); err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "generated org %s: CA, admin.%s, client0.%s and %s (at %s) under %s\n",
+		f.org, f.org, f.org, peer.Name, peer.Address, filepath.Join(lay.Dir, "crypto", f.org))
+	f.out = join
+	if err := orgUpdate(cmd, lay, f, "added", &api.MembersUpdate{Add: []api.MembersOrg{o}}); err != nil {
+		return fmt.Errorf("%w (the layout in %s was left without %s; run net add-org again)", err, lay.Dir, f.org)
+	}
+	if err := lay.Save(); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this executable to run %s: %w", peer.Name, err)
+	}
+	procs, err := localnet.Up(lay, localnet.UpOptions{Command: []string{exe}, Wait: wait, Only: []string{peer.Name}})
+	if err != nil {
+		return fmt.Errorf("%s is in the channel and the layout, but did not start (`strand net up --dir %s` starts it): %w", peer.Name, f.dir, err)
+	}
+	pid := 0
+	for _, p := range procs {
+		if p.Name == peer.Name {
+			pid = p.PID
+		}
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	h, err := awaitCaughtUp(ctx, peer, ref)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s started (pid %d, log %s) and caught up to %s at height %d; %s after %s\n",
+		peer.Name, pid, rel(lay.Dir, lay.LogFile(peer.Name)), ref.Name, h, f.org, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(w, "next: strand invoke%s --org %s ...\n", dirFlag(f.dir), f.org)
+	return nil
+}
+
+// awaitCaughtUp waits until peer's committed height (its metrics'
+// strand_committer_height) is ref's, and returns it.
+func awaitCaughtUp(ctx context.Context, peer, ref localnet.Node) (uint64, error) {
+	height := func(n localnet.Node) (uint64, error) {
+		m, err := scrapeValues(ctx, n.Metrics)
+		if err != nil {
+			return 0, err
+		}
+		v, ok := m["strand_committer_height"]
+		if !ok {
+			return 0, fmt.Errorf("%s's metrics at %s have no strand_committer_height", n.Name, n.Metrics)
+		}
+		return strconv.ParseUint(v, 10, 64)
+	}
+	var last string
+	for {
+		hp, errp := height(peer)
+		hr, errr := height(ref)
+		switch {
+		case errp == nil && errr == nil && hp == hr:
+			return hp, nil
+		case errp != nil:
+			last = errp.Error()
+		case errr != nil:
+			last = errr.Error()
+		default:
+			last = fmt.Sprintf("%s at height %d, %s at %d", peer.Name, hp, ref.Name, hr)
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("%s did not catch up to %s (%s): %w", peer.Name, ref.Name, last, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
 func netStatusCmd() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
@@ -297,7 +424,7 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 }
 
 func peerHeight(ctx context.Context, lay *localnet.Layout, n localnet.Node) string {
-	conn, err := lay.Connect(n.Org, n.Name)
+	conn, err := lay.ConnectReader(n)
 	if err != nil {
 		return "? (" + err.Error() + ")"
 	}

@@ -189,6 +189,8 @@ func TestNetLifecycle(t *testing.T) {
 	}
 
 	netRevoke(t, ctx, dir, lay, c1)
+	name, pid := netAddOrg(t, dir)
+	after[name] = pid
 
 	out = mustCLI(t, "net", "down", "--dir", dir)
 	t.Logf("net down:\n%s", out)

@@ -100,11 +100,18 @@ func orgUpdateFlags(cmd *cobra.Command, f *orgFlags, org string) {
 // runOrgUpdate completes u (channel, sequence), has it signed, submits
 // it and waits until the peers of the orgs that stay have it in force.
 func runOrgUpdate(cmd *cobra.Command, f orgFlags, did string, u *api.MembersUpdate) error {
-	start := time.Now()
 	lay, err := loadNet(f.dir)
 	if err != nil {
 		return err
 	}
+	return orgUpdate(cmd, lay, f, did, u)
+}
+
+// orgUpdate is runOrgUpdate on the network lay (net add-org passes the
+// layout with the new org's nodes, not saved yet: they are --org's, so
+// they neither sign nor are waited for).
+func orgUpdate(cmd *cobra.Command, lay *localnet.Layout, f orgFlags, did string, u *api.MembersUpdate) error {
+	start := time.Now()
 	signAs := f.signAs
 	if len(signAs) == 0 {
 		for _, a := range lay.Admins {
