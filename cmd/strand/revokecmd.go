@@ -220,14 +220,37 @@ func submitToOrderer(ctx context.Context, lay *localnet.Layout, at string, raw [
 		return err
 	}
 	defer conn.Close()
-	r, err := api.NewOrdererClient(conn).Submit(ctx, &api.SubmitRequest{Transaction: raw})
-	if err != nil {
-		return fmt.Errorf("submitting to %s: %w", n.Name, err)
+	cl := api.NewOrdererClient(conn)
+	return submitPatiently(ctx, n.Name, func() (*api.SubmitResponse, error) {
+		return cl.Submit(ctx, &api.SubmitRequest{Transaction: raw})
+	}, 100*time.Millisecond)
+}
+
+// submitPatiently calls submit until the orderer named name takes the
+// update. An orderer answers 503 while its Raft group has no leader (just
+// after net up, or during an election) and queues nothing, so submit is
+// called again every wait until ctx ends; any other refusal is final. A
+// copy the cluster did take meanwhile is harmless: a second names a spent
+// sequence and is refused.
+func submitPatiently(ctx context.Context, name string, submit func() (*api.SubmitResponse, error), wait time.Duration) error {
+	for {
+		r, err := submit()
+		if err != nil {
+			return fmt.Errorf("submitting to %s: %w", name, err)
+		}
+		switch r.GetStatus() {
+		case orderer.StatusOK:
+			return nil
+		case orderer.StatusUnavailable:
+		default:
+			return fmt.Errorf("orderer %s refused it (%d): %s", name, r.GetStatus(), r.GetMessage())
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("orderer %s refused it (%d) until the timeout: %s", name, r.GetStatus(), r.GetMessage())
+		case <-time.After(wait):
+		}
 	}
-	if r.GetStatus() != orderer.StatusOK {
-		return fmt.Errorf("orderer %s refused it (%d): %s", n.Name, r.GetStatus(), r.GetMessage())
-	}
-	return nil
 }
 
 // peerRevocations asks peer, as c, for the revocation lists it has in
