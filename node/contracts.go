@@ -200,14 +200,14 @@ func (l *contractLoader) define(d *lifecycle.Definition) (contract.Contract, err
 		}
 		return c, nil
 	case lifecycle.RuntimeWasm:
-		v, ok, err := l.state.Get(lifecycle.Namespace, lifecycle.CodeKey(d.CodeHash))
-		if err != nil || !ok {
-			return nil, fmt.Errorf("%w: %s: its module %s is not in this peer's state (%v)", ErrCodeUnavailable, what, d.CodeHash, err)
+		code, err := l.code(d, "module")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
 		}
-		if got := wasm.Hash(v.Data); got != d.CodeHash {
+		if got := wasm.Hash(code); got != d.CodeHash {
 			return nil, fmt.Errorf("%w: %s: the module stored has sha256 %s, the definition names %s", ErrCodeHash, what, got, d.CodeHash)
 		}
-		m, err := l.engine.Compile(v.Data)
+		m, err := l.engine.Compile(code)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
 		}
@@ -223,14 +223,14 @@ func (l *contractLoader) define(d *lifecycle.Definition) (contract.Contract, err
 		if l.external == nil {
 			return nil, fmt.Errorf("%w: %s has runtime external, which this node does not run", ErrCodeUnavailable, what)
 		}
-		v, ok, err := l.state.Get(lifecycle.Namespace, lifecycle.CodeKey(d.CodeHash))
-		if err != nil || !ok {
-			return nil, fmt.Errorf("%w: %s: its connection package %s is not in this peer's state (%v)", ErrCodeUnavailable, what, d.CodeHash, err)
+		pkg, err := l.code(d, "connection package")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
 		}
-		if got := external.Hash(v.Data); got != d.CodeHash {
+		if got := external.Hash(pkg); got != d.CodeHash {
 			return nil, fmt.Errorf("%w: %s: the connection package stored has sha256 %s, the definition names %s", ErrCodeHash, what, got, d.CodeHash)
 		}
-		c, err := l.external.Contract(d.Name, v.Data)
+		c, err := l.external.Contract(d.Name, pkg)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrCodeUnavailable, what, err)
 		}
@@ -279,4 +279,18 @@ func (d *definitionInstaller) install() {
 		d.log.Error("installing contract definitions' policies in the gateway", "err", err)
 	}
 	d.installed.Store(t)
+}
+
+// code reads a definition's code from the state, unpacked
+// (lifecycle.UnpackCode).
+func (l *contractLoader) code(d *lifecycle.Definition, noun string) ([]byte, error) {
+	v, ok, err := l.state.Get(lifecycle.Namespace, lifecycle.CodeKey(d.CodeHash))
+	if err != nil || !ok {
+		return nil, fmt.Errorf("its %s %s is not in this peer's state (%v)", noun, d.CodeHash, err)
+	}
+	code, err := lifecycle.UnpackCode(v.Data)
+	if err != nil {
+		return nil, fmt.Errorf("its %s %s: %w", noun, d.CodeHash, err)
+	}
+	return code, nil
 }

@@ -20,8 +20,9 @@ import (
 // a deploy signed by one org's admin of two are refused by name, and the
 // contract stays undefined; a deploy signed by both admins puts a
 // WebAssembly contract (examples/kv-c) in force on both peers, which
-// answer invokes through either org; an upgrade with a stricter policy
-// keeps its state; a downgrade is refused by name. An external contract
+// answer invokes through either org; an upgrade with a stricter policy,
+// to a module larger than one transaction, keeps its state; a downgrade
+// is refused by name. An external contract
 // (the built-in kv served by the Go SDK in this process, pinned by its
 // CA) is deployed and answers both orgs' peers, which dial it with their
 // own TLS certificates.
@@ -36,6 +37,16 @@ func TestNetContractDeploy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(junk, []byte("\x00asm junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The upgrade carries a module larger than one transaction, as a Go
+	// module is (4.6 MB for a few lines): it travels compressed.
+	large := filepath.Join(t.TempDir(), "kv-large.wasm")
+	largeCode := withCustomSection(code, "padding", []byte(strings.Repeat("a compressible section ", 5<<20/23)))
+	if len(largeCode) <= lifecycle.MaxCodeBytes {
+		t.Fatalf("the large module has %d bytes, want more than a transaction carries (%d)", len(largeCode), lifecycle.MaxCodeBytes)
+	}
+	if err := os.WriteFile(large, largeCode, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	dir, _ := generateTwoPolicyNet(t)
@@ -75,8 +86,8 @@ func TestNetContractDeploy(t *testing.T) {
 		t.Errorf("deploy of a defined contract: %v, want upgrade suggested", err)
 	}
 
-	out = mustCLI(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", mod, "--version", "2.0", "--policy", "AND('Org1.peer','Org2.peer')")
-	if !strings.Contains(out, "version 2.0 sequence 2") {
+	out = mustCLI(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", large, "--version", "2.0", "--policy", "AND('Org1.peer','Org2.peer')")
+	if !strings.Contains(out, "version 2.0 sequence 2") || !strings.Contains(out, lifecycle.CodeHash(largeCode)[:16]) {
 		t.Fatalf("upgrade printed %q", out)
 	}
 	if out := mustCLI(t, "query", "--dir", dir, "--contract", "kvw", "get", "k1"); !strings.Contains(out, "v1") {
@@ -138,4 +149,27 @@ func queryCommitted(t *testing.T, want string, args ...string) string {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return out
+}
+
+// withCustomSection returns module with a custom section (id 0) of the
+// given name and payload appended: still a valid module, which the
+// runtime ignores, and whose hash differs.
+func withCustomSection(module []byte, name string, payload []byte) []byte {
+	uleb := func(b []byte, v int) []byte {
+		for {
+			c := byte(v & 0x7f)
+			if v >>= 7; v != 0 {
+				c |= 0x80
+			}
+			b = append(b, c)
+			if v == 0 {
+				return b
+			}
+		}
+	}
+	body := append(uleb(nil, len(name)), name...)
+	body = append(body, payload...)
+	out := append(append([]byte{}, module...), 0)
+	out = uleb(out, len(body))
+	return append(out, body...)
 }

@@ -44,7 +44,8 @@ func contractPackageCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "module  %s\nsize    %d bytes\nhash    %s\n", args[0], len(code), lifecycle.CodeHash(code))
+			fmt.Fprintf(cmd.OutOrStdout(), "module  %s\nsize    %d bytes (%d carried, compressed)\nhash    %s\n", args[0], len(code),
+				len(lifecycle.PackCode(lifecycle.RuntimeWasm, code)), lifecycle.CodeHash(code))
 			return nil
 		},
 	}
@@ -57,8 +58,11 @@ func readModule(path string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--wasm: %w", err)
 	}
-	if len(code) > lifecycle.MaxCodeBytes {
-		return nil, fmt.Errorf("--wasm %s: %d bytes, over the %d a definition transaction carries (docs/contracts.md: code distribution)", path, len(code), lifecycle.MaxCodeBytes)
+	if len(code) > lifecycle.MaxModuleBytes {
+		return nil, fmt.Errorf("--wasm %s: %d bytes, over the %d a module may have (docs/contracts.md: code distribution)", path, len(code), lifecycle.MaxModuleBytes)
+	}
+	if n := len(lifecycle.PackCode(lifecycle.RuntimeWasm, code)); n > lifecycle.MaxCodeBytes {
+		return nil, fmt.Errorf("--wasm %s: %d bytes, %d compressed, over the %d a definition transaction carries (docs/contracts.md: code distribution)", path, len(code), n, lifecycle.MaxCodeBytes)
 	}
 	e, err := wasm.NewEngine(wasm.Options{})
 	if err != nil {

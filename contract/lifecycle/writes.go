@@ -13,8 +13,9 @@ import (
 // exactly one write of DefKey(name) holding a definition for channel
 // whose policy names only orgs for which isOrg is true; for wasm and
 // external exactly one more write, CodeKey(hash), holding the module or
-// connection package of that hash; nothing else. It returns the decoded
-// definition and its code (nil for builtin).
+// connection package of that hash (compressed or not: UnpackCode);
+// nothing else. It returns the decoded definition and its code, unpacked
+// (nil for builtin).
 func CheckWrites(channel string, isOrg func(string) bool, rw *api.RWSet) (*Definition, []byte, error) {
 	if len(rw.GetNamespaces()) != 1 || rw.Namespaces[0].Namespace != Namespace {
 		return nil, nil, fmt.Errorf("%w: a definition transaction touches exactly the namespace %s", ErrMalformed, Namespace)
@@ -66,8 +67,15 @@ func CheckWrites(channel string, isOrg func(string) bool, rw *api.RWSet) (*Defin
 		return nil, nil, fmt.Errorf("%w: %s contract %q has code hash %s but its %s is written under %q", ErrCodeHash, def.Runtime, def.Name, def.CodeHash, noun, codeKey)
 	case len(code) > MaxCodeBytes:
 		return nil, nil, fmt.Errorf("%w: %s contract %q: %s of %d bytes, at most %d", ErrMalformed, def.Runtime, def.Name, noun, len(code), MaxCodeBytes)
-	case CodeHash(code) != def.CodeHash:
-		return nil, nil, fmt.Errorf("%w: %s contract %q: the %s carried has SHA-256 %s, the definition says %s", ErrCodeHash, def.Runtime, def.Name, noun, CodeHash(code), def.CodeHash)
+	default:
+		unpacked, err := UnpackCode(code)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s contract %q: %s: %w", def.Runtime, def.Name, noun, err)
+		}
+		if h := CodeHash(unpacked); h != def.CodeHash {
+			return nil, nil, fmt.Errorf("%w: %s contract %q: the %s carried has SHA-256 %s, the definition says %s", ErrCodeHash, def.Runtime, def.Name, noun, h, def.CodeHash)
+		}
+		code = unpacked
 	}
 	return def, code, nil
 }
@@ -82,12 +90,12 @@ func checkOrgs(name string, p *policy.Policy, isOrg func(string) bool) error {
 }
 
 // Writes returns the read/write set a definition transaction carries for
-// def (encoded) and its code (nil for builtin): what CheckWrites
-// accepts.
+// def (encoded) and its code (nil for builtin; a wasm module is carried
+// compressed, PackCode): what CheckWrites accepts.
 func Writes(def *Definition, code []byte) *api.RWSet {
 	ws := []*api.KVWrite{{Key: DefKey(def.Name), Value: def.Raw}}
 	if HasCode(def.Runtime) {
-		ws = append(ws, &api.KVWrite{Key: CodeKey(def.CodeHash), Value: code})
+		ws = append(ws, &api.KVWrite{Key: CodeKey(def.CodeHash), Value: PackCode(def.Runtime, code)})
 	}
 	return &api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: Namespace, Writes: ws}}}
 }
