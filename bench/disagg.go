@@ -31,6 +31,13 @@ type Disagg struct {
 	// (stateDB.pebble.memTableMB; default 16). Not with Memnodes: the
 	// peer's state is then on its memory node.
 	MemtableMB int `yaml:"memtable_mb,omitempty" json:"memtable_mb,omitempty"`
+	// StateCacheMB is the monolithic peer's committer cache of recently
+	// written values in front of its Pebble (pipeline.stateCacheMB;
+	// default 16, -1 none). Not with Memnodes, which turns that cache off
+	// so that CacheMB is the peer's only one: a pair of rounds gives both
+	// peers the same bytes of cache with StateCacheMB equal to the tiered
+	// round's CacheMB.
+	StateCacheMB int `yaml:"state_cache_mb,omitempty" json:"state_cache_mb,omitempty"`
 	// ComputeNodes gives every peer this many compute nodes, 0 to
 	// localnet.MaxComputePerPeer. Only with Memnodes (compute nodes read
 	// their primary's state on its memory node). The primary keeps its
@@ -50,7 +57,7 @@ type Disagg struct {
 }
 
 func (d Disagg) set() bool {
-	return d.Memnodes || d.MemoryMB != 0 || d.CacheMB != 0 || d.MemtableMB != 0 || d.ComputeNodes != 0 || d.StorageCacheMB != 0 || len(d.MemoryLimitMB) != 0
+	return d.Memnodes || d.MemoryMB != 0 || d.CacheMB != 0 || d.MemtableMB != 0 || d.StateCacheMB != 0 || d.ComputeNodes != 0 || d.StorageCacheMB != 0 || len(d.MemoryLimitMB) != 0
 }
 
 // validate checks the fields against each other and the round's network
@@ -79,6 +86,10 @@ func (d Disagg) validate(processes bool, stateDB string, quota map[string]float6
 		return fmt.Errorf("memtable_mb = %d: want 1 to 4095 (unset: 16)", d.MemtableMB)
 	case d.MemtableMB != 0 && stateDB != "" && stateDB != "pebble":
 		return fmt.Errorf("memtable_mb = %d: want it only with state_db pebble (have %q)", d.MemtableMB, stateDB)
+	case d.StateCacheMB != 0 && d.Memnodes:
+		return fmt.Errorf("state_cache_mb = %d: want it only without memnodes (a peer with a memory node has cache_mb as its only cache)", d.StateCacheMB)
+	case d.StateCacheMB < -1 || d.StateCacheMB > 65536:
+		return fmt.Errorf("state_cache_mb = %d: want -1 (none) or 1 to 65536 (unset: 16)", d.StateCacheMB)
 	case quota["memnode"] != 0 && !d.Memnodes:
 		return fmt.Errorf("cpu_quota.memnode = %g: want it only with memnodes: true", quota["memnode"])
 	case d.StorageCacheMB != 0 && !d.Memnodes:
@@ -99,6 +110,9 @@ func (d Disagg) tuneNode(n *node.NodeConfig) {
 	}
 	if d.CacheMB != 0 {
 		n.StateDB.Memnode.CacheMB = d.CacheMB
+	}
+	if d.StateCacheMB != 0 {
+		n.Pipeline.StateCacheMB = d.StateCacheMB
 	}
 	if d.Memnodes {
 		// The committer's cache of recently written values

@@ -28,6 +28,8 @@ func TestDisaggRefused(t *testing.T) {
 		{Disagg{Memnodes: true, CacheMB: -2}, procs, "", "cache_mb = -2: want -1 (no local cache) or 1 to 1048576"},
 		{Disagg{Memnodes: true, MemtableMB: 4}, procs, "", "memtable_mb = 4: want it only without memnodes"},
 		{Disagg{MemtableMB: 5000}, Interference{}, "", "memtable_mb = 5000: want 1 to 4095"},
+		{Disagg{Memnodes: true, StateCacheMB: 6}, procs, "", "state_cache_mb = 6: want it only without memnodes"},
+		{Disagg{StateCacheMB: -2}, procs, "", "state_cache_mb = -2: want -1 (none) or 1 to 65536"},
 		{Disagg{MemtableMB: 4}, Interference{}, "bbolt", `memtable_mb = 4: want it only with state_db pebble (have "bbolt")`},
 		{Disagg{}, Interference{Network: "processes", CPUQuota: map[string]float64{"memnode": 0.5}}, "", "cpu_quota.memnode = 0.5: want it only with memnodes: true"},
 		{Disagg{ComputeNodes: 2}, procs, "", "compute_nodes = 2: want it only with memnodes: true"},
@@ -58,7 +60,8 @@ func TestDisaggRefused(t *testing.T) {
 		{Label: "tiered", Disagg: Disagg{Memnodes: true, MemoryMB: 16, CacheMB: -1},
 			Interference: Interference{Network: "processes", CPUQuota: map[string]float64{"memnode": 0.5}}},
 		{Label: "mono", Disagg: Disagg{MemtableMB: 4}},
-		{Label: "mono-procs", Disagg: Disagg{MemtableMB: 1024}, Interference: procs},
+		{Label: "mono-procs", Disagg: Disagg{MemtableMB: 1024, StateCacheMB: 6}, Interference: procs},
+		{Label: "mono-quota", Disagg: Disagg{StateCacheMB: -1}, Interference: Interference{Network: "processes", CPUQuota: map[string]float64{"peer": 0.4}}},
 		{Label: "compute", Disagg: Disagg{Memnodes: true, ComputeNodes: 4}, Validation: "parallel",
 			Interference: Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.4, "memnode": 1}}},
 	} {
@@ -79,7 +82,7 @@ func TestDisaggRefused(t *testing.T) {
 func TestDisaggFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.yaml")
 	body := `rounds:
-  - {label: mono, workload: ycsb, memtable_mb: 4}
+  - {label: mono, workload: ycsb, memtable_mb: 4, state_cache_mb: 7}
   - {label: tiered, workload: ycsb, network: processes, memnodes: true, memory_mb: 32, cache_mb: 8, cpu_quota: {memnode: 0.5}}
   - {label: compute, workload: kmeans, network: processes, memnodes: true, compute_nodes: 2, cpu_quota: {compute: 0.4}, validation: parallel}
 `
@@ -90,7 +93,7 @@ func TestDisaggFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs[0].MemtableMB != 4 || !rs[1].Memnodes || rs[1].MemoryMB != 32 || rs[1].CacheMB != 8 || rs[1].CPUQuota["memnode"] != 0.5 {
+	if rs[0].MemtableMB != 4 || rs[0].StateCacheMB != 7 || !rs[1].Memnodes || rs[1].MemoryMB != 32 || rs[1].CacheMB != 8 || rs[1].CPUQuota["memnode"] != 0.5 {
 		t.Fatalf("loaded %+v and %+v", rs[0].Disagg, rs[1].Disagg)
 	}
 	if c := rs[2]; c.ComputeNodes != 2 || c.CPUQuota["compute"] != 0.4 || c.Validation != "parallel" {
@@ -129,7 +132,7 @@ func TestDisaggSpec(t *testing.T) {
 			t.Errorf("memory node %s: memoryMB %v, %v; want 48", m.Name, cfg, err)
 		}
 	}
-	mono := Disagg{MemtableMB: 4}
+	mono := Disagg{MemtableMB: 4, StateCacheMB: 3}
 	lay2, err := localnet.Generate(filepath.Join(t.TempDir(), "mono"), mono.spec(localnet.Spec{}))
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +150,9 @@ func TestDisaggSpec(t *testing.T) {
 			case n.Kind() == "peer" && l == lay && (cfg.StateDB.Backend != "memnode" || o.Memnode.CacheBytes != 3<<20 || cfg.Pipeline.StateCacheMB != -1 || cfg.Pipeline.Mode != "parallel"):
 				t.Errorf("peer %s: backend %s, cache %d bytes, committer cache %d MiB, mode %s; want memnode, 3 MiB, -1 (off), parallel",
 					n.Name, cfg.StateDB.Backend, o.Memnode.CacheBytes, cfg.Pipeline.StateCacheMB, cfg.Pipeline.Mode)
-			case n.Kind() == "peer" && l == lay2 && (cfg.StateDB.Backend != "pebble" || o.Pebble.MemTableSize != 4<<20 || cfg.Pipeline.Mode != "sequential"):
-				t.Errorf("peer %s: backend %s, memtable %d bytes, mode %s; want pebble, 4 MiB, sequential", n.Name, cfg.StateDB.Backend, o.Pebble.MemTableSize, cfg.Pipeline.Mode)
+			case n.Kind() == "peer" && l == lay2 && (cfg.StateDB.Backend != "pebble" || o.Pebble.MemTableSize != 4<<20 || cfg.Pipeline.StateCacheMB != 3 || cfg.Pipeline.Mode != "sequential"):
+				t.Errorf("peer %s: backend %s, memtable %d bytes, committer cache %d MiB, mode %s; want pebble, 4 MiB, 3 MiB, sequential",
+					n.Name, cfg.StateDB.Backend, o.Pebble.MemTableSize, cfg.Pipeline.StateCacheMB, cfg.Pipeline.Mode)
 			}
 		}
 	}

@@ -63,10 +63,12 @@ func tieredRound(label, wl string, p map[string]string, memMB, cacheMB int, dur 
 }
 
 // monoRound is a round on monolithic Pebble peers with a memtable of
-// memtableMB.
-func monoRound(label, wl string, p map[string]string, memtableMB int, dur time.Duration) Round {
+// memtableMB, paired with a tiered round whose peers' cache is cacheMB:
+// the monolithic peer's committer cache (state_cache_mb) gets the same
+// bytes, so that neither peer has more cache of its own than the other.
+func monoRound(label, wl string, p map[string]string, memtableMB, cacheMB int, dur time.Duration) Round {
 	return Round{Label: label, Workload: wl, Params: p, Clients: 16, Duration: dur,
-		Interference: Interference{Network: "processes"}, Disagg: Disagg{MemtableMB: memtableMB}}
+		Interference: Interference{Network: "processes"}, Disagg: Disagg{MemtableMB: memtableMB, StateCacheMB: max(cacheMB, 1)}}
 }
 
 // Fig. 5(b)'s memory nodes hold the RAM of a machine sized to their
@@ -119,8 +121,8 @@ func flexTieredRounds(full bool) []Round {
 	trio := func(name, wl string, p map[string]string, dataMiB, largeMB int) {
 		rs = append(rs,
 			tieredRound(name+"-tiered", wl, p, dataMiB*5/4+4, dataMiB/8, dur),
-			monoRound(name+"-mono-large", wl, p, largeMB, dur),
-			monoRound(name+"-mono-4mb", wl, p, 4, dur))
+			monoRound(name+"-mono-large", wl, p, largeMB, dataMiB/8, dur),
+			monoRound(name+"-mono-4mb", wl, p, 4, dataMiB/8, dur))
 	}
 	data := dataMB(records)
 	large := max(data, 64)
@@ -140,7 +142,7 @@ func flexTieredRounds(full bool) []Round {
 		p := flexYCSB(mix, 2*records, "0")
 		rs = append(rs,
 			tieredRound("ycsb2x-"+mix+"-tiered", "ycsb", p, dataMB(2*records)*5/4+4, data/8, dur),
-			monoRound("ycsb2x-"+mix+"-mono-large", "ycsb", p, large, dur))
+			monoRound("ycsb2x-"+mix+"-mono-large", "ycsb", p, large, data/8, dur))
 	}
 	// Low load: one client, one transaction outstanding.
 	for _, c := range []struct {
@@ -149,7 +151,7 @@ func flexTieredRounds(full bool) []Round {
 		dataMiB  int
 	}{{"ycsb-a", "ycsb", flexYCSB("a", records, "0"), data}, {"smallbank-pw50", "smallbank", smallbankPw(50, accounts), sbMB}} {
 		t := tieredRound("1client-"+c.name+"-tiered", c.wl, c.p, c.dataMiB*5/4+4, c.dataMiB/8, dur)
-		m := monoRound("1client-"+c.name+"-mono-large", c.wl, c.p, max(c.dataMiB, 64), dur)
+		m := monoRound("1client-"+c.name+"-mono-large", c.wl, c.p, max(c.dataMiB, 64), c.dataMiB/8, dur)
 		for _, r := range []*Round{&t, &m} {
 			r.Clients, r.Rate = 1, rate.Config{Kind: "fixed-load", Load: 1}
 		}

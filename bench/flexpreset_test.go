@@ -87,6 +87,9 @@ func TestFlexchainPresetsSmoke(t *testing.T) {
 			if want := r.ComputeNodes * orgsOf(r); want > 0 && res.Tiers != nil && len(res.Tiers.Endorsed) != want {
 				t.Errorf("%s: round %s: proposals answered per pool member %v, want each of its %d compute nodes", name, r.Label, res.Tiers.Endorsed, want)
 			}
+			if len(r.CPUQuota) > 0 && capped(res) == 0 {
+				t.Errorf("%s: round %s has cpu_quota %v but no node reports one (%+v)", name, r.Label, r.CPUQuota, res.Isolation)
+			}
 			if lim := r.MemoryLimitMB["memnode"]; lim > 0 {
 				if len(res.MemoryLimits) != orgsOf(r) {
 					t.Errorf("%s: round %s: memory cgroup figures %+v (warnings %v), want one per memory node", name, r.Label, res.MemoryLimits, res.Warnings)
@@ -103,6 +106,21 @@ func TestFlexchainPresetsSmoke(t *testing.T) {
 			t.Logf("%s: round %s: %.0f tx/s", name, r.Label, res.ThroughputTPS)
 		}
 	}
+}
+
+// capped is how many of a round's nodes report a CPU quota and a share
+// of throttled periods between 0 and 100%.
+func capped(res *Result) int {
+	n := 0
+	if res.Isolation == nil {
+		return 0
+	}
+	for _, s := range res.Isolation.Nodes {
+		if s.QuotaCores > 0 && s.ThrottledPct >= 0 && s.ThrottledPct <= 100 {
+			n++
+		}
+	}
+	return n
 }
 
 // orgsOf is a round's orgs, its default filled in.

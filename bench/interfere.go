@@ -53,10 +53,14 @@ type interfering struct {
 
 	// Set once by begin, under mu (the watcher and the HogsStop timer
 	// read them).
-	t0      time.Time
-	hogOps0 []uint64
-	hogAt0  time.Time
-	sched0  map[int]isolation.Schedstat
+	t0        time.Time
+	hogOps0   []uint64
+	hogAt0    time.Time
+	sched0    map[int]isolation.Schedstat
+	throttle0 map[int]isolation.Throttle
+
+	// quotaDirs are the cgroups of the nodes with a CPU quota, by PID.
+	quotaDirs map[int]string
 
 	watchStop chan struct{}
 	watchDone chan struct{}
@@ -89,7 +93,7 @@ func (in *interfering) period(p isolation.PeriodReport) {
 // startInterference does step 1 for a round on the process network n;
 // command is the strand binary, for the hogs.
 func startInterference(r Round, n *Network, command []string, logf func(string, ...any)) (_ *interfering, err error) {
-	in := &interfering{r: r, watchStop: make(chan struct{}), watchDone: make(chan struct{})}
+	in := &interfering{r: r, watchStop: make(chan struct{}), watchDone: make(chan struct{}), quotaDirs: map[int]string{}}
 	defer func() {
 		if err != nil {
 			in.close()
@@ -138,6 +142,9 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 			if err := act.SetQuota(t.Component, q); err != nil {
 				return in, err
 			}
+			if in.quotaDirs[t.PID], err = act.Group(t.Component); err != nil {
+				return in, err
+			}
 		}
 	}
 	if c := r.Isolation; c != nil {
@@ -169,7 +176,7 @@ func openRoundCgroup(parent string) (*isolation.Actuator, error) {
 
 // begin is step 2; it arms HogsStop.
 func (in *interfering) begin() error {
-	sched := in.readSched()
+	sched, throttle := in.readSched(), in.readThrottle()
 	var ops []uint64
 	var at time.Time
 	if in.hogs != nil {
@@ -179,7 +186,7 @@ func (in *interfering) begin() error {
 		}
 	}
 	in.mu.Lock()
-	in.t0, in.sched0, in.hogOps0, in.hogAt0 = time.Now(), sched, ops, at
+	in.t0, in.sched0, in.throttle0, in.hogOps0, in.hogAt0 = time.Now(), sched, throttle, ops, at
 	in.mu.Unlock()
 	if in.hogs != nil && in.r.HogsStop > 0 {
 		time.AfterFunc(in.r.HogsStop, func() { in.stopHogs() })
@@ -254,7 +261,7 @@ func (in *interfering) stopWatch() {
 
 // end is step 4: it returns the round's isolation figures.
 func (in *interfering) end() (*IsolationResult, error) {
-	sched1 := in.readSched()
+	sched1, throttle1 := in.readSched(), in.readThrottle()
 	in.mu.Lock()
 	elapsed := time.Since(in.t0).Seconds()
 	in.mu.Unlock()
@@ -285,6 +292,13 @@ func (in *interfering) end() (*IsolationResult, error) {
 		if w, sl := isolation.Waits(a, b); sl > 0 {
 			ns.WaitPerSliceMs = round2(float64(w.Microseconds()) / 1000 / float64(sl))
 		}
+		if ns.QuotaCores = in.r.CPUQuota[p.Kind()]; ns.QuotaCores > 0 {
+			t0, ok0 := in.throttle0[p.PID]
+			t1, ok1 := throttle1[p.PID]
+			if n := t1.Periods - t0.Periods; ok0 && ok1 && n > 0 {
+				ns.ThrottledPct = round2(100 * float64(t1.Throttled-t0.Throttled) / float64(n))
+			}
+		}
 		out.Nodes = append(out.Nodes, ns)
 	}
 	if c := in.r.Isolation; c != nil {
@@ -312,6 +326,18 @@ func (in *interfering) readSched() map[int]isolation.Schedstat {
 	for _, p := range in.nodes {
 		if s, err := isolation.ReadSchedstat(p.PID, time.Now()); err == nil {
 			out[p.PID] = s
+		}
+	}
+	return out
+}
+
+// readThrottle reads the CFS bandwidth counters of every node with a
+// quota (a node whose cgroup cannot be read is left out).
+func (in *interfering) readThrottle() map[int]isolation.Throttle {
+	out := map[int]isolation.Throttle{}
+	for pid, dir := range in.quotaDirs {
+		if t, err := isolation.ReadThrottle(dir); err == nil {
+			out[pid] = t
 		}
 	}
 	return out

@@ -169,6 +169,13 @@ func TestProcessRound(t *testing.T) {
 		if !(n.CPUPercent > 0) {
 			t.Errorf("node %s: no CPU time measured: %+v", n.Name, n)
 		}
+		want := 0.0
+		if strings.HasPrefix(n.Name, "peer") {
+			want = 1.5
+		}
+		if n.QuotaCores != want || n.ThrottledPct < 0 || n.ThrottledPct > 100 {
+			t.Errorf("node %s: quota %g cores, throttled in %g%% of its periods; want %g cores (cpu_quota of its kind), 0 to 100%%", n.Name, n.QuotaCores, n.ThrottledPct, want)
+		}
 	}
 	if c := iso.Controller; c.Samples == 0 || c.Decisions == 0 || c.MaxShares <= 1024 {
 		t.Errorf("controller %+v: want samples, decisions and a share above 1024", c)

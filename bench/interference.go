@@ -204,6 +204,12 @@ type NodeSched struct {
 	// WaitPerSliceMs is the mean wait before each time slice, QiOi's
 	// "scheduling delay" (its Table 2).
 	WaitPerSliceMs float64 `json:"wait_per_slice_ms"`
+	// QuotaCores is the node's CPU quota (cpu_quota of its kind; 0: none)
+	// and ThrottledPct the share of the quota's enforcement periods over
+	// the load in which it used the quota up and waited: near 100 the
+	// quota is what holds the node back, near 0 it has more than it uses.
+	QuotaCores   float64 `json:"cpu_quota,omitempty"`
+	ThrottledPct float64 `json:"throttled_pct,omitempty"`
 }
 
 // ControllerResult is what the controller did over the round.

@@ -143,7 +143,7 @@ func (r *Round) Validate(embedded bool) error {
 			return fmt.Errorf("bench: round %q sets network, hogs, isolation, cpu_quota or cgroup_parent, which only apply to a network the round starts: want them unset with --net", r.Label)
 		}
 		if r.Disagg.set() {
-			return fmt.Errorf("bench: round %q sets memnodes, memory_mb, cache_mb, memtable_mb, compute_nodes, storage_cache_mb or memory_limit_mb, which only apply to a network the round starts: want them unset with --net", r.Label)
+			return fmt.Errorf("bench: round %q sets memnodes, memory_mb, cache_mb, memtable_mb, state_cache_mb, compute_nodes, storage_cache_mb or memory_limit_mb, which only apply to a network the round starts: want them unset with --net", r.Label)
 		}
 		return nil
 	}

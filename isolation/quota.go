@@ -119,3 +119,41 @@ func (a *Actuator) quotaPeriod(g string) (int64, error) {
 	}
 	return p, nil
 }
+
+// Throttle is a cgroup's CFS bandwidth counters (cpu.stat, cgroup v1
+// and v2 alike): the enforcement periods in which it ran with a quota,
+// and those in which it used the quota up and waited for the next
+// period. A group throttled in most periods is held by its quota; one
+// seldom throttled has more than it uses.
+type Throttle struct{ Periods, Throttled uint64 }
+
+// ReadThrottle reads the counters of the cgroup directory dir.
+func ReadThrottle(dir string) (Throttle, error) {
+	file := filepath.Join(dir, "cpu.stat")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return Throttle{}, fmt.Errorf("isolation: reading %s: %w", file, err)
+	}
+	var t Throttle
+	var seen int
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, _ := strings.Cut(line, " ")
+		var dst *uint64
+		switch name {
+		case "nr_periods":
+			dst = &t.Periods
+		case "nr_throttled":
+			dst = &t.Throttled
+		default:
+			continue
+		}
+		if *dst, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return Throttle{}, fmt.Errorf("isolation: %s: %s is %q, want a count", file, name, v)
+		}
+		seen++
+	}
+	if seen != 2 {
+		return Throttle{}, fmt.Errorf("isolation: %s holds no nr_periods and nr_throttled (is CFS bandwidth control, CONFIG_CFS_BANDWIDTH, in this kernel?)", file)
+	}
+	return t, nil
+}

@@ -93,20 +93,38 @@ func TestQuota(t *testing.T) {
 	}
 }
 
-func throttled(t *testing.T, a *Actuator) int {
+func throttled(t *testing.T, a *Actuator) uint64 {
 	t.Helper()
 	g, _ := a.Group("peer")
-	b, err := os.ReadFile(filepath.Join(g, "cpu.stat"))
+	th, err := ReadThrottle(g)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "nr_throttled "); ok {
-			n, _ := strconv.Atoi(v)
-			return n
+	if th.Throttled > th.Periods {
+		t.Fatalf("ReadThrottle = %+v: more periods throttled than run", th)
+	}
+	return th.Throttled
+}
+
+// TestReadThrottleRefused: a cpu.stat without the bandwidth counters, or
+// with a count that is not one, is an error naming the file.
+func TestReadThrottleRefused(t *testing.T) {
+	for _, body := range []string{"usage_usec 10\n", "nr_periods 4\nnr_throttled x\n"} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "cpu.stat"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadThrottle(dir); err == nil || !strings.Contains(err.Error(), "cpu.stat") {
+			t.Errorf("ReadThrottle of %q = %v, want an error naming cpu.stat", body, err)
 		}
 	}
-	return 0
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cpu.stat"), []byte("nr_periods 40\nnr_throttled 31\nthrottled_time 9\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if th, err := ReadThrottle(dir); err != nil || th != (Throttle{Periods: 40, Throttled: 31}) {
+		t.Errorf("ReadThrottle = %+v, %v; want 40 periods, 31 throttled", th, err)
+	}
 }
 
 func TestCheckQuota(t *testing.T) {

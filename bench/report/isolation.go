@@ -21,7 +21,11 @@ func writeIsolation(w io.Writer, r *bench.Result) {
 		fmt.Fprintf(w, "  hogs: %d, %.3g ops/s together over %.1f s\n", iso.Hogs, iso.HogOpsPerS, iso.HogWindowS)
 	}
 	for _, n := range iso.Nodes {
-		fmt.Fprintf(w, "  %s: scheduling delay %.2f ms per slice, %.2f s per CPU-second (CPU %.0f%%)\n", n.Name, n.WaitPerSliceMs, n.WaitPerCPUS, n.CPUPercent)
+		fmt.Fprintf(w, "  %s: scheduling delay %.2f ms per slice, %.2f s per CPU-second (CPU %.0f%%", n.Name, n.WaitPerSliceMs, n.WaitPerCPUS, n.CPUPercent)
+		if n.QuotaCores > 0 {
+			fmt.Fprintf(w, " of a %.0f%% quota, throttled in %.0f%% of its periods", 100*n.QuotaCores, n.ThrottledPct)
+		}
+		fmt.Fprintln(w, ")")
 	}
 	for role, q := range iso.Quota {
 		fmt.Fprintf(w, "  cpu quota: each %s %.2f cores\n", role, q)

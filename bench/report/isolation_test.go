@@ -23,14 +23,16 @@ func TestIsolationText(t *testing.T) {
 	with := result("together-controller", 2)
 	with.Round.HogsStop = 5 * time.Second
 	with.Isolation = &bench.IsolationResult{Hogs: 8, HogOpsPerS: 1.5e6, HogWindowS: 5,
-		Nodes: []bench.NodeSched{{Name: "peer0.Org1", CPUPercent: 40, WaitPerCPUS: 3.2, WaitPerSliceMs: 0.41}},
+		Nodes: []bench.NodeSched{{Name: "peer0.Org1", CPUPercent: 40, WaitPerCPUS: 3.2, WaitPerSliceMs: 0.41},
+			{Name: "memnode.peer0.Org1", CPUPercent: 9, WaitPerCPUS: 3.5, WaitPerSliceMs: 0.11, QuotaCores: 0.3, ThrottledPct: 2.4}},
 		Controller: &bench.ControllerResult{K: 4, DelayTarget: 200 * time.Microsecond, Threshold: 900, Decisions: 12, Samples: 9,
 			MeanDelayMs: 0.3, MaxShares: 5120, DefaultAfterStopS: -1}}
 	b.Reset()
 	WriteTable(&b, []*bench.Result{plain, with})
 	for _, want := range []string{
 		"hogs: 8, 1.5e+06 ops/s together over 5.0 s",
-		"peer0.Org1: scheduling delay 0.41 ms per slice, 3.20 s per CPU-second (CPU 40%)",
+		"  peer0.Org1: scheduling delay 0.41 ms per slice, 3.20 s per CPU-second (CPU 40%)\n",
+		"memnode.peer0.Org1: scheduling delay 0.11 ms per slice, 3.50 s per CPU-second (CPU 9% of a 30% quota, throttled in 2% of its periods)",
 		"controller: k 4, delay target 200µs, threshold 900 tx/s; 12 decisions over 9 samples, mean delay 0.30 ms, largest share 5120; shares NOT back at the default",
 		"isolation (delay: mean run-queue wait per time slice, each node):",
 	} {
