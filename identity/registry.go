@@ -183,6 +183,21 @@ func (r *Registry) DisableKeyTables() { r.keys.stock, r.keys.limit = true, 0 }
 // KeyTableMetrics is a snapshot of the registry's verification tables.
 func (r *Registry) KeyTableMetrics() KeyTableMetrics { return r.keys.metrics() }
 
+// UsesEd25519 reports whether a CA of an org the registry knows has an
+// Ed25519 key: a hint that the channel's members sign with Ed25519, for
+// choosing batch verification (committer.Options.VerifyBatch); answers
+// never depend on it.
+func (r *Registry) UsesEd25519() bool {
+	for _, st := range r.orgs.Load().m {
+		for _, ca := range st.cas {
+			if ca.PublicKeyAlgorithm == x509.Ed25519 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Orgs returns the IDs of the channel's member orgs under the
 // revocations in force (SetRevocations), sorted: MembersUnder.
 func (r *Registry) Orgs() []string { return r.MembersUnder(r.revoked.Load()) }
