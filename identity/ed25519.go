@@ -27,7 +27,7 @@ import (
 // ed25519 is cofactorless and rejects non-canonical encodings, so it
 // differs on crafted signatures: those whose A or R has a small-order
 // component, or is a non-canonical encoding. An honest signer never makes
-// one (identity_test's TestEd25519Rule lists the Wycheproof cases that
+// one (TestEd25519Wycheproof lists the Wycheproof cases that
 // differ); they are accepted here, and by every peer alike. TLS keeps the
 // standard library: it is not consensus.
 //
