@@ -60,12 +60,27 @@ func TestMeasureCryptoBoundEd25519(t *testing.T) {
 	if b.Workers < 1 || b.Verifies < 62 {
 		t.Errorf("Workers %d Verifies %d", b.Workers, b.Verifies)
 	}
+	if b.Path != "Ed25519 batches" || b.Stock == nil || b.Stock.Path != "Ed25519 one by one" {
+		t.Errorf("paths %q and stock %+v, want the nodes' batches and one by one", b.Path, b.Stock)
+	}
 }
 
 // TestMeasureCryptoBoundBadSignature corrupts one signature of the last
 // block at a time and expects the measurement to fail.
+// Under Ed25519 the nodes' path checks batches, which must fail too.
 func TestMeasureCryptoBoundBadSignature(t *testing.T) {
-	orig := cgChain(t)
+	for _, alg := range []identity.Algorithm{identity.ECDSAP256, identity.Ed25519} {
+		t.Run(alg.String(), func(t *testing.T) { testBoundBadSignature(t, alg) })
+	}
+}
+
+func testBoundBadSignature(t *testing.T, alg identity.Algorithm) {
+	spec := cgSmallSpec
+	spec.Alg = alg
+	orig, err := GenerateChain(spec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	last := len(orig.Blocks) - 1
 	for _, tc := range []struct {
 		name    string
@@ -109,20 +124,33 @@ func TestMeasureCryptoBoundBadSignature(t *testing.T) {
 // per block the orderer's, per tx the creator's and two endorsers'.
 func TestChainSigs(t *testing.T) {
 	c := cgChain(t)
-	sigs, err := chainSigs(c.Blocks[c.SetupBlocks:])
+	bs, err := chainSigs(c.Blocks[c.SetupBlocks:])
 	if err != nil {
 		t.Fatal(err)
 	}
 	blocks := len(c.Blocks) - c.SetupBlocks
-	if want := blocks + 3*c.WorkloadTxs; len(sigs) != want {
-		t.Fatalf("%d signatures, want %d", len(sigs), want)
-	}
-	roles := map[string]int{}
-	for _, s := range sigs {
-		roles[s.signer.GetOrg()]++
-	}
-	if roles["OrdererOrg"] != blocks || roles["Org1"]+roles["Org2"] != 3*c.WorkloadTxs {
-		t.Errorf("signatures by org: %v", roles)
+	// One signature a unit, or (with batches) each block's signature
+	// alone and its transactions in one share per worker: the same
+	// signatures either way.
+	for _, batches := range []bool{false, true} {
+		us := units(bs, batches, 2)
+		var sigs []chainSig
+		for _, u := range us {
+			sigs = append(sigs, u...)
+		}
+		if want := blocks + 3*c.WorkloadTxs; len(sigs) != want {
+			t.Fatalf("batches %v: %d signatures, want %d", batches, len(sigs), want)
+		}
+		if want := blocks * 3; batches && len(us) != want {
+			t.Fatalf("%d units with batches, want %d (a block signature and two shares a block)", len(us), want)
+		}
+		roles := map[string]int{}
+		for _, s := range sigs {
+			roles[s.signer.GetOrg()]++
+		}
+		if roles["OrdererOrg"] != blocks || roles["Org1"]+roles["Org2"] != 3*c.WorkloadTxs {
+			t.Errorf("batches %v: signatures by org: %v", batches, roles)
+		}
 	}
 }
 

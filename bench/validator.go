@@ -65,8 +65,9 @@ type ValidatorResult struct {
 	Cores           int     `json:"cores"`
 	TPS             float64 `json:"tps"`
 	// CryptoBoundTPS is the bound through the nodes' verification path
-	// (key tables); Ratio is TPS over it. StockBoundTPS is the same bound
-	// through crypto/ecdsa alone, printed beside it.
+	// (key tables; Ed25519 batches); Ratio is TPS over it. StockBoundTPS
+	// is the same bound through crypto/ecdsa alone (Ed25519 one by one),
+	// printed beside it.
 	CryptoBoundTPS float64 `json:"crypto_bound_tps"`
 	StockBoundTPS  float64 `json:"stock_bound_tps,omitempty"`
 	Ratio          float64 `json:"ratio"`

@@ -82,8 +82,10 @@ type Committer struct {
 }
 
 type job struct {
-	b  *blockWork
-	tx int // index of the transaction, or -1 for the block-level check
+	b *blockWork
+	// lo, hi: the transactions [lo, hi) of b, checked as one batch
+	// (Options.VerifyBatch); -1, -1 for the block-level check.
+	lo, hi int
 }
 
 // blockWork is a block moving through stages 1 and 2.
@@ -94,6 +96,7 @@ type blockWork struct {
 	epoch      uint64
 	received   time.Time
 	results    []txResult
+	per        int // transactions per stage-1 job (batchSize)
 	blockErr   error
 	left       atomic.Int32 // stage-1 jobs not yet done
 	// started is claimed by the first stage-1 job to run, which then
@@ -217,12 +220,29 @@ func (c *Committer) Deliver(raw []byte) error {
 	}
 	c.ordered <- b
 	if !c.ch.isGenesis(blk) { // the genesis document is checked whole, in the block job
-		for i := range blk.Transactions {
-			c.jobs <- job{b, i}
+		n, per := len(blk.Transactions), b.per
+		for lo := 0; lo < n; lo += per {
+			c.jobs <- job{b, lo, min(lo+per, n)}
 		}
 	}
-	c.jobs <- job{b, -1}
+	c.jobs <- job{b, -1, -1}
 	return nil
+}
+
+// batchSize is how many of a block's n transactions one stage-1 job
+// checks: Options.VerifyBatch, or when it is 0, one batch per worker on a
+// channel with Ed25519 members and one transaction a job otherwise (a
+// P-256 signature gains nothing from a batch, and single jobs balance
+// the workers best).
+func (c *Committer) batchSize(n int) int {
+	per := c.opts.VerifyBatch
+	if per == 0 {
+		per = 1
+		if c.ch.Registry.UsesEd25519() {
+			per = (n + c.opts.VerifyWorkers - 1) / c.opts.VerifyWorkers
+		}
+	}
+	return max(per, 1)
 }
 
 // accept checks a block's place in the chain and claims it.
@@ -256,7 +276,8 @@ func (c *Committer) accept(blk *api.Block, raw []byte, received time.Time) (*blo
 	if c.ch.isGenesis(blk) {
 		b.left.Store(1)
 	} else {
-		b.left.Store(int32(len(blk.Transactions) + 1))
+		b.per = c.batchSize(len(blk.Transactions))
+		b.left.Store(int32((len(blk.Transactions)+b.per-1)/b.per + 1))
 	}
 	return b, nil
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 )
@@ -20,103 +21,112 @@ import (
 // and the resulting state, in both modes.
 func TestValidationCodes(t *testing.T) {
 	// Reparse (a peer without a block cache) must decide the same codes.
-	for _, opts := range []Options{{Mode: Sequential}, {Mode: Parallel}, {Mode: Sequential, Reparse: true}, {Mode: Parallel, Reparse: true}} {
-		name := opts.Mode.String()
-		if opts.Reparse {
-			name += "-reparse"
+	// Under Ed25519 the committer checks each worker's share of a block
+	// as one batch (Options.VerifyBatch's default) and must decide the
+	// same codes.
+	for _, alg := range []identity.Algorithm{identity.ECDSAP256, identity.Ed25519} {
+		for _, opts := range []Options{{Mode: Sequential}, {Mode: Parallel}, {Mode: Sequential, Reparse: true}, {Mode: Parallel, Reparse: true}} {
+			testValidationCodes(t, alg, opts)
 		}
-		t.Run(name, func(t *testing.T) {
-			n := newTestNet(t)
-			p := openPeer(t, n, t.TempDir(), opts)
-			sub := p.Subscribe(16)
-
-			setup := n.tx(rwset(testContract, nil, wr("a", "1"), wr("b", "1")))
-			deliver(t, p, n.block(setup))
-
-			first := n.tx(rwset(testContract, reads(rd("b", ver(0, 0))), wr("c", "3")))
-			tamperedSig := n.tx(rwset(testContract, nil, wr("x", "1")))
-			tamperedSig = retag(t, tamperedSig, func(tx *api.Transaction) { tx.Signature[len(tx.Signature)-3] ^= 1 })
-			wrongChannel := n.txWith(api.TxSpec{Channel: "ch2", Contract: testContract, RWSet: rwset(testContract, nil, wr("x", "1"))})
-			unknownContract := n.txWith(api.TxSpec{Channel: testChannel, Contract: "nope", RWSet: rwset("nope", nil, wr("x", "1"))})
-			badEndorsement := n.tx(rwset(testContract, nil, wr("x", "1")))
-			badEndorsement = retagPayload(t, badEndorsement, n, func(p *api.TxPayload) { p.Endorsements[1].Signature[5] ^= 1 })
-			badTxID := n.tx(rwset(testContract, nil, wr("x", "1")))
-			badTxID = retagPayload(t, badTxID, n, func(p *api.TxPayload) { p.Header.TxId = strings.Repeat("0", 64) })
-
-			cases := []struct {
-				name string
-				raw  []byte
-				want api.TxValidationCode
-			}{
-				{"valid read b, insert c", first, api.TxValidationCode_VALID},
-				{"range sees c inserted by tx 0", n.tx(&api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: testContract,
-					RangeReads: []*api.RangeRead{{StartKey: "a", EndKey: "z", Exhausted: true,
-						Reads: reads(rd("a", ver(0, 0)), rd("b", ver(0, 0)))}}}}}), api.TxValidationCode_PHANTOM_READ_CONFLICT},
-				{"valid update a", n.tx(rwset(testContract, reads(rd("a", ver(0, 0))), wr("a", "2"))), api.TxValidationCode_VALID},
-				{"stale read of a", n.tx(rwset(testContract, reads(rd("a", ver(0, 0))), wr("y", "1"))), api.TxValidationCode_MVCC_READ_CONFLICT},
-				{"read of absent key", n.tx(rwset(testContract, reads(rd("zz", nil)))), api.TxValidationCode_VALID},
-				{"tampered creator signature", tamperedSig, api.TxValidationCode_BAD_CREATOR_SIGNATURE},
-				{"creator cert from a foreign CA", n.txBy(rwset(testContract, nil, wr("x", "1")), n.foreignClient1, n.peer1, n.peer2), api.TxValidationCode_BAD_CREATOR_SIGNATURE},
-				{"creator of an unknown org", n.txBy(rwset(testContract, nil, wr("x", "1")), n.unknownOrgClient, n.peer1, n.peer2), api.TxValidationCode_BAD_CREATOR_SIGNATURE},
-				{"creator with peer role", n.txBy(rwset(testContract, nil, wr("x", "1")), n.peer1, n.peer1, n.peer2), api.TxValidationCode_BAD_CREATOR_SIGNATURE},
-				{"ed25519 creator of Org2", n.txBy(rwset(testContract, nil, wr("e", "1")), n.client2, n.peer2, n.peer1), api.TxValidationCode_VALID},
-				{"one endorsement", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
-				{"bad endorsement signature", badEndorsement, api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
-				{"two Org1 peers", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1, n.peer1b), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
-				{"same endorser twice", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1, n.peer1), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
-				{"duplicate in block", first, api.TxValidationCode_DUPLICATE_TXID},
-				{"duplicate of block 0", setup, api.TxValidationCode_DUPLICATE_TXID},
-				{"write to another namespace", n.tx(&api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: "other", Writes: []*api.KVWrite{wr("x", "1")}}}}), api.TxValidationCode_ILLEGAL_WRITESET},
-				{"garbage bytes", []byte("\xff\xff\xff garbage"), api.TxValidationCode_BAD_PAYLOAD},
-				{"empty envelope", nil, api.TxValidationCode_NIL_ENVELOPE},
-				{"wrong channel", wrongChannel, api.TxValidationCode_TARGET_CHAIN_NOT_FOUND},
-				{"unknown contract", unknownContract, api.TxValidationCode_INVALID_CHAINCODE},
-				{"tx id not derived from nonce", badTxID, api.TxValidationCode_BAD_PROPOSAL_TXID},
-				{"blind delete of b", n.tx(rwset(testContract, nil, del("b"))), api.TxValidationCode_VALID},
-			}
-			var txs [][]byte
-			for _, c := range cases {
-				txs = append(txs, c.raw)
-			}
-			deliver(t, p, n.block(txs...))
-			ev0, ev1 := <-sub.C, <-sub.C
-			if ev0.Number != 0 || ev1.Number != 1 {
-				t.Fatalf("events for blocks %d, %d; want 0, 1", ev0.Number, ev1.Number)
-			}
-			stored, err := p.store.Block(1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, c := range cases {
-				if got := api.TxValidationCode(ev1.Codes[i]); got != c.want {
-					t.Errorf("tx %d (%s): code %v, want %v", i, c.name, got, c.want)
-				}
-				if got := api.TxValidationCode(stored.Metadata.ValidationCodes[i]); got != c.want {
-					t.Errorf("tx %d (%s): stored code %v, want %v", i, c.name, got, c.want)
-				}
-			}
-			want := map[string]string{"kv/a": "2@1:2", "kv/c": "3@1:0", "kv/e": "1@1:9"}
-			if got := dumpState(t, p.db, testContract, "other"); !equalMaps(got, want) {
-				t.Errorf("state %v, want %v", got, want)
-			}
-			// A signed transaction that failed MVCC still used its tx id.
-			loc, ok, err := p.store.TxLocation(txID(t, cases[3].raw))
-			if err != nil || !ok || loc.Block != 1 || loc.Tx != 3 || loc.Code != api.TxValidationCode_MVCC_READ_CONFLICT {
-				t.Errorf("TxLocation of the stale read = %+v, %v, %v", loc, ok, err)
-			}
-			deliver(t, p, n.block(cases[3].raw))
-			if ev := <-sub.C; api.TxValidationCode(ev.Codes[0]) != api.TxValidationCode_DUPLICATE_TXID {
-				t.Errorf("resubmitted tx id: code %v, want DUPLICATE_TXID", api.TxValidationCode(ev.Codes[0]))
-			}
-			// An unsigned transaction did not burn its tx id.
-			if _, ok, _ := p.store.TxLocation(txID(t, tamperedSig)); ok {
-				t.Errorf("a transaction with a bad creator signature was indexed by tx id")
-			}
-			if m := p.Metrics(); m.Height != 3 || m.Txs != uint64(len(cases)+2) {
-				t.Errorf("metrics: %v", m)
-			}
-		})
 	}
+}
+
+func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options) {
+	name := alg.String() + "-" + opts.Mode.String()
+	if opts.Reparse {
+		name += "-reparse"
+	}
+	t.Run(name, func(t *testing.T) {
+		n := newTestNetAlg(t, alg)
+		p := openPeer(t, n, t.TempDir(), opts)
+		sub := p.Subscribe(16)
+
+		setup := n.tx(rwset(testContract, nil, wr("a", "1"), wr("b", "1")))
+		deliver(t, p, n.block(setup))
+
+		first := n.tx(rwset(testContract, reads(rd("b", ver(0, 0))), wr("c", "3")))
+		tamperedSig := n.tx(rwset(testContract, nil, wr("x", "1")))
+		tamperedSig = retag(t, tamperedSig, func(tx *api.Transaction) { tx.Signature[len(tx.Signature)-3] ^= 1 })
+		wrongChannel := n.txWith(api.TxSpec{Channel: "ch2", Contract: testContract, RWSet: rwset(testContract, nil, wr("x", "1"))})
+		unknownContract := n.txWith(api.TxSpec{Channel: testChannel, Contract: "nope", RWSet: rwset("nope", nil, wr("x", "1"))})
+		badEndorsement := n.tx(rwset(testContract, nil, wr("x", "1")))
+		badEndorsement = retagPayload(t, badEndorsement, n, func(p *api.TxPayload) { p.Endorsements[1].Signature[5] ^= 1 })
+		badTxID := n.tx(rwset(testContract, nil, wr("x", "1")))
+		badTxID = retagPayload(t, badTxID, n, func(p *api.TxPayload) { p.Header.TxId = strings.Repeat("0", 64) })
+
+		cases := []struct {
+			name string
+			raw  []byte
+			want api.TxValidationCode
+		}{
+			{"valid read b, insert c", first, api.TxValidationCode_VALID},
+			{"range sees c inserted by tx 0", n.tx(&api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: testContract,
+				RangeReads: []*api.RangeRead{{StartKey: "a", EndKey: "z", Exhausted: true,
+					Reads: reads(rd("a", ver(0, 0)), rd("b", ver(0, 0)))}}}}}), api.TxValidationCode_PHANTOM_READ_CONFLICT},
+			{"valid update a", n.tx(rwset(testContract, reads(rd("a", ver(0, 0))), wr("a", "2"))), api.TxValidationCode_VALID},
+			{"stale read of a", n.tx(rwset(testContract, reads(rd("a", ver(0, 0))), wr("y", "1"))), api.TxValidationCode_MVCC_READ_CONFLICT},
+			{"read of absent key", n.tx(rwset(testContract, reads(rd("zz", nil)))), api.TxValidationCode_VALID},
+			{"tampered creator signature", tamperedSig, api.TxValidationCode_BAD_CREATOR_SIGNATURE},
+			{"creator cert from a foreign CA", n.txBy(rwset(testContract, nil, wr("x", "1")), n.foreignClient1, n.peer1, n.peer2), api.TxValidationCode_BAD_CREATOR_SIGNATURE},
+			{"creator of an unknown org", n.txBy(rwset(testContract, nil, wr("x", "1")), n.unknownOrgClient, n.peer1, n.peer2), api.TxValidationCode_BAD_CREATOR_SIGNATURE},
+			{"creator with peer role", n.txBy(rwset(testContract, nil, wr("x", "1")), n.peer1, n.peer1, n.peer2), api.TxValidationCode_BAD_CREATOR_SIGNATURE},
+			{"ed25519 creator of Org2", n.txBy(rwset(testContract, nil, wr("e", "1")), n.client2, n.peer2, n.peer1), api.TxValidationCode_VALID},
+			{"one endorsement", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
+			{"bad endorsement signature", badEndorsement, api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
+			{"two Org1 peers", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1, n.peer1b), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
+			{"same endorser twice", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1, n.peer1), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
+			{"duplicate in block", first, api.TxValidationCode_DUPLICATE_TXID},
+			{"duplicate of block 0", setup, api.TxValidationCode_DUPLICATE_TXID},
+			{"write to another namespace", n.tx(&api.RWSet{Namespaces: []*api.NsRWSet{{Namespace: "other", Writes: []*api.KVWrite{wr("x", "1")}}}}), api.TxValidationCode_ILLEGAL_WRITESET},
+			{"garbage bytes", []byte("\xff\xff\xff garbage"), api.TxValidationCode_BAD_PAYLOAD},
+			{"empty envelope", nil, api.TxValidationCode_NIL_ENVELOPE},
+			{"wrong channel", wrongChannel, api.TxValidationCode_TARGET_CHAIN_NOT_FOUND},
+			{"unknown contract", unknownContract, api.TxValidationCode_INVALID_CHAINCODE},
+			{"tx id not derived from nonce", badTxID, api.TxValidationCode_BAD_PROPOSAL_TXID},
+			{"blind delete of b", n.tx(rwset(testContract, nil, del("b"))), api.TxValidationCode_VALID},
+		}
+		var txs [][]byte
+		for _, c := range cases {
+			txs = append(txs, c.raw)
+		}
+		deliver(t, p, n.block(txs...))
+		ev0, ev1 := <-sub.C, <-sub.C
+		if ev0.Number != 0 || ev1.Number != 1 {
+			t.Fatalf("events for blocks %d, %d; want 0, 1", ev0.Number, ev1.Number)
+		}
+		stored, err := p.store.Block(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range cases {
+			if got := api.TxValidationCode(ev1.Codes[i]); got != c.want {
+				t.Errorf("tx %d (%s): code %v, want %v", i, c.name, got, c.want)
+			}
+			if got := api.TxValidationCode(stored.Metadata.ValidationCodes[i]); got != c.want {
+				t.Errorf("tx %d (%s): stored code %v, want %v", i, c.name, got, c.want)
+			}
+		}
+		want := map[string]string{"kv/a": "2@1:2", "kv/c": "3@1:0", "kv/e": "1@1:9"}
+		if got := dumpState(t, p.db, testContract, "other"); !equalMaps(got, want) {
+			t.Errorf("state %v, want %v", got, want)
+		}
+		// A signed transaction that failed MVCC still used its tx id.
+		loc, ok, err := p.store.TxLocation(txID(t, cases[3].raw))
+		if err != nil || !ok || loc.Block != 1 || loc.Tx != 3 || loc.Code != api.TxValidationCode_MVCC_READ_CONFLICT {
+			t.Errorf("TxLocation of the stale read = %+v, %v, %v", loc, ok, err)
+		}
+		deliver(t, p, n.block(cases[3].raw))
+		if ev := <-sub.C; api.TxValidationCode(ev.Codes[0]) != api.TxValidationCode_DUPLICATE_TXID {
+			t.Errorf("resubmitted tx id: code %v, want DUPLICATE_TXID", api.TxValidationCode(ev.Codes[0]))
+		}
+		// An unsigned transaction did not burn its tx id.
+		if _, ok, _ := p.store.TxLocation(txID(t, tamperedSig)); ok {
+			t.Errorf("a transaction with a bad creator signature was indexed by tx id")
+		}
+		if m := p.Metrics(); m.Height != 3 || m.Txs != uint64(len(cases)+2) {
+			t.Errorf("metrics: %v", m)
+		}
+	})
 }
 
 func equalMaps(a, b map[string]string) bool {

@@ -10,7 +10,11 @@
 // checks the creator's certificate and signature, every endorsement that can
 // count towards the contract's policy, and the policy itself; per block it
 // checks the data hash and the orderer's signature. It runs ahead on later
-// blocks while stage 2 works on earlier ones. A channel config update (the
+// blocks while stage 2 works on earlier ones. On a channel with Ed25519
+// members each worker takes a share of a block (Options.VerifyBatch) and
+// checks its Ed25519 signatures as one identity.Batch, checking the share
+// again one by one only if the batch fails (verifyTxs says why the codes
+// are exactly those of one-by-one checks). A channel config update (the
 // only transaction of a config block, api.IsConfigEnvelope) is checked for
 // its form, channel and the signatures of admins of a majority of orgs
 // (identity.Registry.AdminMajority) instead; it is VALID under its

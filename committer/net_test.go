@@ -37,6 +37,14 @@ type testNet struct {
 
 func newTestNet(t testing.TB) *testNet {
 	t.Helper()
+	return newTestNetAlg(t, identity.ECDSAP256)
+}
+
+// newTestNetAlg is newTestNet with CAs and members of alg, except client2
+// and org2Admin, which sign with Ed25519 whatever alg is (a mixed channel
+// under ECDSA P-256).
+func newTestNetAlg(t testing.TB, alg identity.Algorithm) *testNet {
+	t.Helper()
 	must := func(s *identity.Signer, err error) *identity.Signer {
 		t.Helper()
 		if err != nil {
@@ -46,7 +54,7 @@ func newTestNet(t testing.TB) *testNet {
 	}
 	ca := func(org string) *identity.CA {
 		t.Helper()
-		c, err := identity.NewCA(org, identity.ECDSAP256)
+		c, err := identity.NewCA(org, alg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,17 +70,17 @@ func newTestNet(t testing.TB) *testNet {
 		t.Fatal(err)
 	}
 	n := &testNet{t: t,
-		client1:          must(org1.Issue("client1", identity.RoleClient, identity.ECDSAP256)),
+		client1:          must(org1.Issue("client1", identity.RoleClient, alg)),
 		client2:          must(org2.Issue("client2", identity.RoleClient, identity.Ed25519)),
-		peer1:            must(org1.Issue("peer1", identity.RolePeer, identity.ECDSAP256)),
-		peer1b:           must(org1.Issue("peer1b", identity.RolePeer, identity.ECDSAP256)),
-		peer2:            must(org2.Issue("peer2", identity.RolePeer, identity.ECDSAP256)),
-		orderer:          must(ord.Issue("orderer0", identity.RoleOrderer, identity.ECDSAP256)),
-		ordererAdmin:     must(ord.Issue("admin0", identity.RoleAdmin, identity.ECDSAP256)),
-		org1Admin:        must(org1.Issue("admin1", identity.RoleAdmin, identity.ECDSAP256)),
+		peer1:            must(org1.Issue("peer1", identity.RolePeer, alg)),
+		peer1b:           must(org1.Issue("peer1b", identity.RolePeer, alg)),
+		peer2:            must(org2.Issue("peer2", identity.RolePeer, alg)),
+		orderer:          must(ord.Issue("orderer0", identity.RoleOrderer, alg)),
+		ordererAdmin:     must(ord.Issue("admin0", identity.RoleAdmin, alg)),
+		org1Admin:        must(org1.Issue("admin1", identity.RoleAdmin, alg)),
 		org2Admin:        must(org2.Issue("admin2", identity.RoleAdmin, identity.Ed25519)),
-		foreignClient1:   must(foreign.Issue("mallory", identity.RoleClient, identity.ECDSAP256)),
-		unknownOrgClient: must(unknown.Issue("eve", identity.RoleClient, identity.ECDSAP256)),
+		foreignClient1:   must(foreign.Issue("mallory", identity.RoleClient, alg)),
+		unknownOrgClient: must(unknown.Issue("eve", identity.RoleClient, alg)),
 	}
 	n.caCerts = map[string][]byte{"Org1": org1.CertDER(), "Org2": org2.CertDER(), "OrdererOrg": ord.CertDER()}
 	n.cas = map[string]*identity.CA{"Org1": org1, "Org2": org2, "OrdererOrg": ord}

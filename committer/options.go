@@ -106,6 +106,14 @@ type Options struct {
 	// OnBusy, if set, is told of each stage's busy intervals (see
 	// BusyFunc). Metrics counts busy time whether or not it is set.
 	OnBusy BusyFunc
+	// VerifyBatch is how many transactions one stage-1 job checks, with
+	// their Ed25519 signatures as one batch (identity.Batch; see
+	// verifyTxs): 1 checks every transaction alone and every signature
+	// one by one; 0 (the default) picks ceil(block size / VerifyWorkers)
+	// when an org of the channel has an Ed25519 CA
+	// (identity.Registry.UsesEd25519), so each worker gets one batch of a
+	// block, and 1 otherwise. The codes are the same whatever it is.
+	VerifyBatch int
 	// Reparse decodes every block and transaction again in stages 2 and
 	// 3, as a peer without a block cache (Fabric's vanilla peer) does.
 	// For the energy bench only, to measure what parse-once saves; a
@@ -160,6 +168,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("committer: Options.Durability %d: want Durable or Relaxed", o.Durability)
 	case o.FlushInterval < time.Millisecond || o.FlushInterval > 10*time.Second:
 		return fmt.Errorf("committer: Options.FlushInterval %v: want 1ms to 10s", o.FlushInterval)
+	case o.VerifyBatch < 0 || o.VerifyBatch > 1<<16:
+		return fmt.Errorf("committer: Options.VerifyBatch %d: want 0 (auto) to 65536", o.VerifyBatch)
 	case o.StateCacheBytes < -1 || o.StateCacheBytes > 1<<46:
 		return fmt.Errorf("committer: Options.StateCacheBytes %d: want -1 (off) or 0 to 2^46", o.StateCacheBytes)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
@@ -12,12 +13,13 @@ import (
 // verifyLoop is a stage-1 worker.
 func (c *Committer) verifyLoop() {
 	defer c.workers.Done()
+	var batch identity.Batch
 	for j := range c.jobs {
 		b := j.b
 		if !b.started.Load() && b.started.CompareAndSwap(false, true) {
 			b.verifyStart = time.Now()
 		}
-		if j.tx < 0 {
+		if j.lo < 0 {
 			b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
 			if b.blockErr == nil && b.blk.GetMetadata().GetSignature() != nil {
 				c.metrics.sawSignature(b.blk.Header.Number)
@@ -25,8 +27,10 @@ func (c *Committer) verifyLoop() {
 			if b.blockErr == nil && c.ch.isGenesis(b.blk) {
 				b.blockErr = c.ch.checkGenesis(b.blk)
 			}
+		} else if j.hi-j.lo == 1 {
+			b.results[j.lo] = verifyTx(&c.ch, c.rules.Load(), b.blk.Transactions[j.lo])
 		} else {
-			b.results[j.tx] = verifyTx(&c.ch, c.rules.Load(), b.blk.Transactions[j.tx])
+			verifyTxs(&c.ch, c.rules.Load(), b.blk.Transactions[j.lo:j.hi], b.results[j.lo:j.hi], &batch)
 		}
 		if b.left.Add(-1) == 0 {
 			b.verified = time.Now()

@@ -20,7 +20,10 @@
 //   - ECDSA signatures are over SHA-256(msg), ASN.1 DER encoded and low-S:
 //     Signer.Sign normalises s to at most N/2 and Member.Verify rejects a
 //     high-S signature, so a signature has one valid encoding and cannot be
-//     malleated. Ed25519 signs msg itself.
+//     malleated. Ed25519 signs msg itself, and every Ed25519 check, single
+//     or batched (Batch, Member.VerifyBatch), follows ZIP-215's cofactored
+//     rule, not crypto/ed25519's (ed25519.go says why), so a batch decides
+//     exactly what single checks decide.
 //   - Members and Identities handed out are shared: callers treat them as
 //     read-only.
 //

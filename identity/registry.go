@@ -105,7 +105,7 @@ type Member struct {
 	serialHex string // serial.Text(16): the key of CRL lookups
 
 	ec *ecdsa.PublicKey
-	ed ed25519.PublicKey
+	ed edKey // verified under ZIP-215's rule: ed25519.go
 
 	// Precomputed verification of ec (see keyTables): tab is the table or
 	// nil, ref the CLOCK referenced flag, uses the verifications without a
@@ -182,6 +182,21 @@ func (r *Registry) DisableKeyTables() { r.keys.stock, r.keys.limit = true, 0 }
 
 // KeyTableMetrics is a snapshot of the registry's verification tables.
 func (r *Registry) KeyTableMetrics() KeyTableMetrics { return r.keys.metrics() }
+
+// UsesEd25519 reports whether a CA of an org the registry knows has an
+// Ed25519 key: a hint that the channel's members sign with Ed25519, for
+// choosing batch verification (committer.Options.VerifyBatch); answers
+// never depend on it.
+func (r *Registry) UsesEd25519() bool {
+	for _, st := range r.orgs.Load().m {
+		for _, ca := range st.cas {
+			if ca.PublicKeyAlgorithm == x509.Ed25519 {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // Orgs returns the IDs of the channel's member orgs under the
 // revocations in force (SetRevocations), sorted: MembersUnder.
@@ -270,7 +285,7 @@ func (st *orgState) validate(der []byte) (*Member, error) {
 			st.keys.pin(m) // the channel's own nodes and admins: built once
 		}
 	case Ed25519:
-		m.ed = cert.PublicKey.(ed25519.PublicKey)
+		m.ed = newEdKey(cert.PublicKey.(ed25519.PublicKey))
 	}
 	return m, nil
 }
@@ -281,8 +296,9 @@ func (m *Member) Serial() string { return m.serialHex }
 // Verify checks sig over msg. ECDSA signatures must be ASN.1 DER over
 // SHA-256(msg) and low-S; a high-S signature is rejected even though it is
 // mathematically valid, so that signatures cannot be malleated. Ed25519
-// signatures are over msg itself. The error wraps ErrBadSignature and names
-// the member.
+// signatures are over msg itself and checked under ZIP-215's rule (see
+// ed25519.go), not crypto/ed25519's. The error wraps ErrBadSignature and
+// names the member.
 func (m *Member) Verify(msg, sig []byte) error {
 	return m.VerifyMessage(&Message{b: msg}, sig)
 }
@@ -321,10 +337,26 @@ func (m *Member) VerifyMessage(msg *Message, sig []byte) error {
 		}
 		return nil
 	}
-	if len(m.ed) != ed25519.PublicKeySize {
+	if len(m.ed.pub) != ed25519.PublicKeySize {
 		return m.badSignature("member has no public key, expected one from Registry.Member")
 	}
-	if len(sig) != ed25519.SignatureSize || !ed25519.Verify(m.ed, msg.b, sig) {
+	if !verifyEd25519(m.ed.pub, msg.b, sig) {
+		return m.badSignature("Ed25519 verification failed")
+	}
+	return nil
+}
+
+// VerifyBatch is VerifyMessage, except that an Ed25519 signature that
+// passes the checks it can pass alone (length, canonical s, R and the key
+// decoding) is added to b instead of being checked: nil then means valid
+// if b.Verify() returns true. Failures it finds at once are
+// VerifyMessage's. ECDSA signatures, and every signature when b is nil,
+// are checked at once.
+func (m *Member) VerifyBatch(b *Batch, msg *Message, sig []byte) error {
+	if b == nil || m.ec != nil || len(m.ed.pub) != ed25519.PublicKeySize {
+		return m.VerifyMessage(msg, sig)
+	}
+	if !b.add(m.ed, msg.b, sig) {
 		return m.badSignature("Ed25519 verification failed")
 	}
 	return nil
