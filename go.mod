@@ -3,12 +3,14 @@ module github.com/strand-ledger/strand
 go 1.26.8
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	filippo.io/nistec v0.0.4
 	github.com/HdrHistogram/hdrhistogram-go v1.1.2
 	github.com/cockroachdb/datadriven v1.0.3
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/google/btree v1.1.3
+	github.com/hdevalence/ed25519consensus v0.2.0
 	github.com/klauspost/compress v1.20.1
 	github.com/linxGnu/grocksdb v1.7.14
 	github.com/prometheus/client_golang v1.25.0
@@ -33,7 +35,6 @@ require (
 )
 
 require (
-	filippo.io/edwards25519 v1.2.0 // indirect
 	github.com/DataDog/zstd v1.5.7 // indirect
 	github.com/RaduBerinde/axisds v0.1.0 // indirect
 	github.com/RaduBerinde/btreemap v0.0.0-20250419174037-3d62b7205d54 // indirect
@@ -53,7 +54,6 @@ require (
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/snappy v0.0.5-0.20231225225746-43d5d4cd4e0e // indirect
 	github.com/google/flatbuffers v25.2.10+incompatible // indirect
-	github.com/hdevalence/ed25519consensus v0.2.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
 	github.com/kr/text v0.2.0 // indirect
