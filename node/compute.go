@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
@@ -34,7 +35,9 @@ type Compute struct {
 	joined   atomic.Bool
 	joins    atomic.Uint64
 	cancel   context.CancelFunc
-	wasm     *wasm.Engine // nil until the channel is read
+	wasm     *wasm.Engine      // nil until the channel is read
+	ext      *external.Runtime // its external (gRPC) contracts
+	defs     *computeDefinitions
 }
 
 // ComputeMetrics is a snapshot of a compute node's membership.
@@ -42,6 +45,12 @@ type ComputeMetrics struct {
 	Joined uint64 `metric:"gauge"`   // 1 while its Join stream to the primary lives
 	Joins  uint64 `metric:"counter"` // Join streams the primary accepted
 	Height uint64 `metric:"gauge"`   // the memory node's height as its reads last saw it
+	// DefinitionInstalls counts the contract definition tables installed
+	// after the one read at start: deploys and upgrades followed.
+	DefinitionInstalls uint64 `metric:"counter"`
+	// DefinitionReadFailures counts reads of the definitions from the
+	// memory node that failed (each tried again).
+	DefinitionReadFailures uint64 `metric:"counter"`
 }
 
 // StartCompute starts the compute node cfg describes: it reads the
@@ -78,30 +87,52 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if err != nil {
 		return nil, err
 	}
+	comCh, err := ch.Committer()
+	if err != nil {
+		return nil, err
+	}
 	// A reader: its cache follows the memory node's change feed and its
-	// fence the node's height (memnode.Client).
-	opts := memnode.ClientOptions{Address: cfg.Memnode.Address, TLS: memTLS, CacheBytes: int64(cfg.Memnode.CacheMB) << 20, CallTimeout: cfg.Memnode.CallTimeout, Follow: true}
+	// fence the node's height (memnode.Client); the feed also tells of
+	// committed contract definitions (computeDefinitions).
+	c.defs = newComputeDefinitions(comCh.Policies, c.log)
+	opts := memnode.ClientOptions{Address: cfg.Memnode.Address, TLS: memTLS, CacheBytes: int64(cfg.Memnode.CacheMB) << 20, CallTimeout: cfg.Memnode.CallTimeout,
+		Follow: true, OnChange: c.defs.changed}
 	if cfg.Memnode.CacheMB == -1 {
 		opts.CacheBytes = -1
 	}
 	if c.state, err = memnode.Dial(opts); err != nil {
 		return nil, fmt.Errorf("node: compute node %s: its memory node (memnode.address %s): %w", cfg.Name, cfg.Memnode.Address, err)
 	}
-	comCh, err := ch.Committer()
-	if err != nil {
-		return nil, err
-	}
-	// A compute node runs the channel's contracts as its primary does:
-	// built in, or WebAssembly modules checked against their hashes.
+	// A compute node runs the contracts its primary runs: the channel
+	// file's, and the definitions committed since, read from the memory
+	// node (computeDefinitions), each checked against its code hash.
 	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, err
 	}
-	contracts, err := channelContracts(ch, DefaultBuiltins(), c.wasm, nil)
+	// External contract servers see the compute node's own certificate
+	// (a peer's of its org) and are dialled at its org's address.
+	if c.ext, err = external.New(external.Options{Client: clientTLS, Org: cfg.Org}); err != nil {
+		return nil, err
+	}
+	genesis, err := channelContracts(ch, DefaultBuiltins(), c.wasm, c.ext)
 	if err != nil {
 		return nil, err
 	}
+	byName := map[string]ContractConfig{}
+	for _, cc := range ch.Contracts {
+		byName[cc.Name] = cc
+	}
+	c.defs.state = readerState{c.state}
+	c.defs.loader = &contractLoader{channel: ch.Channel, builtins: DefaultBuiltins(), engine: c.wasm, external: c.ext, state: readerState{c.state}, genesis: genesis, log: c.log,
+		system: lifecycleContract{defs: c.defs.table.Load, genesis: byName}}
+	start, err := c.defs.read()
+	if err != nil {
+		return nil, fmt.Errorf("node: compute node %s: reading the contract definitions from its memory node: %w", cfg.Name, err)
+	}
+	contracts, seqs := c.defs.loader.load(start)
+	c.defs.table.Store(start)
 	c.Endorser, err = endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts,
+		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts, Sequences: seqs,
 		State: readerState{c.state},
 		// No tx index here: the primary's gateway refuses a used tx id
 		// before it asks a compute node, and its committer invalidates a
@@ -112,6 +143,14 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.defs.e = c.Endorser
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.defs.run(ctx, definitionsRetry)
+	}()
 	if err := c.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(c.Endorser))
 	}}); err != nil {
@@ -121,7 +160,8 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 		NewStructCollector("endorser", func() any { return c.Endorser.Metrics() }),
 		NewStructCollector("memnode_client", func() any { return c.state.Metrics() }),
 		NewStructCollector("compute", func() any { return c.Metrics() }),
-		NewStructCollector("wasm", func() any { return c.wasm.Metrics() })); err != nil {
+		NewStructCollector("wasm", func() any { return c.wasm.Metrics() }),
+		NewStructCollector("external", func() any { return c.ext.Metrics() })); err != nil {
 		return nil, err
 	}
 	toPeer := credentials.NewTLS(expectName(ExpectServer(clientTLS, identity.RolePeer), cfg.Primary))
@@ -130,8 +170,6 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 		return nil, fmt.Errorf("node: compute node %s: connecting to its primary %s at %s: %w", cfg.Name, cfg.Primary, primaryAddr, err)
 	}
 	c.primary = mux.NewConn(cc)
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -140,6 +178,10 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	c.log.Info("compute node serving", "listen", c.Addr, "primary", cfg.Primary, "memnode", cfg.Memnode.Address, "height", c.state.ReadHeight())
 	return c, nil
 }
+
+// definitionsRetry is the wait before reading the definitions again
+// after a read failed (the memory node unreachable).
+const definitionsRetry = time.Second
 
 // stayJoined keeps a Join stream to the primary open until ctx ends,
 // joining again after a backoff (100 ms doubling to 2 s) whenever it
@@ -194,7 +236,8 @@ func (c *Compute) ready(context.Context) error {
 
 // Metrics returns the compute node's membership and height.
 func (c *Compute) Metrics() ComputeMetrics {
-	m := ComputeMetrics{Joins: c.joins.Load(), Height: c.state.ReadHeight()}
+	m := ComputeMetrics{Joins: c.joins.Load(), Height: c.state.ReadHeight(),
+		DefinitionInstalls: c.defs.installs.Load(), DefinitionReadFailures: c.defs.failures.Load()}
 	if c.joined.Load() {
 		m.Joined = 1
 	}
@@ -216,6 +259,9 @@ func (c *Compute) Close() error {
 	}
 	if c.wasm != nil {
 		errs = append(errs, c.wasm.Close())
+	}
+	if c.ext != nil {
+		errs = append(errs, c.ext.Close())
 	}
 	err := c.closeRest(errs...)
 	c.log.Info("compute node stopped", "err", err)

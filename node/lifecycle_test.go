@@ -79,7 +79,7 @@ func TestContractLoader(t *testing.T) {
 	l := &contractLoader{channel: "ch", builtins: DefaultBuiltins(), engine: engine, external: ext, state: db, log: slog.New(slog.DiscardHandler),
 		genesis: map[string]contract.Contract{"gen": refusing{}}}
 	table := lifecycle.NewTable(nil, defs)
-	cs := l.load(table)
+	cs, _ := l.load(table)
 	if _, ok := cs["good"].(*wasm.Module); !ok {
 		t.Errorf("good is %T, want a *wasm.Module", cs["good"])
 	}
@@ -107,7 +107,7 @@ func TestContractLoader(t *testing.T) {
 			t.Errorf("%s: Invoke = %v, want the refusal", name, err)
 		}
 	}
-	if again := l.load(table); again["good"] != cs["good"] {
+	if again, _ := l.load(table); again["good"] != cs["good"] {
 		t.Errorf("loading the same definitions again made a new contract")
 	}
 }
