@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/endorser"
@@ -103,34 +105,10 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if c.state, err = memnode.Dial(opts); err != nil {
 		return nil, fmt.Errorf("node: compute node %s: its memory node (memnode.address %s): %w", cfg.Name, cfg.Memnode.Address, err)
 	}
-	// A compute node runs the contracts its primary runs: the channel
-	// file's, and the definitions committed since, read from the memory
-	// node (computeDefinitions), each checked against its code hash.
-	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
-		return nil, err
-	}
-	// External contract servers see the compute node's own certificate
-	// (a peer's of its org) and are dialled at its org's address.
-	if c.ext, err = external.New(external.Options{Client: clientTLS, Org: cfg.Org}); err != nil {
-		return nil, err
-	}
-	genesis, err := channelContracts(ch, DefaultBuiltins(), c.wasm, c.ext)
+	contracts, seqs, err := c.startContracts(ch, clientTLS, cfg.Org)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]ContractConfig{}
-	for _, cc := range ch.Contracts {
-		byName[cc.Name] = cc
-	}
-	c.defs.state = readerState{c.state}
-	c.defs.loader = &contractLoader{channel: ch.Channel, builtins: DefaultBuiltins(), engine: c.wasm, external: c.ext, state: readerState{c.state}, genesis: genesis, log: c.log,
-		system: lifecycleContract{defs: c.defs.table.Load, genesis: byName}}
-	start, err := c.defs.read()
-	if err != nil {
-		return nil, fmt.Errorf("node: compute node %s: reading the contract definitions from its memory node: %w", cfg.Name, err)
-	}
-	contracts, seqs := c.defs.loader.load(start)
-	c.defs.table.Store(start)
 	c.Endorser, err = endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts, Sequences: seqs,
 		State: readerState{c.state},
@@ -177,6 +155,39 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	}()
 	c.log.Info("compute node serving", "listen", c.Addr, "primary", cfg.Primary, "memnode", cfg.Memnode.Address, "height", c.state.ReadHeight())
 	return c, nil
+}
+
+// startContracts readies the contracts the compute node runs: those its
+// primary runs, the channel file's and the definitions committed since,
+// read from the memory node (computeDefinitions), each checked against
+// its code hash. External contract servers see the compute node's own
+// certificate (a peer's of its org) and are dialled at org's address.
+func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org string) (map[string]contract.Contract, map[string]uint64, error) {
+	var err error
+	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
+		return nil, nil, err
+	}
+	if c.ext, err = external.New(external.Options{Client: clientTLS, Org: org}); err != nil {
+		return nil, nil, err
+	}
+	genesis, err := channelContracts(ch, DefaultBuiltins(), c.wasm, c.ext)
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := map[string]ContractConfig{}
+	for _, cc := range ch.Contracts {
+		byName[cc.Name] = cc
+	}
+	c.defs.state = readerState{c.state}
+	c.defs.loader = &contractLoader{channel: ch.Channel, builtins: DefaultBuiltins(), engine: c.wasm, external: c.ext, state: readerState{c.state}, genesis: genesis, log: c.log,
+		system: lifecycleContract{defs: c.defs.table.Load, genesis: byName}}
+	start, err := c.defs.read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("node: compute node %s: reading the contract definitions from its memory node: %w", c.Name, err)
+	}
+	contracts, seqs := c.defs.loader.load(start)
+	c.defs.table.Store(start)
+	return contracts, seqs, nil
 }
 
 // definitionsRetry is the wait before reading the definitions again
