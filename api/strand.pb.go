@@ -1001,7 +1001,13 @@ type ProposalResponse struct {
 	// simulation (0 when it does not say). It is advisory and unsigned: a
 	// gateway uses it to tell a peer that is behind, which it waits for,
 	// from endorsers that disagree at the same height.
-	Height        uint64 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
+	Height uint64 `protobuf:"varint,5,opt,name=height,proto3" json:"height,omitempty"`
+	// sequence is the sequence of the definition of the proposal's contract
+	// the endorser ran (contract/lifecycle; 1 for a genesis contract, 0
+	// when it has none or does not say), on refusals too. Advisory and
+	// unsigned, like height: a primary's pool refuses the answer of a
+	// compute node that ran another definition than the primary's own.
+	Sequence      uint64 `protobuf:"varint,6,opt,name=sequence,proto3" json:"sequence,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1067,6 +1073,13 @@ func (x *ProposalResponse) GetEndorsement() *Endorsement {
 func (x *ProposalResponse) GetHeight() uint64 {
 	if x != nil {
 		return x.Height
+	}
+	return 0
+}
+
+func (x *ProposalResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
 	}
 	return 0
 }
@@ -1489,13 +1502,14 @@ const file_strand_proto_rawDesc = "" +
 	"\x05tx_id\x18\t \x01(\tR\x04txId\"]\n" +
 	"\vEndorsement\x120\n" +
 	"\bendorser\x18\x01 \x01(\v2\x14.strand.api.IdentityR\bendorser\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xc2\x01\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature\"\xde\x01\n" +
 	"\x10ProposalResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\x05R\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12)\n" +
 	"\x10response_payload\x18\x03 \x01(\fR\x0fresponsePayload\x129\n" +
 	"\vendorsement\x18\x04 \x01(\v2\x17.strand.api.EndorsementR\vendorsement\x12\x16\n" +
-	"\x06height\x18\x05 \x01(\x04R\x06height\"\xbd\x01\n" +
+	"\x06height\x18\x05 \x01(\x04R\x06height\x12\x1a\n" +
+	"\bsequence\x18\x06 \x01(\x04R\bsequence\"\xbd\x01\n" +
 	"\tTxPayload\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.strand.api.TxHeaderR\x06header\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12)\n" +

@@ -47,7 +47,7 @@ func (ch *Channel) newRuleSet(gen uint64, table *lifecycle.Table, rev *identity.
 // loadRules builds generation 0 from the channel's genesis contracts and
 // the definitions and revocation lists committed in db.
 func (ch *Channel) loadRules(db statedb.DB) (*ruleSet, error) {
-	defs, err := loadDefinitions(db)
+	defs, err := ReadDefinitions(db)
 	if err != nil {
 		return nil, err
 	}
@@ -58,8 +58,15 @@ func (ch *Channel) loadRules(db statedb.DB) (*ruleSet, error) {
 	return ch.newRuleSet(0, lifecycle.NewTable(ch.Policies, defs), rev), nil
 }
 
-// loadDefinitions reads the committed definitions from state.
-func loadDefinitions(db statedb.DB) ([]*lifecycle.Definition, error) {
+// Scanner is the part of a state that ReadDefinitions needs.
+type Scanner interface {
+	Scan(ns, start, end string, fn func(key string, v statedb.Value) bool) error
+}
+
+// ReadDefinitions reads the committed definitions from state: the
+// primary's at start, and a compute node's from the memory node it
+// shares with its primary.
+func ReadDefinitions(db Scanner) ([]*lifecycle.Definition, error) {
 	var defs []*lifecycle.Definition
 	var bad error
 	err := db.Scan(lifecycle.Namespace, lifecycle.DefPrefix, lifecycle.DefEnd, func(key string, v statedb.Value) bool {

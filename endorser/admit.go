@@ -14,8 +14,9 @@ import (
 // first: decoding, header, channel, creator, expiry, tx id (a hash), the
 // signature (the one costly check, so made only for a proposal that is
 // otherwise well formed), the replay lookup (I/O, only for a proposal the
-// creator really signed), and the contract.
-func (e *Endorser) admit(sp *api.SignedProposal) (*api.Proposal, *identity.Member, contract.Contract, error) {
+// creator really signed), and the contract, in set. A proposal refused
+// only for its contract is returned with the error.
+func (e *Endorser) admit(set *contractSet, sp *api.SignedProposal) (*api.Proposal, *identity.Member, contract.Contract, error) {
 	if sp == nil || len(sp.Proposal) == 0 {
 		return nil, nil, nil, refuse(ErrBadProposal, nil, "signed proposal has no proposal bytes")
 	}
@@ -52,9 +53,9 @@ func (e *Endorser) admit(sp *api.SignedProposal) (*api.Proposal, *identity.Membe
 	if used {
 		return nil, nil, nil, refuse(ErrDuplicateTxID, nil, fmt.Sprintf("tx id %s is already used; build a new proposal with a new nonce", h.TxId))
 	}
-	c, err := e.lookup(p)
+	c, err := e.lookup(set, p)
 	if err != nil {
-		return nil, nil, nil, err
+		return p, nil, nil, err
 	}
 	return p, m, c, nil
 }
@@ -87,8 +88,7 @@ func (e *Endorser) checkCreator(h *api.TxHeader) (*identity.Member, error) {
 	return m, nil
 }
 
-func (e *Endorser) lookup(p *api.Proposal) (contract.Contract, error) {
-	set := e.contracts.Load()
+func (e *Endorser) lookup(set *contractSet, p *api.Proposal) (contract.Contract, error) {
 	c, ok := set.m[p.Contract]
 	if !ok {
 		return nil, refuse(ErrUnknownContract, nil, fmt.Sprintf("contract %q is not defined on this peer for channel %q, expected one of: %s",

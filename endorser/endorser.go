@@ -3,6 +3,7 @@ package endorser
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"sort"
 	"strconv"
@@ -38,8 +39,8 @@ type manyGetter interface {
 	GetMany(keys []statedb.Key, out []statedb.Result) error
 }
 
-// Config configures an Endorser. Every field is required except Timeout
-// and Clock.
+// Config configures an Endorser. Every field is required except
+// Sequences, Timeout and Clock.
 type Config struct {
 	// Channel is the channel this endorser serves; proposals for any other
 	// channel are refused (404).
@@ -51,6 +52,9 @@ type Config struct {
 	// Contracts maps a contract's name, which is also its state namespace,
 	// to its code.
 	Contracts map[string]contract.Contract
+	// Sequences, optional, maps a contract to the sequence of its
+	// definition (SetDefinitions).
+	Sequences map[string]uint64
 	// State is the committed state simulations read.
 	State State
 	// Seen reports whether a tx id is already used on the channel; see
@@ -104,6 +108,9 @@ type contractSet struct {
 	// overdue counts, per contract, the calls still running after their
 	// deadline; a contract keeps its counter across SetContracts.
 	overdue map[string]*atomic.Int64
+	// seqs is each contract's definition sequence (SetDefinitions), which
+	// answers carry (api.ProposalResponse.Sequence).
+	seqs map[string]uint64
 }
 
 // New validates cfg and returns an Endorser. The peer's own identity must
@@ -148,20 +155,28 @@ func New(cfg Config) (*Endorser, error) {
 	if e.clock == nil {
 		e.clock = time.Now
 	}
-	if err := e.SetContracts(cfg.Contracts); err != nil {
+	if err := e.SetDefinitions(cfg.Contracts, cfg.Sequences); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// SetContracts replaces the contracts the endorser runs (a contract
-// definition committed: contract/lifecycle). Proposals admitted before
-// the call finish with the code they were admitted with.
+// SetContracts replaces the contracts the endorser runs, none with a
+// definition sequence (SetDefinitions).
 func (e *Endorser) SetContracts(contracts map[string]contract.Contract) error {
+	return e.SetDefinitions(contracts, nil)
+}
+
+// SetDefinitions replaces the contracts the endorser runs (a contract
+// definition committed: contract/lifecycle) and the sequences of their
+// definitions, which its answers name (a contract missing from seqs: 0).
+// Proposals admitted before the call finish with the code they were
+// admitted with, and name its sequence.
+func (e *Endorser) SetDefinitions(contracts map[string]contract.Contract, seqs map[string]uint64) error {
 	e.setMu.Lock()
 	defer e.setMu.Unlock()
 	old := e.contracts.Load()
-	set := &contractSet{m: make(map[string]contract.Contract, len(contracts)), overdue: make(map[string]*atomic.Int64, len(contracts))}
+	set := &contractSet{m: make(map[string]contract.Contract, len(contracts)), overdue: make(map[string]*atomic.Int64, len(contracts)), seqs: maps.Clone(seqs)}
 	names := make([]string, 0, len(contracts))
 	for name, c := range contracts {
 		if err := api.CheckNamespace(name); err != nil {
@@ -193,14 +208,25 @@ func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) 
 	if e.height != nil {
 		height = e.height() // before simulating: a lower bound of the state read
 	}
-	resp, err := e.processProposal(ctx, sp)
+	set := e.contracts.Load()
+	resp, p, err := e.processProposal(ctx, set, sp)
+	var seq uint64
+	if p != nil {
+		seq = set.seqs[p.Contract]
+	}
 	if err != nil {
 		e.metrics.refused(err)
-		return &api.ProposalResponse{Status: StatusOf(err), Message: err.Error(), Height: height}
+		return &api.ProposalResponse{Status: StatusOf(err), Message: err.Error(), Height: height, Sequence: seq}
 	}
 	e.metrics.endorsed.Add(1)
-	resp.Height = height
+	resp.Height, resp.Sequence = height, seq
 	return resp
+}
+
+// Sequence is the sequence of the definition of contract the endorser
+// runs now (SetDefinitions); 0 if it has none.
+func (e *Endorser) Sequence(contract string) uint64 {
+	return e.contracts.Load().seqs[contract]
 }
 
 // Evaluate runs a signed proposal as a query: the same checks as
@@ -216,7 +242,7 @@ func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api
 		}
 	}()
 	defer recoverInto(&err)
-	p, member, c, err := e.admit(sp)
+	p, member, c, err := e.admit(e.contracts.Load(), sp)
 	if err != nil {
 		return nil, err
 	}
@@ -244,15 +270,18 @@ func writes(rw *api.RWSet) (n int, first string) {
 	return n, first
 }
 
-func (e *Endorser) processProposal(ctx context.Context, sp *api.SignedProposal) (resp *api.ProposalResponse, err error) {
+// processProposal endorses sp with the contracts of set. It returns the
+// proposal once decoded, on failure too, so the answer can name its
+// contract's sequence.
+func (e *Endorser) processProposal(ctx context.Context, set *contractSet, sp *api.SignedProposal) (resp *api.ProposalResponse, p *api.Proposal, err error) {
 	defer recoverInto(&err)
-	p, member, c, err := e.admit(sp)
+	p, member, c, err := e.admit(set, sp)
 	if err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	payload, err := e.simulate(ctx, p, member, c)
 	if err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	// Bind the response to this one transaction (api.Format.CheckBinding):
 	// the tx id commits the creator and nonce, the hash the input.
@@ -260,17 +289,17 @@ func (e *Endorser) processProposal(ctx context.Context, sp *api.SignedProposal) 
 	payload.Channel, payload.TxId = p.Header.Channel, p.Header.TxId
 	raw, err := proto.MarshalOptions{Deterministic: true}.Marshal(payload)
 	if err != nil {
-		return nil, refuse(ErrInternal, err, fmt.Sprintf("encoding response of tx %s: %v", p.Header.TxId, err))
+		return nil, p, refuse(ErrInternal, err, fmt.Sprintf("encoding response of tx %s: %v", p.Header.TxId, err))
 	}
 	sig, err := e.signer.Sign(raw)
 	if err != nil {
-		return nil, refuse(ErrInternal, err, fmt.Sprintf("signing response of tx %s: %v", p.Header.TxId, err))
+		return nil, p, refuse(ErrInternal, err, fmt.Sprintf("signing response of tx %s: %v", p.Header.TxId, err))
 	}
 	return &api.ProposalResponse{
 		Status:          http.StatusOK,
 		ResponsePayload: raw,
 		Endorsement:     &api.Endorsement{Endorser: e.signer.Identity(), Signature: sig},
-	}, nil
+	}, p, nil
 }
 
 // Simulate runs p's contract on committed state and returns the result
@@ -293,7 +322,7 @@ func (e *Endorser) Simulate(ctx context.Context, p *api.Proposal) (_ *api.Respon
 	if err != nil {
 		return nil, refuse(ErrBadCreator, err, fmt.Sprintf("creator of tx %q: %v", h.TxId, err))
 	}
-	c, err := e.lookup(p)
+	c, err := e.lookup(e.contracts.Load(), p)
 	if err != nil {
 		return nil, err
 	}

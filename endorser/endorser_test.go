@@ -125,7 +125,7 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("metric went from %d to %d, want +1", before, after)
 			}
 			// The error behind the message wraps the sentinel.
-			_, err := f.e(t).processProposal(t.Context(), sp)
+			_, _, err := f.e(t).processProposal(t.Context(), f.e(t).contracts.Load(), sp)
 			if !errors.Is(err, tc.is) || StatusOf(err) != tc.status {
 				t.Errorf("error %v (status %d), want one wrapping %v with status %d", err, StatusOf(err), tc.is, tc.status)
 			}
@@ -227,5 +227,47 @@ func checkRefused(t *testing.T, resp *api.ProposalResponse, status int32, want .
 	}
 	if resp.Endorsement != nil || resp.ResponsePayload != nil {
 		t.Errorf("refusal carries an endorsement or payload")
+	}
+}
+
+// TestSequenceInAnswers: an answer names the sequence of the definition
+// of its contract that ran (SetDefinitions), refusals too; a contract
+// with no sequence, or none defined, answers 0; after SetDefinitions the
+// new sequence.
+func TestSequenceInAnswers(t *testing.T) {
+	f := newFixture(t)
+	cfg := f.config(f.peer1)
+	cfg.Sequences = map[string]uint64{testNS: 3}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(ns, fn string, args ...string) *api.ProposalResponse {
+		return e.ProcessProposal(t.Context(), sign(t, proposal(t, f.client, testChannel, ns, fn, args...), f.client))
+	}
+	for _, tc := range []struct {
+		ns, fn string
+		args   []string
+		status int32
+		seq    uint64
+	}{
+		{testNS, "do", []string{"put", "k", "v"}, 200, 3},
+		{testNS, "fail", []string{"412", "init first"}, 412, 3},
+		{"other", "do", []string{"put", "k", "v"}, 200, 0},
+		{"nosuch", "do", nil, 404, 0},
+	} {
+		r := ask(tc.ns, tc.fn, tc.args...)
+		if r.Status != tc.status || r.Sequence != tc.seq || e.Sequence(tc.ns) != tc.seq {
+			t.Errorf("%s.%s: status %d sequence %d (Sequence %d), want %d and %d (%s)", tc.ns, tc.fn, r.Status, r.Sequence, e.Sequence(tc.ns), tc.status, tc.seq, r.Message)
+		}
+	}
+	if err := e.SetDefinitions(cfg.Contracts, map[string]uint64{testNS: 4, "other": 1}); err != nil {
+		t.Fatal(err)
+	}
+	if r := ask(testNS, "do", "put", "k", "v"); r.Sequence != 4 {
+		t.Errorf("after SetDefinitions: sequence %d, want 4", r.Sequence)
+	}
+	if r := ask("other", "do", "put", "k", "v"); r.Sequence != 1 {
+		t.Errorf("other after SetDefinitions: sequence %d, want 1", r.Sequence)
 	}
 }

@@ -37,7 +37,9 @@
 //     primary's own endorser and the compute nodes that joined it, which
 //     read the same memory tier. The member with the fewest proposals in
 //     flight from this gateway is asked, ties round-robin; a transport
-//     failure asks the next member (pool.go). Every 503 Endorse answers
+//     failure, or a compute node's answer made with another definition
+//     of the contract than the primary's (its sequence), asks the next
+//     member (pool.go). Every 503 Endorse answers
 //     carries a retry hint (retry_after_ms): no endorser could answer, or
 //     the memory tier did not.
 //   - CommitStatus subscribes to commit events before it looks the tx id

@@ -78,7 +78,7 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 	backoff := 20 * time.Millisecond
 	var routes map[string]*route // orgs with a remote peer found behind
 	for attempt := 1; ; {
-		answers := g.gather(ctx, sp, orgs, routes)
+		answers := g.gather(ctx, sp, p.Contract, orgs, routes)
 		r, remote := g.firstRefusal(p.Header.TxId, answers)
 		if r == nil {
 			err := agree(answers)
@@ -230,7 +230,7 @@ func refusal(status int32, format string, args ...any) *api.EndorseResponse {
 // order. The local peer (orgs[0]) is asked on this goroutine, whose stack
 // has already grown, while the remote calls wait on goroutines of their
 // own.
-func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []string, routes map[string]*route) []answer {
+func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, contract string, orgs []string, routes map[string]*route) []answer {
 	answers := make([]answer, len(orgs))
 	var wg sync.WaitGroup
 	for i, org := range orgs[1:] {
@@ -240,17 +240,17 @@ func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, orgs []str
 			answers[i+1] = g.askRemote(ctx, sp, org, routes[org].from())
 		}()
 	}
-	answers[0] = g.askLocal(ctx, sp)
+	answers[0] = g.askLocal(ctx, sp, contract)
 	wg.Wait()
 	return answers
 }
 
 // askLocal asks the local org's pool: the primary's endorser or one of
-// its compute nodes.
-func (g *Gateway) askLocal(ctx context.Context, sp *api.SignedProposal) answer {
+// its compute nodes running the primary's definition of contract.
+func (g *Gateway) askLocal(ctx context.Context, sp *api.SignedProposal, contract string) answer {
 	cctx, cancel := context.WithTimeout(ctx, g.cfg.Timeout)
 	defer cancel()
-	name, r, err := g.pool.ask(cctx, sp)
+	name, r, err := g.pool.ask(cctx, sp, contract)
 	if err != nil {
 		return answer{org: g.cfg.LocalOrg, peer: "the endorsers of org " + g.cfg.LocalOrg, err: err}
 	}

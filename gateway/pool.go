@@ -32,6 +32,14 @@ func (l localEndorser) ProcessProposal(ctx context.Context, sp *api.SignedPropos
 	return l.e.ProcessProposal(ctx, sp), nil
 }
 
+func (l localEndorser) Sequence(contract string) uint64 { return l.e.Sequence(contract) }
+
+// sequencer is the optional capability of a primary's endorser to say
+// which definition of a contract it runs (LocalEndorser has it).
+type sequencer interface {
+	Sequence(contract string) uint64
+}
+
 // PrimaryMode says when the primary's own endorser is in its pool.
 type PrimaryMode int
 
@@ -65,15 +73,26 @@ var ErrMember = errors.New("gateway: pool member refused")
 // An answer, whatever its status, is the answer: the members read the same
 // memory tier, so a 503 from it would be the same anywhere. Only when every
 // member failed does ask return an error, which names each.
+//
+// Definitions: a compute node installs a contract's new definition when
+// its memory node's change feed brings it, which may be before or after
+// the primary installs it from its committer. An answer of a compute node
+// names the definition's sequence it ran (api.ProposalResponse.Sequence);
+// one that is not the sequence the primary's endorser runs (sequencer) is
+// stale: it is counted and the next member asked, the primary last, as
+// for a transport failure. So the local org's endorsement is always made
+// with the primary's definition, and agrees with what the primary (and
+// other orgs' peers at its height) would have answered.
 type Pool struct {
 	primary *member
+	seq     sequencer // nil: answers are not checked
 	mode    PrimaryMode
 	mu      struct {
 		sync.Mutex
 		members []*member // in joining order; the primary first with PrimaryAlways
 		next    int       // where the next scan starts
 	}
-	joins, leaves, failovers atomic.Uint64
+	joins, leaves, failovers, stale atomic.Uint64
 }
 
 type member struct {
@@ -83,11 +102,13 @@ type member struct {
 	inflight atomic.Int64 // written under Pool.mu when raised
 	served   atomic.Uint64
 	failed   atomic.Uint64
+	stale    atomic.Uint64
 }
 
 // NewPool returns the pool of a primary named name whose own endorser is e.
 func NewPool(name string, e ProposalEndorser, mode PrimaryMode) *Pool {
 	p := &Pool{primary: &member{name: name, e: e}, mode: mode}
+	p.seq, _ = e.(sequencer)
 	if mode == PrimaryAlways {
 		p.mu.members = []*member{p.primary}
 	}
@@ -179,10 +200,10 @@ func (p *Pool) pick(tried []*member) *member {
 	return best
 }
 
-// ask has a member endorse sp, failing over as the type's comment says.
-// It returns the answering member's name and answer, or an error naming
-// every member that failed.
-func (p *Pool) ask(ctx context.Context, sp *api.SignedProposal) (string, *api.ProposalResponse, error) {
+// ask has a member endorse sp, a proposal of contract, failing over as
+// the type's comment says. It returns the answering member's name and
+// answer, or an error naming every member that failed.
+func (p *Pool) ask(ctx context.Context, sp *api.SignedProposal, contract string) (string, *api.ProposalResponse, error) {
 	var tried []*member
 	var failures []string
 	for {
@@ -195,6 +216,16 @@ func (p *Pool) ask(ctx context.Context, sp *api.SignedProposal) (string, *api.Pr
 		}
 		r, err := m.e.ProcessProposal(ctx, sp)
 		m.inflight.Add(-1)
+		if err == nil && m.compute && p.seq != nil {
+			if want := p.seq.Sequence(contract); r.GetSequence() != want {
+				m.stale.Add(1)
+				p.stale.Add(1)
+				tried = append(tried, m)
+				failures = append(failures, fmt.Sprintf("%s: ran definition sequence %d of contract %q, the primary runs %d",
+					m.name, r.GetSequence(), contract, want))
+				continue
+			}
+		}
 		if err == nil {
 			m.served.Add(1)
 			return m.name, r, nil
@@ -217,10 +248,16 @@ type PoolMetrics struct {
 	Leaves  uint64 `metric:"counter"` // compute nodes removed (their Join stream ended)
 	// Failovers counts the asks that failed at the transport, members
 	// since gone included: each cost its proposal an ask of another member.
-	Failovers uint64            `metric:"counter"`
-	InFlight  map[string]int64  `metric:"gauge,key=member"`   // proposals this gateway has in flight on each member
-	Served    map[string]uint64 `metric:"counter,key=member"` // proposals each member answered
-	Failed    map[string]uint64 `metric:"counter,key=member"` // asks that failed at the transport
+	Failovers uint64 `metric:"counter"`
+	// Stale counts the answers refused because the compute node ran
+	// another definition of the contract than the primary's (it had not
+	// installed the primary's yet, or installed a newer one first).
+	Stale    uint64            `metric:"counter"`
+	InFlight map[string]int64  `metric:"gauge,key=member"`   // proposals this gateway has in flight on each member
+	Served   map[string]uint64 `metric:"counter,key=member"` // proposals each member answered
+	Failed   map[string]uint64 `metric:"counter,key=member"` // asks that failed at the transport
+	// StaleBy is Stale by member.
+	StaleBy map[string]uint64 `metric:"counter,key=member"`
 }
 
 // String formats the snapshot on one line, members sorted by name.
@@ -231,9 +268,9 @@ func (m PoolMetrics) String() string {
 	}
 	slices.Sort(names)
 	var b strings.Builder
-	fmt.Fprintf(&b, "pool: %d members, %d joins, %d leaves, %d failovers", m.Members, m.Joins, m.Leaves, m.Failovers)
+	fmt.Fprintf(&b, "pool: %d members, %d joins, %d leaves, %d failovers, %d stale", m.Members, m.Joins, m.Leaves, m.Failovers, m.Stale)
 	for _, n := range names {
-		fmt.Fprintf(&b, "; %s in-flight %d served %d failed %d", n, m.InFlight[n], m.Served[n], m.Failed[n])
+		fmt.Fprintf(&b, "; %s in-flight %d served %d failed %d stale %d", n, m.InFlight[n], m.Served[n], m.Failed[n], m.StaleBy[n])
 	}
 	return b.String()
 }
@@ -246,10 +283,10 @@ func (p *Pool) Metrics() PoolMetrics {
 	if !slices.Contains(ms, p.primary) {
 		ms = append(ms, p.primary) // it answers as the fallback
 	}
-	out := PoolMetrics{Joins: p.joins.Load(), Leaves: p.leaves.Load(), Failovers: p.failovers.Load(), Members: len(p.Members()),
-		InFlight: map[string]int64{}, Served: map[string]uint64{}, Failed: map[string]uint64{}}
+	out := PoolMetrics{Joins: p.joins.Load(), Leaves: p.leaves.Load(), Failovers: p.failovers.Load(), Stale: p.stale.Load(), Members: len(p.Members()),
+		InFlight: map[string]int64{}, Served: map[string]uint64{}, Failed: map[string]uint64{}, StaleBy: map[string]uint64{}}
 	for _, m := range ms {
-		out.InFlight[m.name], out.Served[m.name], out.Failed[m.name] = m.inflight.Load(), m.served.Load(), m.failed.Load()
+		out.InFlight[m.name], out.Served[m.name], out.Failed[m.name], out.StaleBy[m.name] = m.inflight.Load(), m.served.Load(), m.failed.Load(), m.stale.Load()
 	}
 	return out
 }

@@ -242,3 +242,34 @@ func commitVia(t *testing.T, gw *gateway.Gateway, user *identity.Signer, sp *api
 		t.Fatalf("Submit: %v %d %s %v", err, sr.GetStatus(), sr.GetMessage(), sr.GetCommit())
 	}
 }
+
+// TestPoolStaleDefinition: a compute node whose answer names another
+// definition sequence of the contract than the primary's endorser runs
+// (it has not installed the primary's yet, or a newer one first) is not
+// the answer: the pool counts it stale and the primary endorses; once
+// the compute node runs the primary's definition it serves again.
+func TestPoolStaleDefinition(t *testing.T) {
+	n := testnet.Start(t, testnet.Options{})
+	user := n.Issue(t, "Org1", "user", identity.RoleClient)
+	c0 := startCompute(t, n, "compute0", false)
+	contracts := map[string]contract.Contract{smallbank.Name: smallbank.New()}
+	if err := c0.gs.e.SetDefinitions(contracts, map[string]uint64{smallbank.Name: 2}); err != nil {
+		t.Fatal(err)
+	}
+	pool := gateway.NewPool("peer0.Org1", gateway.LocalEndorser(n.Peers[0].Endorser), gateway.PrimaryFallback)
+	if _, err := pool.Add(c0.name, c0.c); err != nil {
+		t.Fatal(err)
+	}
+	gw := poolGateway(t, n, pool)
+	endorseOK(t, gw, opening(t, user))
+	if m := pool.Metrics(); m.Stale != 1 || m.StaleBy["compute0"] != 1 || m.Served["compute0"] != 0 || m.Served["peer0.Org1"] != 1 {
+		t.Fatalf("compute0 at sequence 2, the primary at 0: %s; want compute0's answer stale and the primary's taken", m)
+	}
+	if err := c0.gs.e.SetDefinitions(contracts, nil); err != nil {
+		t.Fatal(err)
+	}
+	endorseOK(t, gw, opening(t, user))
+	if m := pool.Metrics(); m.Stale != 1 || m.Served["compute0"] != 1 {
+		t.Fatalf("compute0 at the primary's sequence: %s; want it to serve", m)
+	}
+}

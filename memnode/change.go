@@ -19,6 +19,7 @@ type change struct {
 	resync                    bool
 	at                        int64    // the node's clock at publication, Unix nanoseconds
 	keys                      []string // encoded (statedb.AppendKey)
+	namespaces                []string // the namespaces of keys, in the message's order
 }
 
 // encodeChange builds the change message of a batch applied from from to
@@ -76,6 +77,7 @@ func decodeChange(m *api.MemChange) (change, error) {
 		if err := statedb.CheckNamespace(string(ns)); err != nil {
 			return change{}, fmt.Errorf("%w: change to height %d, group %d: %w", ErrBadChange, c.height, i, err)
 		}
+		c.namespaces = append(c.namespaces, string(ns))
 		for rest := g.GetKeys(); len(rest) > 0; {
 			n, w := binary.Uvarint(rest)
 			if w <= 0 || n > uint64(len(rest)-w) {

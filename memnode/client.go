@@ -42,6 +42,12 @@ type ClientOptions struct {
 	// it. Its cache follows the node's change feed (Watch) and its fence
 	// the node's height; Apply fails with ErrReader. See Client.
 	Follow bool
+	// OnChange, with Follow, is called in the feed's goroutine after
+	// each message is processed (the feed at height): with the
+	// namespaces the batch wrote, or nil for a resync, after which any
+	// namespace may differ from what the reader last saw. It must not
+	// block. A compute node follows contract definitions with it.
+	OnChange func(height uint64, namespaces []string)
 }
 
 // Client defaults.

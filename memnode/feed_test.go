@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,8 +109,9 @@ func TestChangeCodec(t *testing.T) {
 
 // FuzzDecodeChange feeds arbitrary bytes to the Watch message's decoder
 // (as a reader receives them): it must not panic, must refuse with
-// ErrBadChange, and the keys of a change it accepts must encode back to
-// a message that decodes to the same keys.
+// ErrBadChange, the namespaces of a change it accepts must name every
+// key's, and its keys must encode back to a message that decodes to the
+// same keys.
 func FuzzDecodeChange(f *testing.F) {
 	var b statedb.Batch
 	b.Put("ns", "k\x00\xff", []byte("v"), statedb.Version{Block: 7, Tx: 2})
@@ -145,6 +147,9 @@ func FuzzDecodeChange(f *testing.F) {
 				t.Fatalf("decoded key %q: %v", k, err)
 			}
 			writes[i] = statedb.Write{Namespace: ns, Key: key}
+			if !slices.Contains(c.namespaces, ns) { // what OnChange reports
+				t.Fatalf("decoded key %q of namespace %q; the change names namespaces %q", k, ns, c.namespaces)
+			}
 		}
 		again, _ := encodeChange(writes, c.from, c.height, c.at, c.epoch)
 		back, err := decodeChange(again)

@@ -225,6 +225,15 @@ func (f *follower) process(ch change, now int64) error {
 	f.height.Store(ch.height)
 	f.signalLocked()
 	f.waitMu.Unlock()
+	if on := c.opts.OnChange; on != nil {
+		ns := ch.namespaces
+		if ch.resync {
+			ns = nil
+		} else if ns == nil {
+			ns = []string{} // a batch that wrote nothing
+		}
+		on(ch.height, ns)
+	}
 	return nil
 }
 

@@ -358,3 +358,44 @@ func BenchmarkFollowStaleness(b *testing.B) {
 		b.ReportMetric(100*float64(m.CacheHits)/float64(reads), "hit-%")
 	}
 }
+
+// TestFollowOnChange: a reader's OnChange hears of the first resync (nil
+// namespaces) and then, per applied batch, its height and the
+// namespaces it wrote, each group once, in the batch's order; a batch
+// that wrote nothing names none.
+func TestFollowOnChange(t *testing.T) {
+	tl, n, w := writer(t, memnode.ServerOptions{}, 0)
+	type heard struct {
+		height uint64
+		ns     []string
+	}
+	got := make(chan heard, 16)
+	r, err := memnode.Dial(memnode.ClientOptions{Address: n.Addr(), TLS: tl.Client, Follow: true,
+		OnChange: func(h uint64, ns []string) { got <- heard{h, ns} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	var b statedb.Batch
+	b.Put("_lifecycle", "def/x", []byte("d"), statedb.Version{Block: 1})
+	b.Put("ns", "k", []byte("v"), statedb.Version{Block: 1})
+	b.Put("_lifecycle", "code/h", []byte("c"), statedb.Version{Block: 1})
+	if err := w.Apply(&b, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(&statedb.Batch{}, 2, false); err != nil {
+		t.Fatal(err)
+	}
+	synced(t, r, 2)
+	want := []string{"0 <nil>", "1 [_lifecycle ns]", "2 []"}
+	for i, w := range want {
+		h := <-got
+		s := fmt.Sprintf("%d %v", h.height, h.ns)
+		if h.ns == nil {
+			s = fmt.Sprintf("%d <nil>", h.height)
+		}
+		if s != w {
+			t.Fatalf("message %d: OnChange heard %q; want %q", i, s, w)
+		}
+	}
+}

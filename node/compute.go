@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -11,6 +12,8 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
@@ -34,7 +37,9 @@ type Compute struct {
 	joined   atomic.Bool
 	joins    atomic.Uint64
 	cancel   context.CancelFunc
-	wasm     *wasm.Engine // nil until the channel is read
+	wasm     *wasm.Engine      // nil until the channel is read
+	ext      *external.Runtime // its external (gRPC) contracts
+	defs     *computeDefinitions
 }
 
 // ComputeMetrics is a snapshot of a compute node's membership.
@@ -42,6 +47,12 @@ type ComputeMetrics struct {
 	Joined uint64 `metric:"gauge"`   // 1 while its Join stream to the primary lives
 	Joins  uint64 `metric:"counter"` // Join streams the primary accepted
 	Height uint64 `metric:"gauge"`   // the memory node's height as its reads last saw it
+	// DefinitionInstalls counts the contract definition tables installed
+	// after the one read at start: deploys and upgrades followed.
+	DefinitionInstalls uint64 `metric:"counter"`
+	// DefinitionReadFailures counts reads of the definitions from the
+	// memory node that failed (each tried again).
+	DefinitionReadFailures uint64 `metric:"counter"`
 }
 
 // StartCompute starts the compute node cfg describes: it reads the
@@ -78,30 +89,28 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if err != nil {
 		return nil, err
 	}
+	comCh, err := ch.Committer()
+	if err != nil {
+		return nil, err
+	}
 	// A reader: its cache follows the memory node's change feed and its
-	// fence the node's height (memnode.Client).
-	opts := memnode.ClientOptions{Address: cfg.Memnode.Address, TLS: memTLS, CacheBytes: int64(cfg.Memnode.CacheMB) << 20, CallTimeout: cfg.Memnode.CallTimeout, Follow: true}
+	// fence the node's height (memnode.Client); the feed also tells of
+	// committed contract definitions (computeDefinitions).
+	c.defs = newComputeDefinitions(comCh.Policies, c.log)
+	opts := memnode.ClientOptions{Address: cfg.Memnode.Address, TLS: memTLS, CacheBytes: int64(cfg.Memnode.CacheMB) << 20, CallTimeout: cfg.Memnode.CallTimeout,
+		Follow: true, OnChange: c.defs.changed}
 	if cfg.Memnode.CacheMB == -1 {
 		opts.CacheBytes = -1
 	}
 	if c.state, err = memnode.Dial(opts); err != nil {
 		return nil, fmt.Errorf("node: compute node %s: its memory node (memnode.address %s): %w", cfg.Name, cfg.Memnode.Address, err)
 	}
-	comCh, err := ch.Committer()
-	if err != nil {
-		return nil, err
-	}
-	// A compute node runs the channel's contracts as its primary does:
-	// built in, or WebAssembly modules checked against their hashes.
-	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
-		return nil, err
-	}
-	contracts, err := channelContracts(ch, DefaultBuiltins(), c.wasm, nil)
+	contracts, seqs, err := c.startContracts(ch, clientTLS, cfg.Org)
 	if err != nil {
 		return nil, err
 	}
 	c.Endorser, err = endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts,
+		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts, Sequences: seqs,
 		State: readerState{c.state},
 		// No tx index here: the primary's gateway refuses a used tx id
 		// before it asks a compute node, and its committer invalidates a
@@ -112,6 +121,14 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if err != nil {
 		return nil, err
 	}
+	c.defs.e = c.Endorser
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.defs.run(ctx, definitionsRetry)
+	}()
 	if err := c.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(c.Endorser))
 	}}); err != nil {
@@ -121,7 +138,8 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 		NewStructCollector("endorser", func() any { return c.Endorser.Metrics() }),
 		NewStructCollector("memnode_client", func() any { return c.state.Metrics() }),
 		NewStructCollector("compute", func() any { return c.Metrics() }),
-		NewStructCollector("wasm", func() any { return c.wasm.Metrics() })); err != nil {
+		NewStructCollector("wasm", func() any { return c.wasm.Metrics() }),
+		NewStructCollector("external", func() any { return c.ext.Metrics() })); err != nil {
 		return nil, err
 	}
 	toPeer := credentials.NewTLS(expectName(ExpectServer(clientTLS, identity.RolePeer), cfg.Primary))
@@ -130,8 +148,6 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 		return nil, fmt.Errorf("node: compute node %s: connecting to its primary %s at %s: %w", cfg.Name, cfg.Primary, primaryAddr, err)
 	}
 	c.primary = mux.NewConn(cc)
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -140,6 +156,43 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	c.log.Info("compute node serving", "listen", c.Addr, "primary", cfg.Primary, "memnode", cfg.Memnode.Address, "height", c.state.ReadHeight())
 	return c, nil
 }
+
+// startContracts readies the contracts the compute node runs: those its
+// primary runs, the channel file's and the definitions committed since,
+// read from the memory node (computeDefinitions), each checked against
+// its code hash. External contract servers see the compute node's own
+// certificate (a peer's of its org) and are dialled at org's address.
+func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org string) (map[string]contract.Contract, map[string]uint64, error) {
+	var err error
+	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
+		return nil, nil, err
+	}
+	if c.ext, err = external.New(external.Options{Client: clientTLS, Org: org}); err != nil {
+		return nil, nil, err
+	}
+	genesis, err := channelContracts(ch, DefaultBuiltins(), c.wasm, c.ext)
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := map[string]ContractConfig{}
+	for _, cc := range ch.Contracts {
+		byName[cc.Name] = cc
+	}
+	c.defs.state = readerState{c.state}
+	c.defs.loader = &contractLoader{channel: ch.Channel, builtins: DefaultBuiltins(), engine: c.wasm, external: c.ext, state: readerState{c.state}, genesis: genesis, log: c.log,
+		system: lifecycleContract{defs: c.defs.table.Load, genesis: byName}}
+	start, err := c.defs.read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("node: compute node %s: reading the contract definitions from its memory node: %w", c.Name, err)
+	}
+	contracts, seqs := c.defs.loader.load(start)
+	c.defs.table.Store(start)
+	return contracts, seqs, nil
+}
+
+// definitionsRetry is the wait before reading the definitions again
+// after a read failed (the memory node unreachable).
+const definitionsRetry = time.Second
 
 // stayJoined keeps a Join stream to the primary open until ctx ends,
 // joining again after a backoff (100 ms doubling to 2 s) whenever it
@@ -194,7 +247,8 @@ func (c *Compute) ready(context.Context) error {
 
 // Metrics returns the compute node's membership and height.
 func (c *Compute) Metrics() ComputeMetrics {
-	m := ComputeMetrics{Joins: c.joins.Load(), Height: c.state.ReadHeight()}
+	m := ComputeMetrics{Joins: c.joins.Load(), Height: c.state.ReadHeight(),
+		DefinitionInstalls: c.defs.installs.Load(), DefinitionReadFailures: c.defs.failures.Load()}
 	if c.joined.Load() {
 		m.Joined = 1
 	}
@@ -216,6 +270,9 @@ func (c *Compute) Close() error {
 	}
 	if c.wasm != nil {
 		errs = append(errs, c.wasm.Close())
+	}
+	if c.ext != nil {
+		errs = append(errs, c.ext.Close())
 	}
 	err := c.closeRest(errs...)
 	c.log.Info("compute node stopped", "err", err)

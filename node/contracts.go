@@ -1,15 +1,17 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
-	"github.com/strand-ledger/strand/endorser"
-	"github.com/strand-ledger/strand/gateway"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/strand-ledger/strand/endorser"
+	"github.com/strand-ledger/strand/gateway"
 
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/external"
@@ -124,10 +126,12 @@ type stateGetter interface {
 	Get(ns, key string) (statedb.Value, bool, error)
 }
 
-// contractLoader turns the channel's definitions (committer.Definitions)
+// contractLoader turns the channel's definitions (committer.Definitions
+// on a peer, the memory node's on a compute node: computeDefinitions)
 // into the contracts the endorser runs. It keeps the contract of a
-// definition it already loaded, so a new definition of one contract
-// leaves the others' instances (and pooled wasm instances) alone.
+// definition it already loaded (the same bytes), so a new definition of
+// one contract leaves the others' instances (and pooled wasm instances)
+// alone.
 type contractLoader struct {
 	channel  string
 	builtins *contract.Builtins
@@ -147,16 +151,18 @@ type loadedContract struct {
 	c   contract.Contract
 }
 
-// load returns the contracts of t. A definition this peer cannot run
-// becomes a contract that refuses every call with the reason
-// (ErrCodeHash, ErrCodeUnavailable); load itself does not fail.
-func (l *contractLoader) load(t *lifecycle.Table) map[string]contract.Contract {
+// load returns the contracts of t and their definitions' sequences
+// (endorser.SetDefinitions). A definition this peer cannot run becomes a
+// contract that refuses every call with the reason (ErrCodeHash,
+// ErrCodeUnavailable); load itself does not fail.
+func (l *contractLoader) load(t *lifecycle.Table) (map[string]contract.Contract, map[string]uint64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.loaded == nil {
 		l.loaded = map[string]loadedContract{}
 	}
 	out := make(map[string]contract.Contract, t.Len()+1)
+	seqs := make(map[string]uint64, t.Len())
 	if l.system != nil {
 		out[lifecycle.Namespace] = l.system
 	}
@@ -164,11 +170,12 @@ func (l *contractLoader) load(t *lifecycle.Table) map[string]contract.Contract {
 		e, _ := t.Get(name)
 		if e.Def == nil {
 			if c := l.genesis[name]; c != nil {
-				out[name] = c
+				out[name], seqs[name] = c, e.Sequence
 			}
 			continue
 		}
-		if prev, ok := l.loaded[name]; ok && prev.def == e.Def {
+		seqs[name] = e.Sequence
+		if prev, ok := l.loaded[name]; ok && (prev.def == e.Def || bytes.Equal(prev.def.Raw, e.Def.Raw)) {
 			out[name] = prev.c
 			continue
 		}
@@ -185,7 +192,7 @@ func (l *contractLoader) load(t *lifecycle.Table) map[string]contract.Contract {
 		l.loaded[name] = loadedContract{def: e.Def, c: c}
 		out[name] = c
 	}
-	return out
+	return out, seqs
 }
 
 // define returns the code of one definition.
@@ -272,7 +279,7 @@ func (d *definitionInstaller) install() {
 		return
 	}
 	d.last = t
-	if err := d.e.SetContracts(d.loader.load(t)); err != nil {
+	if err := d.e.SetDefinitions(d.loader.load(t)); err != nil {
 		d.log.Error("installing contract definitions in the endorser", "err", err)
 	}
 	if err := d.gw.SetPolicies(t.Policies()); err != nil {

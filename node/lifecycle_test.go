@@ -79,7 +79,7 @@ func TestContractLoader(t *testing.T) {
 	l := &contractLoader{channel: "ch", builtins: DefaultBuiltins(), engine: engine, external: ext, state: db, log: slog.New(slog.DiscardHandler),
 		genesis: map[string]contract.Contract{"gen": refusing{}}}
 	table := lifecycle.NewTable(nil, defs)
-	cs := l.load(table)
+	cs, _ := l.load(table)
 	if _, ok := cs["good"].(*wasm.Module); !ok {
 		t.Errorf("good is %T, want a *wasm.Module", cs["good"])
 	}
@@ -107,8 +107,22 @@ func TestContractLoader(t *testing.T) {
 			t.Errorf("%s: Invoke = %v, want the refusal", name, err)
 		}
 	}
-	if again := l.load(table); again["good"] != cs["good"] {
+	if again, _ := l.load(table); again["good"] != cs["good"] {
 		t.Errorf("loading the same definitions again made a new contract")
+	}
+	// A compute node decodes the definitions again from its memory node:
+	// the same bytes keep their contract.
+	var redecoded []*lifecycle.Definition
+	for _, d := range defs {
+		r, err := lifecycle.Decode(d.Raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		redecoded = append(redecoded, r)
+	}
+	again, seqs := l.load(lifecycle.NewTable(nil, redecoded))
+	if again["good"] != cs["good"] || seqs["kv2"] != 3 || seqs["good"] != 1 {
+		t.Errorf("loading the same definitions decoded again: a new contract (%v) or sequences %v; want the same contract, kv2 at 3 and good at 1", again["good"] != cs["good"], seqs)
 	}
 }
 

@@ -130,8 +130,9 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			return nil, err
 		}
 	}
+	contracts, seqs := loader.load(defs)
 	e, err := endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: loader.load(defs),
+		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts, Sequences: seqs,
 		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,
 	})
 	if err != nil {
