@@ -120,7 +120,7 @@ func EncodeMembers(e *ConfigEnvelope) ([]byte, error) {
 // each naming an org (once) and holding bytes; at most MaxMembersOrgs
 // orgs added and removed, each a valid org ID (ValidOrgID) named once
 // across both, an added one with 1 to MaxOrgCAs CA and TLS CA
-// certificates and at most MaxOrgPeers peers (checkPeers); at least one
+// certificates and at most MaxOrgPeers peers (CheckOrgPeers); at least one
 // CRL, add or remove; and every signature
 // with a signer. It checks no signature and parses no CRL or
 // certificate.
@@ -204,7 +204,7 @@ func checkOrgChanges(u *MembersUpdate) error {
 				}
 			}
 		}
-		if err := checkPeers(o.Peers); err != nil {
+		if err := CheckOrgPeers(o.Peers); err != nil {
 			return fmt.Errorf("%w: add[%d] (org %q): %v", ErrBadConfigUpdate, i, o.ID, err)
 		}
 	}
@@ -232,11 +232,11 @@ func ValidOrgID(id string) error {
 	return nil
 }
 
-// checkPeers checks an added org's peers: at most MaxOrgPeers, each
+// CheckOrgPeers checks an added org's peers: at most MaxOrgPeers, each
 // with a name (printable, no space) and an address HOST:PORT with a
 // numeric port, of at most MaxPeerField bytes each, no name or address
 // twice.
-func checkPeers(peers []MembersPeer) error {
+func CheckOrgPeers(peers []MembersPeer) error {
 	if len(peers) > MaxOrgPeers {
 		return fmt.Errorf("%d peers, at most %d", len(peers), MaxOrgPeers)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/policy"
@@ -62,9 +63,9 @@ type Config struct {
 	// Policies maps each contract to its endorsement policy.
 	Policies map[string]*policy.Policy
 	// Readers, with Registry, is the channel's read policy: BlockEvents
-	// serves only callers that satisfy it (caller.CheckRead). Nil checks
-	// no caller (a gateway served without TLS, in a test).
-	Readers  *policy.Policy
+	// serves only callers that satisfy it (caller.CheckRead). The zero
+	// value checks no caller (a gateway served without TLS, in a test).
+	Readers  caller.Readers
 	Registry *identity.Registry
 	// OrderWait is the longest an admitted transaction waits for its
 	// block when nothing is lost: the channel's batch timeout in block
@@ -158,7 +159,7 @@ func (c *Config) Validate() error {
 			return bad("Orderers[%d] is nil, expected an orderer client", i)
 		}
 	}
-	if c.Readers != nil && c.Registry == nil {
+	if c.Readers.Checks() && c.Registry == nil {
 		return bad("Readers is set without a Registry to identify callers")
 	}
 	if !c.Format.Valid() {

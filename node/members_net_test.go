@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
@@ -27,7 +29,9 @@ import (
 // kv upgraded to AND('Org1.peer','Org3.peer') commits VALID through
 // Org1's gateway; once an update removes Org3, Org1's gateway no longer
 // asks it and refuses such a proposal itself, naming the org. A restarted
-// peer reads Org3's peers from its state.
+// peer reads Org3's peers from its state. With the default read policy
+// (every member org), Org3's client reads block events from Org1's peer
+// once Org3 is added, and its stream ends once Org3 is removed.
 func TestAddedOrgEndorses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network")
@@ -55,7 +59,20 @@ func TestAddedOrgEndorses(t *testing.T) {
 		t.Fatalf("kv needing Org3's endorsement, through Org1's restarted gateway: %v, %v", c, err)
 	}
 
+	// The default read policy follows the membership: Org3's client
+	// reads block events from Org1's peer; its stream ends once Org3 is
+	// removed.
+	events, errc := n.connectAs(t, "Org3", "peer0.Org1").Gateway.BlockEvents(ctx, 0)
+	if ev := <-events; ev == nil || ev.Number != 0 {
+		t.Fatalf("Org3's client, block events from peer0.Org1: first %v, %v", ev, <-errc)
+	}
+
 	n.submitMembers(t, ctx, &api.MembersUpdate{Sequence: 1, Remove: []string{"Org3"}}, n.peers...)
+	for range events {
+	}
+	if err := <-errc; status.Code(errors.Unwrap(err)) != codes.PermissionDenied || !strings.Contains(err.Error(), "removed org") {
+		t.Errorf("Org3's client's block events after Org3's removal: %v, want PermissionDenied naming the removal", err)
+	}
 	_, err = org1.Submit(ctx, "insert", "k4", "v4")
 	var ee *client.EndorseError
 	if !errors.As(err, &ee) || ee.Status != http.StatusPreconditionFailed || !strings.Contains(err.Error(), "knows no peer of org Org3") {
@@ -209,4 +226,19 @@ func (n *network) admin(t *testing.T, org string) *identity.Signer {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// connectAs connects org's first client to peer (by name).
+func (n *network) connectAs(t *testing.T, org, peer string) *localnet.Conn {
+	t.Helper()
+	cl, err := n.layout.Client(org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := n.layout.ConnectAs(cl, peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

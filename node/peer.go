@@ -146,7 +146,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	pool := gateway.NewPool(cfg.Name, gateway.LocalEndorser(e), cfg.Compute.PrimaryMode())
 	p.Pool = pool
 	gw, err := gateway.New(gateway.Config{
-		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: p.remotes.current(), Policies: defs.Policies(),
+		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadRule(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: p.remotes.current(), Policies: defs.Policies(),
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
 		OrderWait:     orderWait(ch),
