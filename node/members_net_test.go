@@ -31,7 +31,9 @@ import (
 // asks it and refuses such a proposal itself, naming the org. A restarted
 // peer reads Org3's peers from its state. With the default read policy
 // (every member org), Org3's client reads block events from Org1's peer
-// once Org3 is added, and its stream ends once Org3 is removed.
+// once Org3 is added, and its stream ends once Org3 is removed; then its
+// handshakes are refused, counted as org_removed, and ProbeTLS tells the
+// refusal from a stopped node.
 func TestAddedOrgEndorses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network")
@@ -62,7 +64,8 @@ func TestAddedOrgEndorses(t *testing.T) {
 	// The default read policy follows the membership: Org3's client
 	// reads block events from Org1's peer; its stream ends once Org3 is
 	// removed.
-	events, errc := n.connectAs(t, "Org3", "peer0.Org1").Gateway.BlockEvents(ctx, 0)
+	c3 := n.connectAs(t, "Org3", "peer0.Org1")
+	events, errc := c3.Gateway.BlockEvents(ctx, 0)
 	if ev := <-events; ev == nil || ev.Number != 0 {
 		t.Fatalf("Org3's client, block events from peer0.Org1: first %v, %v", ev, <-errc)
 	}
@@ -72,6 +75,31 @@ func TestAddedOrgEndorses(t *testing.T) {
 	}
 	if err := <-errc; status.Code(errors.Unwrap(err)) != codes.PermissionDenied || !strings.Contains(err.Error(), "removed org") {
 		t.Errorf("Org3's client's block events after Org3's removal: %v, want PermissionDenied naming the removal", err)
+	}
+	// Its new connections are refused at TLS: the peer counts the
+	// refusal by reason, and a probe tells it from a node that is down.
+	c3 = n.connectAs(t, "Org3", "peer0.Org1")
+	if _, err := c3.Contract("kv").Evaluate(ctx, "read", "k3"); err == nil {
+		t.Fatal("Org3's client served after Org3's removal")
+	}
+	// The server counts after it sent its alert, which the client may
+	// read first.
+	for n.peers[0].TLSMetrics().OrgRemoved == 0 {
+		if ctx.Err() != nil {
+			t.Fatalf("peer0.Org1's TLS metrics %+v: no refusal counted as org_removed", n.peers[0].TLSMetrics())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := c3.Probe(ctx); !errors.Is(err, node.ErrTLSRefused) {
+		t.Errorf("probing peer0.Org1 as Org3's client: %v, want ErrTLSRefused", err)
+	}
+	if err := n.connectAs(t, "Org1", "peer0.Org1").Probe(ctx); err != nil {
+		t.Errorf("probing peer0.Org1 as Org1's client: %v", err)
+	}
+	down := n.connectAs(t, "Org2", "peer0.Org2")
+	n.peers[1].Close()
+	if err := down.Probe(ctx); !errors.Is(err, node.ErrNotListening) {
+		t.Errorf("probing stopped peer0.Org2: %v, want ErrNotListening", err)
 	}
 	_, err = org1.Submit(ctx, "insert", "k4", "v4")
 	var ee *client.EndorseError

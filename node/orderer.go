@@ -86,6 +86,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
 		NewStructCollector("blockstore", func() any { return o.Store.Stats() }),
 		NewStructCollector("key_tables", func() any { return reg.KeyTableMetrics() }),
+		NewStructCollector("tls", func() any { return o.TLSMetrics() }),
 	); err != nil {
 		return nil, err
 	}

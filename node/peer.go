@@ -179,6 +179,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
 		NewStructCollector("external", func() any { return p.ext.Metrics() }),
 		NewStructCollector("key_tables", func() any { return comCh.Registry.KeyTableMetrics() }),
+		NewStructCollector("tls", func() any { return p.TLSMetrics() }),
 	}
 	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
 		collectors = append(collectors, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))
