@@ -5,7 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"net"
+	"strconv"
+	"strings"
 )
 
 // A membership update changes the channel's member orgs: it adds orgs,
@@ -35,6 +39,13 @@ const (
 	MaxOrgID       = 64
 )
 
+// MaxOrgPeers bounds the peers of one added org's definition, and
+// MaxPeerField the bytes of a peer's name and of its address.
+const (
+	MaxOrgPeers  = 16
+	MaxPeerField = 256
+)
+
 // MembersUpdate is what the admins sign: the channel, the number of
 // membership updates applied before this one (so an update applies once,
 // in order, and a replay is refused as stale), for each org it names,
@@ -50,14 +61,26 @@ type MembersUpdate struct {
 	Remove   []string     `json:"remove,omitempty"`
 }
 
-// MembersOrg is an org's definition as an update adds it: its ID and the
+// MembersOrg is an org's definition as an update adds it: its ID, the
 // DER certificates of the CAs that issue its members' certificates and
-// its TLS certificates (identity.ParseOrgDef checks them). Its admins
-// are its certificates with the admin role, as for a genesis org.
+// its TLS certificates (identity.ParseOrgDef checks them), and its peers
+// that other orgs' gateways ask for endorsements (Fabric's anchor peers:
+// without them no other org's gateway can satisfy a policy that names
+// the org). Its admins are its certificates with the admin role, as for
+// a genesis org.
 type MembersOrg struct {
-	ID         string   `json:"id"`
-	CACerts    [][]byte `json:"ca_certs"`
-	TLSCACerts [][]byte `json:"tls_ca_certs"`
+	ID         string        `json:"id"`
+	CACerts    [][]byte      `json:"ca_certs"`
+	TLSCACerts [][]byte      `json:"tls_ca_certs"`
+	Peers      []MembersPeer `json:"peers,omitempty"`
+}
+
+// MembersPeer is one peer of an added org: its name (in messages) and
+// the HOST:PORT other orgs' peers dial. Its TLS certificate must chain to
+// a TLS CA of the org's definition.
+type MembersPeer struct {
+	Name    string `json:"name"`
+	Address string `json:"address"`
 }
 
 // MembersCRL is one org's certificate revocation list.
@@ -97,7 +120,8 @@ func EncodeMembers(e *ConfigEnvelope) ([]byte, error) {
 // each naming an org (once) and holding bytes; at most MaxMembersOrgs
 // orgs added and removed, each a valid org ID (ValidOrgID) named once
 // across both, an added one with 1 to MaxOrgCAs CA and TLS CA
-// certificates; at least one CRL, add or remove; and every signature
+// certificates and at most MaxOrgPeers peers (CheckOrgPeers); at least one
+// CRL, add or remove; and every signature
 // with a signer. It checks no signature and parses no CRL or
 // certificate.
 func DecodeMembersEnvelope(raw []byte) (*ConfigEnvelope, *MembersUpdate, error) {
@@ -180,6 +204,9 @@ func checkOrgChanges(u *MembersUpdate) error {
 				}
 			}
 		}
+		if err := CheckOrgPeers(o.Peers); err != nil {
+			return fmt.Errorf("%w: add[%d] (org %q): %v", ErrBadConfigUpdate, i, o.ID, err)
+		}
 	}
 	for i, id := range u.Remove {
 		if err := name("remove", i, id); err != nil {
@@ -201,6 +228,41 @@ func ValidOrgID(id string) error {
 		if !ok {
 			return fmt.Errorf("org ID %q: byte %d (%q) is not a letter, digit, '.', '_' or '-' (or starts the ID)", id, i, c)
 		}
+	}
+	return nil
+}
+
+// CheckOrgPeers checks an added org's peers: at most MaxOrgPeers, each
+// with a name (printable, no space) and an address HOST:PORT with a
+// numeric port, of at most MaxPeerField bytes each, no name or address
+// twice.
+func CheckOrgPeers(peers []MembersPeer) error {
+	if len(peers) > MaxOrgPeers {
+		return fmt.Errorf("%d peers, at most %d", len(peers), MaxOrgPeers)
+	}
+	seen := map[string]bool{}
+	for j, p := range peers {
+		switch {
+		case p.Name == "" || len(p.Name) > MaxPeerField || strings.IndexFunc(p.Name, func(r rune) bool { return r <= ' ' || r >= 0x7f }) >= 0:
+			return fmt.Errorf("peers[%d]: name %q: want 1 to %d printable ASCII bytes without spaces", j, p.Name, MaxPeerField)
+		case len(p.Address) > MaxPeerField:
+			return fmt.Errorf("peers[%d] (%s): address of %d bytes, at most %d", j, p.Name, len(p.Address), MaxPeerField)
+		case seen["n"+p.Name]:
+			return fmt.Errorf("peers[%d]: name %q given twice", j, p.Name)
+		case seen["a"+p.Address]:
+			return fmt.Errorf("peers[%d] (%s): address %q given twice", j, p.Name, p.Address)
+		}
+		host, port, err := net.SplitHostPort(p.Address)
+		if err == nil && host == "" {
+			err = errors.New("no host")
+		}
+		if n, perr := strconv.ParseUint(port, 10, 16); err == nil && (perr != nil || n == 0) {
+			err = fmt.Errorf("port %q is not a number from 1 to 65535", port)
+		}
+		if err != nil {
+			return fmt.Errorf("peers[%d] (%s): address %q: %v, want HOST:PORT", j, p.Name, p.Address, err)
+		}
+		seen["n"+p.Name], seen["a"+p.Address] = true, true
 	}
 	return nil
 }

@@ -24,6 +24,10 @@ func TestDecodeMembersEnvelope(t *testing.T) {
 		len(u.Remove) != 1 || u.Remove[0] != "Org2" || len(u.CRLs) != 0 {
 		t.Fatalf("add and remove: %v %+v", err, u)
 	}
+	withPeers := addPeers(`{"name":"peer0.Org3","address":"127.0.0.1:7051"},{"name":"peer1.Org3","address":"[::1]:7052"}`)
+	if _, u, err := DecodeMembersEnvelope(enc(withPeers)); err != nil || len(u.Add[0].Peers) != 2 || u.Add[0].Peers[1] != (MembersPeer{Name: "peer1.Org3", Address: "[::1]:7052"}) {
+		t.Fatalf("an added org with peers: %v %+v", err, u)
+	}
 	if IsConfigEnvelope(enc(good)) || !IsMembersEnvelope(enc(good)) {
 		t.Fatal("a membership envelope is taken for a config envelope")
 	}
@@ -40,6 +44,15 @@ func TestDecodeMembersEnvelope(t *testing.T) {
 		{"empty org id", `{"channel":"c","sequence":0,"remove":[""]}`, "want 1 to 64"},
 		{"add and remove", `{"channel":"c","sequence":0,"add":[{"id":"O","ca_certs":["AQ=="],"tls_ca_certs":["AQ=="]}],"remove":["O"]}`, "added or removed twice"},
 		{"remove twice", `{"channel":"c","sequence":0,"remove":["O","O"]}`, "added or removed twice"},
+		{"peer without name", addPeers(`{"address":"127.0.0.1:7051"}`), `name ""`},
+		{"peer name with space", addPeers(`{"name":"peer 0","address":"127.0.0.1:7051"}`), "without spaces"},
+		{"peer without port", addPeers(`{"name":"p0","address":"127.0.0.1"}`), "want HOST:PORT"},
+		{"peer without host", addPeers(`{"name":"p0","address":":7051"}`), "no host"},
+		{"peer port not a number", addPeers(`{"name":"p0","address":"h:x"}`), `port "x"`},
+		{"peer port zero", addPeers(`{"name":"p0","address":"h:0"}`), `port "0"`},
+		{"peer twice", addPeers(`{"name":"p0","address":"h:1"},{"name":"p0","address":"h:2"}`), "given twice"},
+		{"address twice", addPeers(`{"name":"p0","address":"h:1"},{"name":"p1","address":"h:1"}`), "given twice"},
+		{"too many peers", addPeers(strings.Repeat(`{"name":"p","address":"h:1"},`, MaxOrgPeers) + `{"name":"p","address":"h:1"}`), "at most 16"},
 	} {
 		_, _, err := DecodeMembersEnvelope(enc(c.update))
 		if !errors.Is(err, ErrBadConfigUpdate) || !strings.Contains(err.Error(), c.want) {
@@ -60,6 +73,8 @@ func FuzzDecodeMembersEnvelope(f *testing.F) {
 	f.Add(b)
 	b, _ = EncodeMembers(&ConfigEnvelope{Update: []byte(`{"channel":"c","sequence":1,"add":[{"id":"Org3","ca_certs":["AQ=="],"tls_ca_certs":["AQ=="]}],"remove":["Org2"]}`)})
 	f.Add(b)
+	b, _ = EncodeMembers(&ConfigEnvelope{Update: []byte(addPeers(`{"name":"peer0.Org3","address":"127.0.0.1:7051"}`))})
+	f.Add(b)
 	f.Add([]byte(MembersMagic))
 	f.Add([]byte(MembersMagic + `{"update":"e30=","signatures":[{"signer":null,"signature":"AQ=="}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
@@ -79,10 +94,16 @@ func FuzzDecodeMembersEnvelope(f *testing.F) {
 			named[id] = true
 		}
 		for _, o := range u.Add {
-			if ValidOrgID(o.ID) != nil || named[o.ID] || len(o.CACerts) == 0 || len(o.TLSCACerts) == 0 {
+			if ValidOrgID(o.ID) != nil || named[o.ID] || len(o.CACerts) == 0 || len(o.TLSCACerts) == 0 || len(o.Peers) > MaxOrgPeers {
 				t.Fatalf("added org %q breaks its form: %+v", o.ID, u)
 			}
 			named[o.ID] = true
 		}
 	})
+}
+
+// addPeers is an update that adds Org3 with the peers of the JSON list
+// items peers.
+func addPeers(peers string) string {
+	return `{"channel":"c","sequence":0,"add":[{"id":"Org3","ca_certs":["AQ=="],"tls_ca_certs":["AQ=="],"peers":[` + peers + `]}]}`
 }

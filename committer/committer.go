@@ -33,6 +33,7 @@ type Committer struct {
 	// committedDefs is the definitions in force at the committed height.
 	committedDefs atomic.Pointer[lifecycle.Table]
 	onDefs        atomic.Pointer[func()] // OnDefinitions
+	onMembers     atomic.Pointer[func()] // OnMembers
 	opts          Options
 	store         *ledger.BlockStore
 	db            statedb.DB

@@ -165,7 +165,7 @@ func (ch *Channel) loadMembers(db statedb.DB) (*identity.Revocations, error) {
 		var o api.MembersOrg
 		if bad = json.Unmarshal(v.Data, &o); bad == nil {
 			var d *identity.OrgDef
-			if d, bad = identity.ParseOrgDef(o.ID, o.CACerts, o.TLSCACerts); bad == nil {
+			if d, bad = identity.ParseMembersOrg(o); bad == nil {
 				bad = ch.Registry.AddOrg(d) // before the CRLs: an added org's CRL names it
 				added = append(added, d)
 			}
@@ -222,3 +222,12 @@ func (ch *Channel) loadMembers(db statedb.DB) (*identity.Revocations, error) {
 // after a block that changed them is committed and before subscribers
 // hear of it.
 func (c *Committer) Revocations() *identity.Revocations { return c.ch.Registry.Revocations() }
+
+// OnMembers sets f to be called, in the commit stage, after a committed
+// block changed the membership in force (Revocations, set on the
+// registry) and before subscribers hear of that block, so a client told
+// of a membership update's commit finds the node following it (a peer's
+// gateway asks an added org's peers, no longer a removed org's). f reads
+// Revocations (the latest; calls may coalesce) and must not wait for the
+// committer.
+func (c *Committer) OnMembers(f func()) { c.onMembers.Store(&f) }

@@ -266,7 +266,7 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	}
 	c.pending.Unlock()
 	height := entries[len(entries)-1].Number + 1
-	defsChanged := false
+	defsChanged, membersChanged := false, false
 	c.stateMu.Lock()
 	err := c.retryState("state batch", func() error {
 		return applyState(c.db, batch.Writes, ends, height, c.opts.SyncState)
@@ -280,6 +280,7 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 			}
 			if p.rev != nil { // the node's admission points refuse from now on
 				c.ch.Registry.SetRevocations(p.rev)
+				membersChanged = true
 			}
 		}
 		c.height.Store(height)
@@ -287,6 +288,11 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 	c.stateMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("state batch for blocks %d-%d: %w", entries[0].Number, height-1, err)
+	}
+	// Members first: a definition of a later block of the group may name
+	// an org this group adds.
+	if f := c.onMembers.Load(); f != nil && membersChanged {
+		(*f)() // before subscribers hear of the block: see OnMembers
 	}
 	if f := c.onDefs.Load(); f != nil && defsChanged {
 		(*f)() // before subscribers hear of the block: see OnDefinitions

@@ -66,6 +66,16 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 		return refusal(http.StatusNotFound, "gateway: contract %q has no endorsement policy on channel %q, expected one of: %s",
 			p.Contract, g.cfg.Channel, plans.names), nil
 	}
+	// An org the plan needs without a known peer is refused at once,
+	// not as a 503 a client retries: only a membership update changes it.
+	peers := g.remotes()
+	for _, org := range orgs[1:] {
+		if len(peers[org]) == 0 {
+			return refusal(http.StatusPreconditionFailed, "gateway: contract %q needs an endorsement of org %s (policy %s), but this gateway knows no peer of org %s: "+
+				"it is not a member of channel %q, or neither the channel file nor the membership update that added it names its peers",
+				p.Contract, org, plans.policies[p.Contract], org, g.cfg.Channel), nil
+		}
+	}
 	if g.pool.Compute() {
 		// Compute nodes have no block store: the primary's tx index
 		// refuses a used tx id here, as its own endorser would.
@@ -78,7 +88,7 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 	backoff := 20 * time.Millisecond
 	var routes map[string]*route // orgs with a remote peer found behind
 	for attempt := 1; ; {
-		answers := g.gather(ctx, sp, p.Contract, orgs, routes)
+		answers := g.gather(ctx, sp, p.Contract, peers, orgs, routes)
 		r, remote := g.firstRefusal(p.Header.TxId, answers)
 		if r == nil {
 			err := agree(answers)
@@ -95,7 +105,7 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 		// for it (until Timeout after the call began) without spending an
 		// attempt: a peer reconnecting to the orderers may take seconds.
 		local, lo, hi := heights(answers)
-		if lo < hi && g.routeAround(answers, hi, &routes) {
+		if lo < hi && routeAround(peers, answers, hi, &routes) {
 			g.metrics.endorseRetried.Add(1)
 			continue // another peer of the org behind, at once
 		}
@@ -157,10 +167,10 @@ func (r *route) from() int {
 // routeAround moves every org whose remote answer is below height hi on
 // to its next peer, unless that would come back to the peer first found
 // behind (then Endorse waits instead). It reports whether it moved any.
-func (g *Gateway) routeAround(answers []answer, hi uint64, routes *map[string]*route) bool {
+func routeAround(remote map[string][]api.EndorserClient, answers []answer, hi uint64, routes *map[string]*route) bool {
 	moved := false
 	for _, a := range answers[1:] {
-		n := len(g.cfg.Remote[a.org])
+		n := len(remote[a.org])
 		if a.resp == nil || a.resp.Height == 0 || a.resp.Height >= hi || n < 2 {
 			continue
 		}
@@ -230,14 +240,14 @@ func refusal(status int32, format string, args ...any) *api.EndorseResponse {
 // order. The local peer (orgs[0]) is asked on this goroutine, whose stack
 // has already grown, while the remote calls wait on goroutines of their
 // own.
-func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, contract string, orgs []string, routes map[string]*route) []answer {
+func (g *Gateway) gather(ctx context.Context, sp *api.SignedProposal, contract string, remote map[string][]api.EndorserClient, orgs []string, routes map[string]*route) []answer {
 	answers := make([]answer, len(orgs))
 	var wg sync.WaitGroup
 	for i, org := range orgs[1:] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			answers[i+1] = g.askRemote(ctx, sp, org, routes[org].from())
+			answers[i+1] = g.askRemote(ctx, sp, org, remote[org], routes[org].from())
 		}()
 	}
 	answers[0] = g.askLocal(ctx, sp, contract)
@@ -266,8 +276,7 @@ func (g *Gateway) askLocal(ctx context.Context, sp *api.SignedProposal, contract
 
 // askRemote asks org's peers in preference order, from peer first on and
 // around, until one answers.
-func (g *Gateway) askRemote(ctx context.Context, sp *api.SignedProposal, org string, first int) answer {
-	peers := g.cfg.Remote[org]
+func (g *Gateway) askRemote(ctx context.Context, sp *api.SignedProposal, org string, peers []api.EndorserClient, first int) answer {
 	var failures []string
 	for k := range peers {
 		if k > 0 {

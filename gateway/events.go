@@ -14,6 +14,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/ledger"
 )
@@ -71,16 +72,19 @@ var errLagged = errors.New("gateway: commit event subscription lagged")
 
 // BlockEvents streams the commit events of every block from req.Start on,
 // in order, until the client goes away. A caller that may not read the
-// channel (Config.Readers) is refused with codes.PermissionDenied.
+// channel (Config.Readers) is refused with codes.PermissionDenied, and
+// so is the stream of one that may no longer read (its certificate
+// revoked, its org removed) once the membership update is in force.
 func (g *Gateway) BlockEvents(req *api.BlockEventsRequest, stream grpc.ServerStreamingServer[api.BlockEvent]) error {
-	if err := caller.CheckRead(stream.Context(), g.cfg.Registry, g.cfg.Readers, g.cfg.Channel); err != nil {
-		return status.Error(codes.PermissionDenied, "gateway: "+err.Error())
+	may := g.readCheck(stream.Context())
+	if err := may(); err != nil {
+		return err
 	}
 	g.metrics.blockStreams.Add(1)
 	next := req.GetStart()
 	for {
 		sub := g.cfg.Ledger.Subscribe(g.cfg.EventBuffer)
-		err := g.streamFrom(stream, &next, sub)
+		err := g.streamFrom(stream, &next, sub, may)
 		sub.Close()
 		if !errors.Is(err, errLagged) {
 			return err
@@ -92,7 +96,7 @@ func (g *Gateway) BlockEvents(req *api.BlockEventsRequest, stream grpc.ServerStr
 // streamFrom sends committed blocks from *next on, reading them from the
 // block store: first up to the committed height, then, whenever an event
 // says block n is committed, up to n.
-func (g *Gateway) streamFrom(stream grpc.ServerStreamingServer[api.BlockEvent], next *uint64, sub *committer.Subscription) error {
+func (g *Gateway) streamFrom(stream grpc.ServerStreamingServer[api.BlockEvent], next *uint64, sub *committer.Subscription, may func() error) error {
 	ctx := stream.Context()
 	it := g.cfg.Blocks.Iterator(*next)
 	defer it.Close()
@@ -108,6 +112,9 @@ func (g *Gateway) streamFrom(stream grpc.ServerStreamingServer[api.BlockEvent], 
 			ev, err := blockEvent(n, raw)
 			if err != nil {
 				return status.Errorf(codes.Internal, "gateway: %v", err)
+			}
+			if err := may(); err != nil {
+				return err
 			}
 			if err := stream.Send(ev); err != nil {
 				return err
@@ -135,6 +142,30 @@ func (g *Gateway) streamFrom(stream grpc.ServerStreamingServer[api.BlockEvent], 
 				return err
 			}
 		}
+	}
+}
+
+// readCheck returns the read check of a block stream's caller (ctx's):
+// caller.CheckRead, run at once and again whenever the membership in
+// force has changed since (identity.Registry.Revocations: a new value
+// for each update committed), so a stream ends, PermissionDenied, when
+// its caller may no longer read.
+func (g *Gateway) readCheck(ctx context.Context) func() error {
+	var checked *identity.Revocations
+	first := true
+	return func() error {
+		if !g.cfg.Readers.Checks() {
+			return nil
+		}
+		rv := g.cfg.Registry.Revocations()
+		if !first && rv == checked {
+			return nil
+		}
+		first, checked = false, rv
+		if err := caller.CheckRead(ctx, g.cfg.Registry, g.cfg.Readers, g.cfg.Channel); err != nil {
+			return status.Error(codes.PermissionDenied, "gateway: "+err.Error())
+		}
+		return nil
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/policy"
@@ -55,14 +56,16 @@ type Config struct {
 	// asks it instead of Local, and Evaluate still runs on Local. Nil
 	// means a pool of Local alone.
 	Pool *Pool
-	// Remote lists the other orgs' peers, by org, in preference order.
+	// Remote lists the other orgs' peers, by org, in preference order:
+	// the starting set, which SetRemote replaces (the channel's
+	// membership changed).
 	Remote map[string][]api.EndorserClient
 	// Policies maps each contract to its endorsement policy.
 	Policies map[string]*policy.Policy
 	// Readers, with Registry, is the channel's read policy: BlockEvents
-	// serves only callers that satisfy it (caller.CheckRead). Nil checks
-	// no caller (a gateway served without TLS, in a test).
-	Readers  *policy.Policy
+	// serves only callers that satisfy it (caller.CheckRead). The zero
+	// value checks no caller (a gateway served without TLS, in a test).
+	Readers  caller.Readers
 	Registry *identity.Registry
 	// OrderWait is the longest an admitted transaction waits for its
 	// block when nothing is lost: the channel's batch timeout in block
@@ -156,16 +159,23 @@ func (c *Config) Validate() error {
 			return bad("Orderers[%d] is nil, expected an orderer client", i)
 		}
 	}
-	if c.Readers != nil && c.Registry == nil {
+	if c.Readers.Checks() && c.Registry == nil {
 		return bad("Readers is set without a Registry to identify callers")
 	}
 	if !c.Format.Valid() {
 		return bad("Format is %d, expected 1 or 2 (0 means 2)", int(c.Format))
 	}
-	for org, peers := range c.Remote {
+	if err := checkRemote(c.Remote); err != nil {
+		return bad("%v", err)
+	}
+	return nil
+}
+
+func checkRemote(remote map[string][]api.EndorserClient) error {
+	for org, peers := range remote {
 		for i, p := range peers {
 			if p == nil {
-				return bad("Remote[%q][%d] is nil, expected an endorser client", org, i)
+				return fmt.Errorf("Remote[%q][%d] is nil, expected an endorser client", org, i)
 			}
 		}
 	}
@@ -176,7 +186,8 @@ func (c *Config) Validate() error {
 type Gateway struct {
 	api.UnimplementedGatewayServer
 	cfg      Config
-	plans    atomic.Pointer[planSet] // swapped whole by SetPolicies
+	plans    atomic.Pointer[planSet]                         // swapped whole by SetPolicies
+	remote   atomic.Pointer[map[string][]api.EndorserClient] // swapped whole by SetRemote
 	metrics  counters
 	waiters  waiters // CommitStatus calls waiting for their tx ids
 	heights  heightReporter
@@ -188,14 +199,17 @@ type Gateway struct {
 }
 
 // New validates cfg and plans, for each contract, which orgs Endorse asks.
-// It fails if a policy cannot be satisfied by one peer of each of its orgs
-// or if an org the plan needs has no peer in Remote.
+// It fails if a policy cannot be satisfied by one peer of each of its
+// orgs. An org a plan needs but Remote has no peer of is Endorse's
+// refusal, not New's: the channel's membership may bring its peers
+// (SetRemote), or may have removed the org.
 func New(cfg Config) (*Gateway, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	g := &Gateway{cfg: cfg, inflight: newInflight(cfg.MaxInFlight, time.Now)}
+	g.remote.Store(&g.cfg.Remote)
 	g.pool = cfg.Pool
 	if g.pool == nil {
 		g.pool = NewPool(cfg.Peer, LocalEndorser(cfg.Local), PrimaryAlways)
@@ -209,18 +223,34 @@ func New(cfg Config) (*Gateway, error) {
 	return g, nil
 }
 
+// SetRemote replaces the other orgs' peers Endorse asks (Config.Remote):
+// a peer follows the channel's membership, adding the peers of an org a
+// membership update adds and dropping those of an org it removes. A call
+// in progress finishes with the peers it started with.
+func (g *Gateway) SetRemote(remote map[string][]api.EndorserClient) error {
+	if err := checkRemote(remote); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	g.remote.Store(&remote)
+	return nil
+}
+
+// remotes returns the other orgs' peers in use now.
+func (g *Gateway) remotes() map[string][]api.EndorserClient { return *g.remote.Load() }
+
 // planSet is, per contract, the orgs Endorse asks (local org first).
 type planSet struct {
-	plans map[string][]string
-	names string // sorted contract names, for messages
+	plans    map[string][]string
+	policies map[string]*policy.Policy // for messages
+	names    string                    // sorted contract names, for messages
 }
 
 // SetPolicies replaces the endorsement policies Endorse plans by (a
 // contract definition committed: contract/lifecycle). It fails, changing
 // nothing, if a policy cannot be satisfied by one peer of each of its
-// orgs or names an org with no peer in Remote.
+// orgs.
 func (g *Gateway) SetPolicies(policies map[string]*policy.Policy) error {
-	set := &planSet{plans: make(map[string][]string, len(policies))}
+	set := &planSet{plans: make(map[string][]string, len(policies)), policies: policies}
 	names := make([]string, 0, len(policies))
 	for name, pol := range policies {
 		if pol == nil {
@@ -229,12 +259,6 @@ func (g *Gateway) SetPolicies(policies map[string]*policy.Policy) error {
 		orgs, err := plan(g.cfg.LocalOrg, pol)
 		if err != nil {
 			return fmt.Errorf("%w: contract %q: %v", ErrBadConfig, name, err)
-		}
-		for _, org := range orgs[1:] {
-			if len(g.cfg.Remote[org]) == 0 {
-				return fmt.Errorf("%w: contract %q needs an endorsement of org %q (policy %s), but Remote has no peer of %q",
-					ErrBadConfig, name, org, pol, org)
-			}
 		}
 		set.plans[name] = orgs
 		names = append(names, name)

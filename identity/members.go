@@ -46,11 +46,14 @@ var (
 
 // OrgDef is an org's definition as a membership update adds it: its ID,
 // the DER certificates of the CAs that issue its members' certificates,
-// and those of the CAs that issue its TLS certificates. It is immutable.
+// those of the CAs that issue its TLS certificates, and its peers that
+// other orgs' gateways ask to endorse (api.MembersOrg.Peers; the
+// registry does not use them). It is immutable.
 type OrgDef struct {
 	ID         string
 	CACerts    [][]byte
 	TLSCACerts [][]byte
+	Peers      []api.MembersPeer
 
 	cas, tls []*x509.Certificate
 	tlsPool  *x509.CertPool
@@ -76,6 +79,17 @@ func ParseOrgDef(id string, caCerts, tlsCACerts [][]byte) (*OrgDef, error) {
 	for _, c := range d.tls {
 		d.tlsPool.AddCert(c)
 	}
+	return d, nil
+}
+
+// ParseMembersOrg is ParseOrgDef of an update's org definition, its
+// peers kept.
+func ParseMembersOrg(o api.MembersOrg) (*OrgDef, error) {
+	d, err := ParseOrgDef(o.ID, o.CACerts, o.TLSCACerts)
+	if err != nil {
+		return nil, err
+	}
+	d.Peers = slices.Clone(o.Peers)
 	return d, nil
 }
 
@@ -204,7 +218,7 @@ func (r *Registry) ParseMembersChange(u *api.MembersUpdate) (MembersChange, erro
 		}
 	}
 	for _, o := range u.Add {
-		d, err := ParseOrgDef(o.ID, o.CACerts, o.TLSCACerts)
+		d, err := ParseMembersOrg(o)
 		if err != nil {
 			return ch, err
 		}

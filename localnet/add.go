@@ -9,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/node"
 )
 
@@ -69,7 +70,8 @@ var orgName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]{0,63}$`)
 //
 //	strand channel add-org --org ORG --ca crypto/ORG/ca.pem --out JOIN
 //
-// does. The org is not in the channel file. AddOrg adds the peer, client
+// does. The peer's state database backend is the network's first
+// peer's (peersStateDB). The org is not in the channel file. AddOrg adds the peer, client
 // and admin to l but does not save l: the caller saves it once the
 // update is in force (a layout whose peer cannot join is of no use). It
 // returns the new peer, the join path and the org's CA certificate (PEM).
@@ -106,6 +108,9 @@ func AddOrg(l *Layout, org string) (Node, string, []byte, error) {
 	name := "peer0." + org
 	join := filepath.Join(l.Dir, "join-"+org+".members")
 	g := &gen{dir: l.Dir, lay: l, metrics: ports[1:], join: filepath.Join("..", filepath.Base(join))}
+	if g.stateDB, err = l.peersStateDB(); err != nil {
+		return Node{}, "", nil, err
+	}
 	ca, err := g.org(org)
 	if err != nil {
 		return Node{}, "", nil, err
@@ -126,6 +131,27 @@ func AddOrg(l *Layout, org string) (Node, string, []byte, error) {
 	}
 	n, _ := l.Node(name)
 	return n, join, caPEM, nil
+}
+
+// peersStateDB is the state database backend an added org's peer gets:
+// that of the network's first peer (Spec.StateDB), or the default where
+// that peer keeps its state in a memory node (Spec.Memnodes): AddOrg
+// starts no memory node.
+func (l *Layout) peersStateDB() (string, error) {
+	for _, n := range l.Nodes {
+		if n.Role != identity.RolePeer {
+			continue
+		}
+		cfg, err := node.LoadNode(n.Config)
+		if err != nil {
+			return "", err
+		}
+		if cfg.StateDB.Backend == backend.Memnode {
+			return "", nil
+		}
+		return cfg.StateDB.Backend, nil
+	}
+	return "", nil
 }
 
 // addedOrgCAs returns the CA certificates (PEM, crypto/<org>/ca.pem) of

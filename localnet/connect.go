@@ -2,6 +2,7 @@ package localnet
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"time"
@@ -22,7 +23,13 @@ type Conn struct {
 	Channel string
 	Peer    Node
 	Client  Client
+	// TLS is the client's TLS configuration towards Peer (Probe).
+	TLS *tls.Config
 }
+
+// Probe says why Peer may not answer c (node.ProbeTLS): a node that
+// runs but refuses c's TLS certificate is node.ErrTLSRefused.
+func (c *Conn) Probe(ctx context.Context) error { return node.ProbeTLS(ctx, c.Peer.Address, c.TLS) }
 
 // Connect connects as the client identity of org to peer (a peer's name;
 // "" means org's first peer) over mutual TLS.
@@ -89,11 +96,12 @@ func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	gw, err := client.Connect(p.Address, signer, grpc.WithTransportCredentials(credentials.NewTLS(node.ExpectServer(tlsCfg, identity.RolePeer))))
+	tlsCfg = node.ExpectServer(tlsCfg, identity.RolePeer)
+	gw, err := client.Connect(p.Address, signer, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{Gateway: gw, Channel: ch.Channel, Peer: p, Client: c}, nil
+	return &Conn{Gateway: gw, Channel: ch.Channel, Peer: p, Client: c, TLS: tlsCfg}, nil
 }
 
 // Signer loads the client's (or admin's) signing identity.
@@ -123,7 +131,7 @@ func (c *Conn) As(cl Client) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{Gateway: c.Gateway.As(signer), Channel: c.Channel, Peer: c.Peer, Client: cl}, nil
+	return &Conn{Gateway: c.Gateway.As(signer), Channel: c.Channel, Peer: c.Peer, Client: cl, TLS: c.TLS}, nil
 }
 
 // Contract returns a handle on contract name of the network's channel.

@@ -16,6 +16,7 @@ import (
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/orderer"
 	"github.com/strand-ledger/strand/policy"
 	"gopkg.in/yaml.v3"
@@ -464,9 +465,21 @@ func (c *ChannelConfig) Policies() map[string]*policy.Policy {
 	return m
 }
 
+// ReadRule is the read policy the nodes apply: the parsed Readers
+// policy as written, or, for empty Readers (the default, every member
+// org), every member of the orgs in force at the node's committed
+// height, so that it follows membership updates: an added org's members
+// read from the block after its update, a removed org's no longer.
+func (c *ChannelConfig) ReadRule() caller.Readers {
+	if c.Readers == "" {
+		return caller.Readers{Members: true}
+	}
+	return caller.Readers{Policy: c.ReadPolicy()}
+}
+
 // ReadPolicy is the parsed Readers policy; empty Readers gives
-// OR('<org>.member', ...) over every org of the channel. Nil if Readers
-// does not parse (Validate reports it).
+// OR('<org>.member', ...) over every org of the channel file (the
+// genesis orgs). Nil if Readers does not parse (Validate reports it).
 func (c *ChannelConfig) ReadPolicy() *policy.Policy {
 	expr := c.Readers
 	if expr == "" {

@@ -48,6 +48,8 @@ type roleListener struct {
 	outs  []*childListener
 	log   *slog.Logger
 
+	refusals tlsRefusals // failed handshakes, by reason
+
 	closeOnce sync.Once
 	closed    chan struct{} // closed when lis is closed
 }
@@ -113,12 +115,13 @@ func (r *roleListener) accept() {
 // handshake completes c's TLS handshake within handshakeTimeout and hands
 // it to the server its certificate's role picks. A failed handshake has
 // already told the caller why (TLSConfigs' VerifyConnection sends the
-// alert; the refusal names the certificate), and is logged here too.
+// alert; the refusal names the certificate), and is counted and logged
+// here too (tlsRefusals).
 func (r *roleListener) handshake(c net.Conn) {
 	tc := tls.Server(c, r.tls)
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	if err := tc.Handshake(); err != nil {
-		r.log.Debug("TLS handshake failed", "remote", c.RemoteAddr().String(), "err", err)
+		r.refusals.note(r.log, c.RemoteAddr().String(), err, time.Now())
 		c.Close()
 		return
 	}

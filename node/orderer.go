@@ -53,7 +53,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		return nil, err
 	}
 	if o.Orderer, err = orderer.New(orderer.Config{
-		Channel: ch.Channel, Format: ch.TxFormat(), Registry: reg, Readers: ch.ReadPolicy(), Signer: signer, Batch: ch.OrdererBatch(), Checkpoints: ch.OrdererCheckpoints(), Store: o.Store, Log: o.log,
+		Channel: ch.Channel, Format: ch.TxFormat(), Registry: reg, Readers: ch.ReadRule(), Signer: signer, Batch: ch.OrdererBatch(), Checkpoints: ch.OrdererCheckpoints(), Store: o.Store, Log: o.log,
 		Genesis: ch.Genesis(), Raft: raft,
 	}); err != nil {
 		return nil, err
@@ -86,6 +86,7 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
 		NewStructCollector("blockstore", func() any { return o.Store.Stats() }),
 		NewStructCollector("key_tables", func() any { return reg.KeyTableMetrics() }),
+		NewStructCollector("tls", func() any { return o.TLSMetrics() }),
 	); err != nil {
 		return nil, err
 	}

@@ -42,6 +42,7 @@ type Peer struct {
 	repairs Repairs           // written before serving starts, read by metrics
 	ready   *peerReadiness
 	conns   []*mux.Conn
+	remotes *remoteEndorsers // the other orgs' peers its gateway asks
 	cancel  context.CancelFunc
 }
 
@@ -140,23 +141,13 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}
 	book.replay(p.Store)
 	orderers := book.Orderers()
-	remote := map[string][]api.EndorserClient{}
-	for _, org := range comCh.Registry.Orgs() {
-		if org == cfg.Org {
-			continue
-		}
-		for _, pe := range ch.PeersOf(org) {
-			conn, err := p.dial(pe.Address, toPeer)
-			if err != nil {
-				return nil, err
-			}
-			remote[org] = append(remote[org], gateway.BatchProposals(gateway.NamedEndorser(pe.Name, api.NewEndorserClient(conn))))
-		}
+	if p.remotes, err = newRemoteEndorsers(ch, cfg.Org, comCh.Registry, toPeer, p.log); err != nil {
+		return nil, err
 	}
 	pool := gateway.NewPool(cfg.Name, gateway.LocalEndorser(e), cfg.Compute.PrimaryMode())
 	p.Pool = pool
 	gw, err := gateway.New(gateway.Config{
-		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadPolicy(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: remote, Policies: defs.Policies(),
+		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadRule(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: p.remotes.current(), Policies: defs.Policies(),
 		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
 		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
 		OrderWait:     orderWait(ch),
@@ -167,6 +158,9 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	inst := &definitionInstaller{last: defs, installed: installed, defs: p.Committer.Definitions, loader: loader, e: e, gw: gw, log: p.log}
 	p.Committer.OnDefinitions(inst.install)
 	inst.install() // any definition committed since defs was read
+	p.remotes.follow(gw.SetRemote)
+	p.Committer.OnMembers(p.remotes.update)
+	p.remotes.update() // any membership committed since the remotes were dialled
 	if err := p.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, gw)
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(e))
@@ -186,6 +180,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
 		NewStructCollector("external", func() any { return p.ext.Metrics() }),
 		NewStructCollector("key_tables", func() any { return comCh.Registry.KeyTableMetrics() }),
+		NewStructCollector("tls", func() any { return p.TLSMetrics() }),
 	}
 	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
 		collectors = append(collectors, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))
@@ -224,15 +219,22 @@ func peerIndex(ch *ChannelConfig, cfg *NodeConfig) int {
 }
 
 func (p *Peer) dial(addr string, creds grpc.DialOption) (*mux.Conn, error) {
+	conn, err := dialNode(addr, creds)
+	if err != nil {
+		return nil, err
+	}
+	p.conns = append(p.conns, conn)
+	return conn, nil
+}
+
+func dialNode(addr string, creds grpc.DialOption) (*mux.Conn, error) {
 	// Blocks from orderers can be far larger than gRPC's 4 MiB default.
 	opts := append(grpctune.DialOptions(), creds, orderer.Redial, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(api.MaxBlockMessage)))
 	cc, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("node: connecting to %s: %w", addr, err)
 	}
-	conn := mux.NewConn(cc)
-	p.conns = append(p.conns, conn)
-	return conn, nil
+	return mux.NewConn(cc), nil
 }
 
 // Close stops the peer: serving, following, committing, and its storage.
@@ -244,6 +246,9 @@ func (p *Peer) Close() error {
 	var errs []error
 	for _, c := range p.conns {
 		errs = append(errs, c.Close())
+	}
+	if p.remotes != nil {
+		p.remotes.close()
 	}
 	if p.Committer != nil {
 		if err := p.Committer.Close(); err != nil && !errors.Is(err, committer.ErrClosed) {

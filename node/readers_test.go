@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,8 @@ import (
 // neither Deliver blocks from the orderer nor subscribe to its peer's
 // block events (PermissionDenied naming the policy), Org2's client may,
 // and both orgs' peers still follow the orderer: a transaction commits on
-// both.
+// both. An org added later is not a reader either: the policy stays as
+// written.
 func TestReadPolicy(t *testing.T) {
 	n := startNetworkSpec(t, localnet.Spec{Orgs: 2, Orderers: 1, Readers: "OR('Org2.member')",
 		Batch: node.BatchConfig{MaxTxs: 100, MaxBytes: 1 << 20, Timeout: 5 * time.Millisecond}}, nil)
@@ -71,4 +73,15 @@ func TestReadPolicy(t *testing.T) {
 		t.Fatalf("Org2's transaction: %v, %v", c, err)
 	}
 	n.waitSameHeight(t)
+
+	// An explicit policy stays as written: an added org's client may not
+	// read until the policy names it.
+	n.addOrg(t, ctx, "Org3")
+	events3, errc3 := n.connectAs(t, "Org3", "peer0.Org2").Gateway.BlockEvents(ctx, 0)
+	for range events3 {
+		t.Error("Org3's client received a block event")
+	}
+	if err := <-errc3; status.Code(errors.Unwrap(err)) != codes.PermissionDenied || !strings.Contains(err.Error(), "read policy (readers) is OR('Org2.member')") {
+		t.Errorf("Org3's client, block events: %v; want PermissionDenied naming the policy", err)
+	}
 }

@@ -112,7 +112,7 @@ func (v *verifier) verify(certs []*x509.Certificate, side, host string, usage x5
 		if errors.As(err, &ua) {
 			return fmt.Errorf("%w: %s certificate %q issued by %q is not signed by any CA of the channel (orgs %s)", ErrUntrustedPeer, side, leaf.Subject.String(), leaf.Issuer.String(), v.orgs)
 		}
-		return fmt.Errorf("%w: %s certificate %q issued by %q: %v", ErrUntrustedPeer, side, leaf.Subject.String(), leaf.Issuer.String(), err)
+		return fmt.Errorf("%w: %s certificate %q issued by %q: %w", ErrUntrustedPeer, side, leaf.Subject.String(), leaf.Issuer.String(), err)
 	}
 	for _, ch := range chains {
 		root := ch[len(ch)-1]

@@ -12,8 +12,8 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/ledger"
-	"github.com/strand-ledger/strand/policy"
 )
 
 // DefaultQueue is the default bound of Config.Queue.
@@ -37,11 +37,11 @@ type Config struct {
 	Channel string
 	// Registry validates transaction creators and the Signer.
 	Registry *identity.Registry
-	// Readers, if set, is the channel's read policy: a Deliver caller
-	// whose TLS certificate is not of a peer or orderer of the channel
-	// must satisfy it (see Orderer.AuthorizeRead). Nil checks no caller:
-	// an orderer served without TLS, in a test.
-	Readers *policy.Policy
+	// Readers is the channel's read policy: a Deliver caller whose TLS
+	// certificate is not of a peer or orderer of the channel must satisfy
+	// it (see Orderer.AuthorizeRead). The zero value checks no caller: an
+	// orderer served without TLS, in a test.
+	Readers caller.Readers
 	// Format is the channel's transaction format (zero means api.Format2):
 	// admission refuses a transaction whose endorsed response was made
 	// for another transaction (api.Format.CheckBinding), before any

@@ -18,6 +18,7 @@ import (
 	"github.com/strand-ledger/strand/client"
 	"github.com/strand-ledger/strand/internal/rpcerr"
 	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
 )
 
 // clientFlags choose the network, the org whose client identity acts,
@@ -100,7 +101,16 @@ func explainClient(conn *localnet.Conn, dir, what string, err error) error {
 	case errors.As(err, &ce):
 		return fmt.Errorf("%s: %s", what, strings.TrimPrefix(ce.Error(), "client: "))
 	case rpcerr.Unreachable(err):
-		// The org's own peer did not answer: nothing was endorsed.
+		// The org's own peer did not answer: nothing was endorsed. Running
+		// but refusing this client's certificate is told apart by a
+		// probe, not by the gRPC error's text (which says "bad
+		// certificate", "broken pipe" or "connection reset" by timing).
+		if why := refusedTLS(conn); why != "" {
+			return fmt.Errorf("%s: %s %s at %s is running but refused this client's TLS certificate (%s): the certificate is likely revoked, "+
+				"of an org removed from the channel, or issued by a CA the channel does not trust; the node's log names which "+
+				"(`strand query --dir %s --contract _lifecycle revocations` shows the revocations and removals in force)",
+				what, conn.Peer.Role, conn.Peer.Name, conn.Peer.Address, why, dir)
+		}
 		return fmt.Errorf("%s: %s %s at %s: %s: is it running? `strand net status --dir %s` shows which nodes are; `strand net up --dir %s` starts stopped ones",
 			what, conn.Peer.Role, conn.Peer.Name, conn.Peer.Address, rpcerr.Short(err), dir, dir)
 	case errors.As(err, &ee) && ee.Status == http.StatusServiceUnavailable,
@@ -111,6 +121,18 @@ func explainClient(conn *localnet.Conn, dir, what string, err error) error {
 		return errors.New(strings.TrimPrefix(err.Error(), "client: "))
 	}
 	return fmt.Errorf("%s through %s: %w", what, conn.Peer.Name, err)
+}
+
+// refusedTLS probes conn's peer (node.ProbeTLS) and returns why the
+// node refused the handshake, or "" if it did not.
+func refusedTLS(conn *localnet.Conn) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := conn.Probe(ctx)
+	if !errors.Is(err, node.ErrTLSRefused) {
+		return ""
+	}
+	return strings.TrimPrefix(err.Error(), node.ErrTLSRefused.Error()+": "+conn.Peer.Address+": ")
 }
 
 func printCommit(out io.Writer, c *client.Commit) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"regexp"
 	"strconv"
@@ -20,7 +21,7 @@ import (
 // certificate, and from the next block every peer refuses its proposals
 // and the orderer its transactions, each naming the certificate, while
 // Org1's client (other) goes on; revoking its TLS certificate then makes
-// every peer refuse its TLS handshake.
+// every peer refuse its TLS handshake, and the CLI say so.
 func netRevoke(t *testing.T, ctx context.Context, dir string, lay *localnet.Layout, other *localnet.Conn) {
 	t.Helper()
 	cl, err := lay.Client("Org2")
@@ -87,7 +88,17 @@ func netRevoke(t *testing.T, ctx context.Context, dir string, lay *localnet.Layo
 	} else {
 		t.Logf("revoked TLS certificate: %v", err)
 	}
-	_ = node.ErrUntrustedPeer
+	if err := c.Probe(ctx); !errors.Is(err, node.ErrTLSRefused) {
+		t.Errorf("probing peer0.Org2 with the revoked TLS certificate: %v, want ErrTLSRefused", err)
+	}
+	// The CLI says the peer runs and refused the certificate, and why
+	// that may be, not "is it running?".
+	_, err = cli(t, "query", "--dir", dir, "--org", "Org2", "--contract", "kv", "read", "revoked-before")
+	if err == nil || !strings.Contains(err.Error(), "is running but refused this client's TLS certificate") || strings.Contains(err.Error(), "is it running?") {
+		t.Errorf("query by the client whose TLS certificate is revoked: %v, want an error saying the peer refused its certificate", err)
+	} else {
+		t.Logf("strand query: %v", err)
+	}
 }
 
 // netAddOrg is TestNetLifecycle's add-org step (docs/membership.md):

@@ -284,7 +284,8 @@ func runNetAddOrg(cmd *cobra.Command, f orgFlags, wait time.Duration) error {
 	if b == nil {
 		return fmt.Errorf("the CA certificate generated for %s is not PEM", f.org)
 	}
-	o := api.MembersOrg{ID: f.org, CACerts: [][]byte{b.Bytes}, TLSCACerts: [][]byte{b.Bytes}}
+	o := api.MembersOrg{ID: f.org, CACerts: [][]byte{b.Bytes}, TLSCACerts: [][]byte{b.Bytes},
+		Peers: []api.MembersPeer{{Name: peer.Name, Address: peer.Address}}}
 	if _, err := identity.ParseOrgDef(o.ID, o.CACerts, o.TLSCACerts); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 type orgFlags struct {
 	dir, org, at, out string
 	ca, tlsCA         []string
+	peers             []string // NAME=HOST:PORT
 	signAs            []string
 	timeout           time.Duration
 }
@@ -27,10 +29,11 @@ type orgFlags struct {
 func channelAddOrgCmd() *cobra.Command {
 	var f orgFlags
 	cmd := &cobra.Command{
-		Use:   "add-org --org ORG --ca CA.pem [--tls-ca TLSCA.pem] [--out FILE]",
+		Use:   "add-org --org ORG --ca CA.pem [--tls-ca TLSCA.pem] [--peer NAME=HOST:PORT] [--out FILE]",
 		Short: "Add an org to the running channel: a membership update carrying its definition, signed by a majority of the member orgs' admins",
 		Long: "Builds a membership update that adds --org, defined by its CA certificates (--ca, PEM; its TLS CA\n" +
-			"certificates --tls-ca, default the same), with the sequence the peers report, signed by the admins of\n" +
+			"certificates --tls-ca, default the same) and its peers (--peer: the other orgs' gateways ask them to\n" +
+			"endorse for a policy that names the org), with the sequence the peers report, signed by the admins of\n" +
 			"the orgs --sign-as names (a majority of the channel's member orgs; the new org does not sign its own\n" +
 			"admission); writes it to --out if set (a peer of the new org names that file as `join:` in its node\n" +
 			"file); submits it to an orderer and waits until every peer has it in force. From the block after the\n" +
@@ -51,6 +54,9 @@ func channelAddOrgCmd() *cobra.Command {
 			if o.TLSCACerts, err = readPEMCerts("--tls-ca", f.tlsCA); err != nil {
 				return err
 			}
+			if o.Peers, err = parsePeers(f.peers); err != nil {
+				return err
+			}
 			if _, err := identity.ParseOrgDef(o.ID, o.CACerts, o.TLSCACerts); err != nil {
 				return err
 			}
@@ -61,7 +67,25 @@ func channelAddOrgCmd() *cobra.Command {
 	cmd.Flags().StringSliceVar(&f.ca, "ca", nil, "PEM file of the org's CA certificates (repeatable)")
 	cmd.Flags().StringSliceVar(&f.tlsCA, "tls-ca", nil, "PEM file of the org's TLS CA certificates (repeatable; default --ca)")
 	cmd.Flags().StringVar(&f.out, "out", "", "also write the signed update here (a new org's peer joins with it)")
+	cmd.Flags().StringSliceVar(&f.peers, "peer", nil, "NAME=HOST:PORT of a peer of the org that other orgs' gateways ask to endorse (repeatable)")
 	return cmd
+}
+
+// parsePeers parses --peer NAME=HOST:PORT values and checks them as
+// the update's decoder will (api.CheckOrgPeers).
+func parsePeers(vals []string) ([]api.MembersPeer, error) {
+	var out []api.MembersPeer
+	for _, v := range vals {
+		name, addr, ok := strings.Cut(v, "=")
+		if !ok {
+			return nil, fmt.Errorf("--peer %q: want NAME=HOST:PORT", v)
+		}
+		out = append(out, api.MembersPeer{Name: name, Address: addr})
+	}
+	if err := api.CheckOrgPeers(out); err != nil {
+		return nil, fmt.Errorf("--peer: %w", err)
+	}
+	return out, nil
 }
 
 // channelRemoveOrgCmd is `strand channel remove-org`: a membership update

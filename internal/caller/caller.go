@@ -29,23 +29,45 @@ var ErrUnknown = errors.New("caller: unknown caller")
 // ErrNotReader: the caller does not satisfy the channel's read policy.
 var ErrNotReader = errors.New("caller: not a reader of the channel")
 
+// Readers is a channel's read policy as CheckRead applies it: an
+// explicit Policy, or, when Policy is nil and Members is set, every
+// member of the orgs in force at the node's committed height (the
+// registry's membership: an added org's identities from the block after
+// its update, a removed org's never again). The zero value checks no
+// caller: a service without TLS, in a test.
+type Readers struct {
+	Policy  *policy.Policy
+	Members bool
+}
+
+// Checks reports whether r checks callers at all.
+func (r Readers) Checks() bool { return r.Policy != nil || r.Members }
+
+// String names the policy in refusals.
+func (r Readers) String() string {
+	if r.Policy != nil {
+		return r.Policy.String()
+	}
+	return "every member org of the channel"
+}
+
 // CheckRead checks the caller of a service that reveals the chain (an
 // orderer's Deliver, a peer's block events) against the channel's read
 // policy, readers: the peers and orderers of the channel's orgs always
-// read (they need the chain), any other member must satisfy readers. A
-// nil readers checks nothing (a service without TLS, in a test). The
+// read (they need the chain), any other member must satisfy readers;
+// with readers.Members, being a member in force (Member) is enough. The
 // error wraps ErrUnknown or ErrNotReader and names the caller and the
 // policy.
-func CheckRead(ctx context.Context, reg *identity.Registry, readers *policy.Policy, channel string) error {
-	if readers == nil {
+func CheckRead(ctx context.Context, reg *identity.Registry, readers Readers, channel string) error {
+	if !readers.Checks() {
 		return nil
 	}
 	m, _, err := Member(ctx, reg)
 	if err != nil {
-		return fmt.Errorf("reading channel %q: %w", channel, err)
+		return fmt.Errorf("reading channel %q (read policy: %s): %w", channel, readers, err)
 	}
-	if m.Role == identity.RolePeer || m.Role == identity.RoleOrderer ||
-		readers.Evaluate([]policy.Signer{{Org: m.Org, Role: m.Role}}) {
+	if m.Role == identity.RolePeer || m.Role == identity.RoleOrderer || readers.Policy == nil ||
+		readers.Policy.Evaluate([]policy.Signer{{Org: m.Org, Role: m.Role}}) {
 		return nil
 	}
 	return fmt.Errorf("%w: %s/%s (role %s) may not read channel %q: its read policy (readers) is %s",
