@@ -120,7 +120,10 @@ type JoinRequest struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Where the compute node serves the Endorser service (host:port); the
 	// primary dials it there and expects the same certificate.
-	Address       string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// The channel whose pool it joins; empty means the primary's only
+	// channel.
+	Channel       string `protobuf:"bytes,3,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -165,6 +168,13 @@ func (x *JoinRequest) GetName() string {
 func (x *JoinRequest) GetAddress() string {
 	if x != nil {
 		return x.Address
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
 	}
 	return ""
 }
@@ -372,8 +382,12 @@ type SubmitRequest struct {
 	// the submitting gateway's peer, named by peer. A stream-mode orderer
 	// holds its next block while the peers that report are more than one
 	// block behind (see orderer's doc.go, "Pacing by the peers").
-	PeerHeight    uint64 `protobuf:"varint,3,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"`
-	Peer          string `protobuf:"bytes,4,opt,name=peer,proto3" json:"peer,omitempty"`
+	PeerHeight uint64 `protobuf:"varint,3,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"`
+	Peer       string `protobuf:"bytes,4,opt,name=peer,proto3" json:"peer,omitempty"`
+	// Gateway only, routing: the channel, on a peer that serves several,
+	// whose gateway takes the transaction; empty means the peer's only
+	// channel. A transaction whose header names another channel is refused.
+	Channel       string `protobuf:"bytes,5,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -432,6 +446,13 @@ func (x *SubmitRequest) GetPeerHeight() uint64 {
 func (x *SubmitRequest) GetPeer() string {
 	if x != nil {
 		return x.Peer
+	}
+	return ""
+}
+
+func (x *SubmitRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
 	}
 	return ""
 }
@@ -870,8 +891,11 @@ func (x *EndorseResponse) GetPayload() []byte {
 }
 
 type CommitStatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TxId          string                 `protobuf:"bytes,1,opt,name=tx_id,json=txId,proto3" json:"tx_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	TxId  string                 `protobuf:"bytes,1,opt,name=tx_id,json=txId,proto3" json:"tx_id,omitempty"`
+	// The channel the transaction was submitted on; empty means the peer's
+	// only channel (as for every gateway request below).
+	Channel       string `protobuf:"bytes,2,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -909,6 +933,13 @@ func (*CommitStatusRequest) Descriptor() ([]byte, []int) {
 func (x *CommitStatusRequest) GetTxId() string {
 	if x != nil {
 		return x.TxId
+	}
+	return ""
+}
+
+func (x *CommitStatusRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
 	}
 	return ""
 }
@@ -968,6 +999,7 @@ func (x *CommitStatusResponse) GetBlock() uint64 {
 type BlockEventsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Start         uint64                 `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
+	Channel       string                 `protobuf:"bytes,2,opt,name=channel,proto3" json:"channel,omitempty"` // empty: the peer's only channel
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1007,6 +1039,13 @@ func (x *BlockEventsRequest) GetStart() uint64 {
 		return x.Start
 	}
 	return 0
+}
+
+func (x *BlockEventsRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
 }
 
 type BlockEvent struct {
@@ -1146,10 +1185,11 @@ const file_services_proto_rawDesc = "" +
 	"\rProposalBatch\x128\n" +
 	"\tproposals\x18\x01 \x03(\v2\x1a.strand.api.SignedProposalR\tproposals\"S\n" +
 	"\x15ProposalBatchResponse\x12:\n" +
-	"\tresponses\x18\x01 \x03(\v2\x1c.strand.api.ProposalResponseR\tresponses\";\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1c.strand.api.ProposalResponseR\tresponses\"U\n" +
 	"\vJoinRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\aaddress\x18\x02 \x01(\tR\aaddress\"=\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x18\n" +
+	"\achannel\x18\x03 \x01(\tR\achannel\"=\n" +
 	"\tJoinEvent\x12\x18\n" +
 	"\amembers\x18\x01 \x01(\rR\amembers\x12\x16\n" +
 	"\x06height\x18\x02 \x01(\x04R\x06height\"g\n" +
@@ -1163,14 +1203,15 @@ const file_services_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
 	"\bresponse\x18\x02 \x01(\fR\bresponse\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\rR\x04code\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"\x87\x01\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xa1\x01\n" +
 	"\rSubmitRequest\x12 \n" +
 	"\vtransaction\x18\x01 \x01(\fR\vtransaction\x12\x1f\n" +
 	"\vwait_commit\x18\x02 \x01(\bR\n" +
 	"waitCommit\x12\x1f\n" +
 	"\vpeer_height\x18\x03 \x01(\x04R\n" +
 	"peerHeight\x12\x12\n" +
-	"\x04peer\x18\x04 \x01(\tR\x04peer\"m\n" +
+	"\x04peer\x18\x04 \x01(\tR\x04peer\x12\x18\n" +
+	"\achannel\x18\x05 \x01(\tR\achannel\"m\n" +
 	"\x12SubmitBatchRequest\x12\"\n" +
 	"\ftransactions\x18\x01 \x03(\fR\ftransactions\x12\x1f\n" +
 	"\vpeer_height\x18\x02 \x01(\x04R\n" +
@@ -1200,14 +1241,16 @@ const file_services_proto_rawDesc = "" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x05 \x01(\rR\fretryAfterMs\x12\x16\n" +
 	"\x06result\x18\x03 \x01(\fR\x06result\x12\x18\n" +
-	"\apayload\x18\x04 \x01(\fR\apayload\"*\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\"D\n" +
 	"\x13CommitStatusRequest\x12\x13\n" +
-	"\x05tx_id\x18\x01 \x01(\tR\x04txId\"^\n" +
+	"\x05tx_id\x18\x01 \x01(\tR\x04txId\x12\x18\n" +
+	"\achannel\x18\x02 \x01(\tR\achannel\"^\n" +
 	"\x14CommitStatusResponse\x120\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x1c.strand.api.TxValidationCodeR\x04code\x12\x14\n" +
-	"\x05block\x18\x02 \x01(\x04R\x05block\"*\n" +
+	"\x05block\x18\x02 \x01(\x04R\x05block\"D\n" +
 	"\x12BlockEventsRequest\x12\x14\n" +
-	"\x05start\x18\x01 \x01(\x04R\x05start\"~\n" +
+	"\x05start\x18\x01 \x01(\x04R\x05start\x12\x18\n" +
+	"\achannel\x18\x02 \x01(\tR\achannel\"~\n" +
 	"\n" +
 	"BlockEvent\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x04R\x06number\x12\x15\n" +

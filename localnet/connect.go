@@ -22,6 +22,19 @@ type Conn struct {
 	Channel string
 	Peer    Node
 	Client  Client
+
+	owner *client.Gateway // set by OnChannel: the connection Close closes
+}
+
+// OnChannel returns c addressing channel instead of the network's
+// channel, on a peer that serves several (docs/channels.md). Closing it
+// closes c's connection.
+func (c *Conn) OnChannel(channel string) *Conn {
+	owner := c.owner
+	if owner == nil {
+		owner = c.Gateway
+	}
+	return &Conn{Gateway: c.Gateway.OnChannel(channel), Channel: channel, Peer: c.Peer, Client: c.Client, owner: owner}
 }
 
 // Connect connects as the client identity of org to peer (a peer's name;
@@ -130,7 +143,12 @@ func (c *Conn) As(cl Client) (*Conn, error) {
 func (c *Conn) Contract(name string) *client.Contract { return c.Gateway.Contract(c.Channel, name) }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return c.Gateway.Close() }
+func (c *Conn) Close() error {
+	if c.owner != nil {
+		return c.owner.Close()
+	}
+	return c.Gateway.Close()
+}
 
 // Height returns the height of the connected peer (its committed blocks):
 // it streams block events from block 0 and stops once none has arrived
