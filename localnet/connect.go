@@ -106,7 +106,9 @@ func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{Gateway: gw, Channel: ch.Channel, Peer: p, Client: c}, nil
+	// Every call names the network's channel: its peers may serve more
+	// (AddChannel).
+	return (&Conn{Gateway: gw, Peer: p, Client: c}).OnChannel(ch.Channel), nil
 }
 
 // Signer loads the client's (or admin's) signing identity.

@@ -119,6 +119,10 @@ func TestTwoChannels(t *testing.T) {
 		t.Errorf("block events of an unknown channel: %v, want NotFound", err)
 	}
 
+	// Each channel's series carry its name; the page lints clean.
+	scrape(t, n.peers[0].MetricsAddr(), `strand_committer_height{channel="demo"}`, `strand_committer_height{channel="demo2"}`,
+		`strand_gateway_submit_total{channel="demo2"}`, `strand_blockstore_height{channel="demo"}`)
+
 	// Each channel keeps its ledger in a directory of its own, and both
 	// come back after a restart.
 	for _, cfg := range n.configs {

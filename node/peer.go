@@ -97,7 +97,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("external", func() any { return p.ext.Metrics() }),
 	}
 	for _, c := range p.channels {
-		collectors = append(collectors, c.collectors()...)
+		collectors = append(collectors, c.collectors(len(p.channels) > 1)...)
 	}
 	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, p.ready, p.log, collectors...); err != nil {
 		return nil, err

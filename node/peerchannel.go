@@ -169,9 +169,12 @@ func (c *peerChannel) routed() *gateway.Channel {
 	return &gateway.Channel{Name: c.name, Gateway: c.gw, Endorser: gateway.NewEndorserServer(c.endorser)}
 }
 
-// collectors are the channel's metrics, each series labelled with the
-// channel.
-func (c *peerChannel) collectors() []prometheus.Collector {
+// collectors are the channel's metrics; labelled, each series carries
+// the label channel. A peer labels them when it serves several channels
+// (their series would collide otherwise) and not when it serves one, whose
+// series stay as they were before channels (which dashboards, the bench
+// and `strand net` read by their exact text).
+func (c *peerChannel) collectors(labelled bool) []prometheus.Collector {
 	cs := []prometheus.Collector{
 		NewCommitterCollector(c.committer),
 		NewStructCollector("endorser", func() any { return c.endorser.Metrics() }),
@@ -184,8 +187,10 @@ func (c *peerChannel) collectors() []prometheus.Collector {
 	if mc, ok := c.state.(*memnode.Client); ok { // cache hits, remote reads, call latency
 		cs = append(cs, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))
 	}
-	for i, col := range cs {
-		cs[i] = prometheus.WrapCollectorWith(prometheus.Labels{"channel": c.name}, col)
+	if labelled {
+		for i, col := range cs {
+			cs[i] = prometheus.WrapCollectorWith(prometheus.Labels{"channel": c.name}, col)
+		}
 	}
 	return cs
 }
