@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +42,7 @@ type Peer struct {
 	Pool *gateway.Pool
 
 	channels []*peerChannel // in the config's order
+	regs     atomic.Pointer[[]*identity.Registry]
 	router   *gateway.Router
 	wasm     *wasm.Engine      // runs the channels' WebAssembly contracts (modules cached by code hash)
 	ext      *external.Runtime // runs their external (gRPC) contracts
@@ -63,8 +66,9 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if p.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, err
 	}
-	// External contract servers see the peer's own TLS certificate.
-	if p.ext, err = external.New(external.Options{Client: creds.clientTLS, Org: cfg.Org}); err != nil {
+	// External contract servers see the peer's own TLS certificate, and
+	// are refused if a channel revoked theirs.
+	if p.ext, err = external.New(external.Options{Client: withRevocations(creds.clientTLS, p.registries), Org: cfg.Org}); err != nil {
 		return nil, err
 	}
 	keyTables := cfg.KeyTableBytes() / int64(len(chs))
@@ -81,11 +85,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if p.router, err = gateway.NewRouter(routed...); err != nil {
 		return nil, err
 	}
-	regs := make([]*identity.Registry, len(p.channels))
-	for i, c := range p.channels {
-		regs[i] = c.reg
-	}
-	if err := p.serve(cfg.Listen, withRevocations(creds.serverTLS, regs), nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
+	if err := p.serve(cfg.Listen, withRevocations(creds.serverTLS, p.registries), nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, p.router)
 		api.RegisterEndorserServer(s, p.router.Endorser())
 		api.RegisterComputePoolServer(s, poolRouter{p: p})
@@ -146,6 +146,22 @@ func (p *Peer) openProcess(cfg *NodeConfig) ([]*ChannelConfig, *nodeCreds, error
 		return nil, nil, err
 	}
 	return chs, creds, nil
+}
+
+// registries are the registries (memberships and revocations) of the
+// channels opened so far, read at TLS handshakes, which may begin while
+// later channels open (an external contract server dialled).
+func (p *Peer) registries() []*identity.Registry {
+	if r := p.regs.Load(); r != nil {
+		return *r
+	}
+	return nil
+}
+
+// addRegistry adds a channel's registry to registries.
+func (p *Peer) addRegistry(reg *identity.Registry) {
+	regs := append(slices.Clone(p.registries()), reg)
+	p.regs.Store(&regs)
 }
 
 // Channels are the ids of the channels the peer serves, in the config's

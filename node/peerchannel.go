@@ -73,6 +73,7 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 	}
 	c.reg = comCh.Registry
 	c.reg.SetKeyTableLimit(keyTables)
+	p.addRegistry(c.reg)
 	clientTLS := WithRevocation(chClientTLS, c.reg)
 	toOrderer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RoleOrderer)))
 	toPeer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RolePeer)))
