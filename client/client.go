@@ -414,6 +414,15 @@ func (g *Gateway) streamEvents(ctx context.Context, start uint64, out chan<- *ap
 	}
 }
 
+// Channels lists the channels the gateway's peer serves, sorted.
+func (g *Gateway) Channels(ctx context.Context) ([]string, error) {
+	r, err := g.gw.Channels(ctx, &api.ChannelsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("client: listing the peer's channels: %w", err)
+	}
+	return r.GetChannels(), nil
+}
+
 // SubmitTx sends a transaction built and signed elsewhere (such as a
 // contract definition signed by org admins) for ordering. A refusal is a
 // *SubmitError. Wait for it with CommitStatus.

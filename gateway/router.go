@@ -50,6 +50,7 @@ type Channel struct {
 type Router struct {
 	api.UnimplementedGatewayServer
 	byName map[string]*Channel
+	sorted []string
 	names  string // for messages: "a, b, c"
 	only   *Channel
 }
@@ -72,7 +73,7 @@ func NewRouter(chs ...*Channel) (*Router, error) {
 		names = append(names, c.Name)
 	}
 	slices.Sort(names)
-	r.names = strings.Join(names, ", ")
+	r.sorted, r.names = names, strings.Join(names, ", ")
 	if len(chs) == 1 {
 		r.only = chs[0]
 	}
@@ -160,6 +161,11 @@ func (r *Router) BlockEvents(req *api.BlockEventsRequest, stream grpc.ServerStre
 		return grpcStatus(err)
 	}
 	return c.Gateway.BlockEvents(req, stream)
+}
+
+// Channels lists the channels the peer serves, sorted.
+func (r *Router) Channels(context.Context, *api.ChannelsRequest) (*api.ChannelsResponse, error) {
+	return &api.ChannelsResponse{Channels: slices.Clone(r.sorted)}, nil
 }
 
 // Endorser returns the router's Endorser service (its methods would

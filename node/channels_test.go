@@ -45,6 +45,9 @@ func TestTwoChannels(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	gw := n.gateway(t, 0)
+	if got, err := gw.Channels(ctx); err != nil || !slices.Equal(got, []string{"demo", "demo2"}) {
+		t.Errorf("Channels: %v %v, want [demo demo2]", got, err)
+	}
 	a, b := gw.Contract("demo", smallbank.Name), gw.Contract("demo2", smallbank.Name)
 	commitA := mustCommit(ctx, t, a, "create_account", "alice", "Alice", "100", "0")
 	commitB := mustCommit(ctx, t, b, "create_account", "bob", "Bob", "200", "0")

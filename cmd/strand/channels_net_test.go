@@ -39,6 +39,9 @@ func TestNetChannels(t *testing.T) {
 			t.Errorf("query %s on %s: %v, want an error with %q", tc.account, tc.channel, err, tc.want)
 		}
 	}
+	if out := mustCLI(t, "channel", "list", "--dir", dir); out != "demo\ndemo2\n" {
+		t.Errorf("channel list: %q, want demo and demo2", out)
+	}
 	out := mustCLI(t, "events", "--dir", dir, "--channel", "demo2")
 	if !strings.Contains(out, "block 1 ") {
 		t.Errorf("events of demo2 lack block 1:\n%s", out)
