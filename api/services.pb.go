@@ -120,7 +120,10 @@ type JoinRequest struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Where the compute node serves the Endorser service (host:port); the
 	// primary dials it there and expects the same certificate.
-	Address       string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	Address string `protobuf:"bytes,2,opt,name=address,proto3" json:"address,omitempty"`
+	// The channel whose pool it joins; empty means the primary's only
+	// channel.
+	Channel       string `protobuf:"bytes,3,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -165,6 +168,13 @@ func (x *JoinRequest) GetName() string {
 func (x *JoinRequest) GetAddress() string {
 	if x != nil {
 		return x.Address
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
 	}
 	return ""
 }
@@ -372,8 +382,12 @@ type SubmitRequest struct {
 	// the submitting gateway's peer, named by peer. A stream-mode orderer
 	// holds its next block while the peers that report are more than one
 	// block behind (see orderer's doc.go, "Pacing by the peers").
-	PeerHeight    uint64 `protobuf:"varint,3,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"`
-	Peer          string `protobuf:"bytes,4,opt,name=peer,proto3" json:"peer,omitempty"`
+	PeerHeight uint64 `protobuf:"varint,3,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"`
+	Peer       string `protobuf:"bytes,4,opt,name=peer,proto3" json:"peer,omitempty"`
+	// Gateway only, routing: the channel, on a peer that serves several,
+	// whose gateway takes the transaction; empty means the peer's only
+	// channel. A transaction whose header names another channel is refused.
+	Channel       string `protobuf:"bytes,5,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -432,6 +446,13 @@ func (x *SubmitRequest) GetPeerHeight() uint64 {
 func (x *SubmitRequest) GetPeer() string {
 	if x != nil {
 		return x.Peer
+	}
+	return ""
+}
+
+func (x *SubmitRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
 	}
 	return ""
 }
@@ -870,8 +891,11 @@ func (x *EndorseResponse) GetPayload() []byte {
 }
 
 type CommitStatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TxId          string                 `protobuf:"bytes,1,opt,name=tx_id,json=txId,proto3" json:"tx_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	TxId  string                 `protobuf:"bytes,1,opt,name=tx_id,json=txId,proto3" json:"tx_id,omitempty"`
+	// The channel the transaction was submitted on; empty means the peer's
+	// only channel (as for every gateway request below).
+	Channel       string `protobuf:"bytes,2,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -909,6 +933,13 @@ func (*CommitStatusRequest) Descriptor() ([]byte, []int) {
 func (x *CommitStatusRequest) GetTxId() string {
 	if x != nil {
 		return x.TxId
+	}
+	return ""
+}
+
+func (x *CommitStatusRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
 	}
 	return ""
 }
@@ -968,6 +999,7 @@ func (x *CommitStatusResponse) GetBlock() uint64 {
 type BlockEventsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Start         uint64                 `protobuf:"varint,1,opt,name=start,proto3" json:"start,omitempty"`
+	Channel       string                 `protobuf:"bytes,2,opt,name=channel,proto3" json:"channel,omitempty"` // empty: the peer's only channel
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1009,6 +1041,93 @@ func (x *BlockEventsRequest) GetStart() uint64 {
 	return 0
 }
 
+func (x *BlockEventsRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+type ChannelsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelsRequest) Reset() {
+	*x = ChannelsRequest{}
+	mi := &file_services_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelsRequest) ProtoMessage() {}
+
+func (x *ChannelsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelsRequest.ProtoReflect.Descriptor instead.
+func (*ChannelsRequest) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{17}
+}
+
+type ChannelsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Channels      []string               `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelsResponse) Reset() {
+	*x = ChannelsResponse{}
+	mi := &file_services_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelsResponse) ProtoMessage() {}
+
+func (x *ChannelsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelsResponse.ProtoReflect.Descriptor instead.
+func (*ChannelsResponse) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ChannelsResponse) GetChannels() []string {
+	if x != nil {
+		return x.Channels
+	}
+	return nil
+}
+
 type BlockEvent struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Number        uint64                 `protobuf:"varint,1,opt,name=number,proto3" json:"number,omitempty"`
@@ -1021,7 +1140,7 @@ type BlockEvent struct {
 
 func (x *BlockEvent) Reset() {
 	*x = BlockEvent{}
-	mi := &file_services_proto_msgTypes[17]
+	mi := &file_services_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1152,7 @@ func (x *BlockEvent) String() string {
 func (*BlockEvent) ProtoMessage() {}
 
 func (x *BlockEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[17]
+	mi := &file_services_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1165,7 @@ func (x *BlockEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEvent.ProtoReflect.Descriptor instead.
 func (*BlockEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{17}
+	return file_services_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *BlockEvent) GetNumber() uint64 {
@@ -1088,7 +1207,7 @@ type TxEvent struct {
 
 func (x *TxEvent) Reset() {
 	*x = TxEvent{}
-	mi := &file_services_proto_msgTypes[18]
+	mi := &file_services_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1219,7 @@ func (x *TxEvent) String() string {
 func (*TxEvent) ProtoMessage() {}
 
 func (x *TxEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[18]
+	mi := &file_services_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1232,7 @@ func (x *TxEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxEvent.ProtoReflect.Descriptor instead.
 func (*TxEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{18}
+	return file_services_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *TxEvent) GetTxId() string {
@@ -1146,10 +1265,11 @@ const file_services_proto_rawDesc = "" +
 	"\rProposalBatch\x128\n" +
 	"\tproposals\x18\x01 \x03(\v2\x1a.strand.api.SignedProposalR\tproposals\"S\n" +
 	"\x15ProposalBatchResponse\x12:\n" +
-	"\tresponses\x18\x01 \x03(\v2\x1c.strand.api.ProposalResponseR\tresponses\";\n" +
+	"\tresponses\x18\x01 \x03(\v2\x1c.strand.api.ProposalResponseR\tresponses\"U\n" +
 	"\vJoinRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
-	"\aaddress\x18\x02 \x01(\tR\aaddress\"=\n" +
+	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x18\n" +
+	"\achannel\x18\x03 \x01(\tR\achannel\"=\n" +
 	"\tJoinEvent\x12\x18\n" +
 	"\amembers\x18\x01 \x01(\rR\amembers\x12\x16\n" +
 	"\x06height\x18\x02 \x01(\x04R\x06height\"g\n" +
@@ -1163,14 +1283,15 @@ const file_services_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x1a\n" +
 	"\bresponse\x18\x02 \x01(\fR\bresponse\x12\x12\n" +
 	"\x04code\x18\x03 \x01(\rR\x04code\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"\x87\x01\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\xa1\x01\n" +
 	"\rSubmitRequest\x12 \n" +
 	"\vtransaction\x18\x01 \x01(\fR\vtransaction\x12\x1f\n" +
 	"\vwait_commit\x18\x02 \x01(\bR\n" +
 	"waitCommit\x12\x1f\n" +
 	"\vpeer_height\x18\x03 \x01(\x04R\n" +
 	"peerHeight\x12\x12\n" +
-	"\x04peer\x18\x04 \x01(\tR\x04peer\"m\n" +
+	"\x04peer\x18\x04 \x01(\tR\x04peer\x12\x18\n" +
+	"\achannel\x18\x05 \x01(\tR\achannel\"m\n" +
 	"\x12SubmitBatchRequest\x12\"\n" +
 	"\ftransactions\x18\x01 \x03(\fR\ftransactions\x12\x1f\n" +
 	"\vpeer_height\x18\x02 \x01(\x04R\n" +
@@ -1200,14 +1321,19 @@ const file_services_proto_rawDesc = "" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12$\n" +
 	"\x0eretry_after_ms\x18\x05 \x01(\rR\fretryAfterMs\x12\x16\n" +
 	"\x06result\x18\x03 \x01(\fR\x06result\x12\x18\n" +
-	"\apayload\x18\x04 \x01(\fR\apayload\"*\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\"D\n" +
 	"\x13CommitStatusRequest\x12\x13\n" +
-	"\x05tx_id\x18\x01 \x01(\tR\x04txId\"^\n" +
+	"\x05tx_id\x18\x01 \x01(\tR\x04txId\x12\x18\n" +
+	"\achannel\x18\x02 \x01(\tR\achannel\"^\n" +
 	"\x14CommitStatusResponse\x120\n" +
 	"\x04code\x18\x01 \x01(\x0e2\x1c.strand.api.TxValidationCodeR\x04code\x12\x14\n" +
-	"\x05block\x18\x02 \x01(\x04R\x05block\"*\n" +
+	"\x05block\x18\x02 \x01(\x04R\x05block\"D\n" +
 	"\x12BlockEventsRequest\x12\x14\n" +
-	"\x05start\x18\x01 \x01(\x04R\x05start\"~\n" +
+	"\x05start\x18\x01 \x01(\x04R\x05start\x12\x18\n" +
+	"\achannel\x18\x02 \x01(\tR\achannel\"\x11\n" +
+	"\x0fChannelsRequest\".\n" +
+	"\x10ChannelsResponse\x12\x1a\n" +
+	"\bchannels\x18\x01 \x03(\tR\bchannels\"~\n" +
 	"\n" +
 	"BlockEvent\x12\x16\n" +
 	"\x06number\x18\x01 \x01(\x04R\x06number\x12\x15\n" +
@@ -1226,13 +1352,14 @@ const file_services_proto_rawDesc = "" +
 	"\x0fProcessProposal\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.ProposalResponse\x12P\n" +
 	"\x10ProcessProposals\x12\x19.strand.api.ProposalBatch\x1a!.strand.api.ProposalBatchResponse2G\n" +
 	"\vComputePool\x128\n" +
-	"\x04Join\x12\x17.strand.api.JoinRequest\x1a\x15.strand.api.JoinEvent0\x012\xf0\x02\n" +
+	"\x04Join\x12\x17.strand.api.JoinRequest\x1a\x15.strand.api.JoinEvent0\x012\xb7\x03\n" +
 	"\aGateway\x12D\n" +
 	"\bEvaluate\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.EvaluateResponse\x12B\n" +
 	"\aEndorse\x12\x1a.strand.api.SignedProposal\x1a\x1b.strand.api.EndorseResponse\x12?\n" +
 	"\x06Submit\x12\x19.strand.api.SubmitRequest\x1a\x1a.strand.api.SubmitResponse\x12Q\n" +
 	"\fCommitStatus\x12\x1f.strand.api.CommitStatusRequest\x1a .strand.api.CommitStatusResponse\x12G\n" +
-	"\vBlockEvents\x12\x1e.strand.api.BlockEventsRequest\x1a\x16.strand.api.BlockEvent0\x0127\n" +
+	"\vBlockEvents\x12\x1e.strand.api.BlockEventsRequest\x1a\x16.strand.api.BlockEvent0\x01\x12E\n" +
+	"\bChannels\x12\x1b.strand.api.ChannelsRequest\x1a\x1c.strand.api.ChannelsResponse27\n" +
 	"\x03Mux\x120\n" +
 	"\x05Calls\x12\x10.strand.api.Call\x1a\x11.strand.api.Reply(\x010\x01B%Z#github.com/strand-ledger/strand/apib\x06proto3"
 
@@ -1248,7 +1375,7 @@ func file_services_proto_rawDescGZIP() []byte {
 	return file_services_proto_rawDescData
 }
 
-var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_services_proto_goTypes = []any{
 	(*ProposalBatch)(nil),         // 0: strand.api.ProposalBatch
 	(*ProposalBatchResponse)(nil), // 1: strand.api.ProposalBatchResponse
@@ -1267,47 +1394,51 @@ var file_services_proto_goTypes = []any{
 	(*CommitStatusRequest)(nil),   // 14: strand.api.CommitStatusRequest
 	(*CommitStatusResponse)(nil),  // 15: strand.api.CommitStatusResponse
 	(*BlockEventsRequest)(nil),    // 16: strand.api.BlockEventsRequest
-	(*BlockEvent)(nil),            // 17: strand.api.BlockEvent
-	(*TxEvent)(nil),               // 18: strand.api.TxEvent
-	(*SignedProposal)(nil),        // 19: strand.api.SignedProposal
-	(*ProposalResponse)(nil),      // 20: strand.api.ProposalResponse
-	(TxValidationCode)(0),         // 21: strand.api.TxValidationCode
-	(*Event)(nil),                 // 22: strand.api.Event
+	(*ChannelsRequest)(nil),       // 17: strand.api.ChannelsRequest
+	(*ChannelsResponse)(nil),      // 18: strand.api.ChannelsResponse
+	(*BlockEvent)(nil),            // 19: strand.api.BlockEvent
+	(*TxEvent)(nil),               // 20: strand.api.TxEvent
+	(*SignedProposal)(nil),        // 21: strand.api.SignedProposal
+	(*ProposalResponse)(nil),      // 22: strand.api.ProposalResponse
+	(TxValidationCode)(0),         // 23: strand.api.TxValidationCode
+	(*Event)(nil),                 // 24: strand.api.Event
 }
 var file_services_proto_depIdxs = []int32{
-	19, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
-	20, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
+	21, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
+	22, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
 	9,  // 2: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
 	15, // 3: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
-	21, // 4: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
-	18, // 5: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
-	22, // 6: strand.api.TxEvent.event:type_name -> strand.api.Event
+	23, // 4: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
+	20, // 5: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
+	24, // 6: strand.api.TxEvent.event:type_name -> strand.api.Event
 	6,  // 7: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
 	7,  // 8: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
 	10, // 9: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
-	19, // 10: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
+	21, // 10: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
 	0,  // 11: strand.api.Endorser.ProcessProposals:input_type -> strand.api.ProposalBatch
 	2,  // 12: strand.api.ComputePool.Join:input_type -> strand.api.JoinRequest
-	19, // 13: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
-	19, // 14: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
+	21, // 13: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
+	21, // 14: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
 	6,  // 15: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
 	14, // 16: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
 	16, // 17: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
-	4,  // 18: strand.api.Mux.Calls:input_type -> strand.api.Call
-	9,  // 19: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
-	8,  // 20: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
-	11, // 21: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
-	20, // 22: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
-	1,  // 23: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
-	3,  // 24: strand.api.ComputePool.Join:output_type -> strand.api.JoinEvent
-	12, // 25: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
-	13, // 26: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
-	9,  // 27: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
-	15, // 28: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
-	17, // 29: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
-	5,  // 30: strand.api.Mux.Calls:output_type -> strand.api.Reply
-	19, // [19:31] is the sub-list for method output_type
-	7,  // [7:19] is the sub-list for method input_type
+	17, // 18: strand.api.Gateway.Channels:input_type -> strand.api.ChannelsRequest
+	4,  // 19: strand.api.Mux.Calls:input_type -> strand.api.Call
+	9,  // 20: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
+	8,  // 21: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
+	11, // 22: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
+	22, // 23: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
+	1,  // 24: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
+	3,  // 25: strand.api.ComputePool.Join:output_type -> strand.api.JoinEvent
+	12, // 26: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
+	13, // 27: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
+	9,  // 28: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
+	15, // 29: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
+	19, // 30: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
+	18, // 31: strand.api.Gateway.Channels:output_type -> strand.api.ChannelsResponse
+	5,  // 32: strand.api.Mux.Calls:output_type -> strand.api.Reply
+	20, // [20:33] is the sub-list for method output_type
+	7,  // [7:20] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1325,7 +1456,7 @@ func file_services_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_services_proto_rawDesc), len(file_services_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   5,
 		},

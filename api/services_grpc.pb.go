@@ -501,6 +501,7 @@ const (
 	Gateway_Submit_FullMethodName       = "/strand.api.Gateway/Submit"
 	Gateway_CommitStatus_FullMethodName = "/strand.api.Gateway/CommitStatus"
 	Gateway_BlockEvents_FullMethodName  = "/strand.api.Gateway/BlockEvents"
+	Gateway_Channels_FullMethodName     = "/strand.api.Gateway/Channels"
 )
 
 // GatewayClient is the client API for Gateway service.
@@ -521,6 +522,8 @@ type GatewayClient interface {
 	CommitStatus(ctx context.Context, in *CommitStatusRequest, opts ...grpc.CallOption) (*CommitStatusResponse, error)
 	// BlockEvents streams commit events of blocks from start on.
 	BlockEvents(ctx context.Context, in *BlockEventsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[BlockEvent], error)
+	// Channels lists the channels the peer serves, sorted.
+	Channels(ctx context.Context, in *ChannelsRequest, opts ...grpc.CallOption) (*ChannelsResponse, error)
 }
 
 type gatewayClient struct {
@@ -590,6 +593,16 @@ func (c *gatewayClient) BlockEvents(ctx context.Context, in *BlockEventsRequest,
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Gateway_BlockEventsClient = grpc.ServerStreamingClient[BlockEvent]
 
+func (c *gatewayClient) Channels(ctx context.Context, in *ChannelsRequest, opts ...grpc.CallOption) (*ChannelsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ChannelsResponse)
+	err := c.cc.Invoke(ctx, Gateway_Channels_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GatewayServer is the server API for Gateway service.
 // All implementations must embed UnimplementedGatewayServer
 // for forward compatibility.
@@ -608,6 +621,8 @@ type GatewayServer interface {
 	CommitStatus(context.Context, *CommitStatusRequest) (*CommitStatusResponse, error)
 	// BlockEvents streams commit events of blocks from start on.
 	BlockEvents(*BlockEventsRequest, grpc.ServerStreamingServer[BlockEvent]) error
+	// Channels lists the channels the peer serves, sorted.
+	Channels(context.Context, *ChannelsRequest) (*ChannelsResponse, error)
 	mustEmbedUnimplementedGatewayServer()
 }
 
@@ -632,6 +647,9 @@ func (UnimplementedGatewayServer) CommitStatus(context.Context, *CommitStatusReq
 }
 func (UnimplementedGatewayServer) BlockEvents(*BlockEventsRequest, grpc.ServerStreamingServer[BlockEvent]) error {
 	return status.Error(codes.Unimplemented, "method BlockEvents not implemented")
+}
+func (UnimplementedGatewayServer) Channels(context.Context, *ChannelsRequest) (*ChannelsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Channels not implemented")
 }
 func (UnimplementedGatewayServer) mustEmbedUnimplementedGatewayServer() {}
 func (UnimplementedGatewayServer) testEmbeddedByValue()                 {}
@@ -737,6 +755,24 @@ func _Gateway_BlockEvents_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Gateway_BlockEventsServer = grpc.ServerStreamingServer[BlockEvent]
 
+func _Gateway_Channels_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ChannelsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatewayServer).Channels(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Gateway_Channels_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatewayServer).Channels(ctx, req.(*ChannelsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Gateway_ServiceDesc is the grpc.ServiceDesc for Gateway service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -759,6 +795,10 @@ var Gateway_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CommitStatus",
 			Handler:    _Gateway_CommitStatus_Handler,
+		},
+		{
+			MethodName: "Channels",
+			Handler:    _Gateway_Channels_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

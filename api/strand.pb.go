@@ -412,9 +412,14 @@ func (x *Proposal) GetArgs() [][]byte {
 // SignedProposal carries the proposal's exact bytes and the creator's
 // signature over them.
 type SignedProposal struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Proposal      []byte                 `protobuf:"bytes,1,opt,name=proposal,proto3" json:"proposal,omitempty"`
-	Signature     []byte                 `protobuf:"bytes,2,opt,name=signature,proto3" json:"signature,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Proposal  []byte                 `protobuf:"bytes,1,opt,name=proposal,proto3" json:"proposal,omitempty"`
+	Signature []byte                 `protobuf:"bytes,2,opt,name=signature,proto3" json:"signature,omitempty"`
+	// Routing only, unsigned: the channel of a peer that serves several
+	// whose endorser and gateway get the proposal; empty means the peer's
+	// only channel. The channel that counts is the signed header's: a
+	// proposal whose header names another channel is refused.
+	Channel       string `protobuf:"bytes,3,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -461,6 +466,13 @@ func (x *SignedProposal) GetSignature() []byte {
 		return x.Signature
 	}
 	return nil
+}
+
+func (x *SignedProposal) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
 }
 
 // KVRead records a key read during simulation and the version it had.
@@ -1461,10 +1473,11 @@ const file_strand_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x14.strand.api.TxHeaderR\x06header\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12\x1a\n" +
 	"\bfunction\x18\x03 \x01(\tR\bfunction\x12\x12\n" +
-	"\x04args\x18\x04 \x03(\fR\x04args\"J\n" +
+	"\x04args\x18\x04 \x03(\fR\x04args\"d\n" +
 	"\x0eSignedProposal\x12\x1a\n" +
 	"\bproposal\x18\x01 \x01(\fR\bproposal\x12\x1c\n" +
-	"\tsignature\x18\x02 \x01(\fR\tsignature\"I\n" +
+	"\tsignature\x18\x02 \x01(\fR\tsignature\x12\x18\n" +
+	"\achannel\x18\x03 \x01(\tR\achannel\"I\n" +
 	"\x06KVRead\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
 	"\aversion\x18\x02 \x01(\v2\x13.strand.api.VersionR\aversion\"N\n" +

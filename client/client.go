@@ -30,7 +30,11 @@ type Gateway struct {
 	conn    *mux.Conn
 	gw      api.GatewayClient
 	signer  *identity.Signer
-	derived bool // made by As: the connection is the original's
+	derived bool // made by As or OnChannel: the connection is the original's
+	// channel names the channel of the calls that are not a Contract's
+	// (CommitStatus, BlockEvents, SubmitTx); empty means the peer's only
+	// channel.
+	channel string
 }
 
 // Connect dials the gateway at addr. The caller passes the transport
@@ -64,7 +68,16 @@ func (g *Gateway) Close() error {
 // a connection each (their calls share one stream and its writes). Its
 // Close does nothing: closing g closes the connection for all.
 func (g *Gateway) As(signer *identity.Signer) *Gateway {
-	return &Gateway{conn: g.conn, gw: g.gw, signer: signer, derived: true}
+	return &Gateway{conn: g.conn, gw: g.gw, signer: signer, derived: true, channel: g.channel}
+}
+
+// OnChannel returns a Gateway whose CommitStatus, BlockEvents and
+// SubmitTx address channel of a peer that serves several (a Contract
+// always addresses its own channel). Empty means the peer's only
+// channel, which a peer with several refuses to guess. Its Close does
+// nothing, as As's.
+func (g *Gateway) OnChannel(channel string) *Gateway {
+	return &Gateway{conn: g.conn, gw: g.gw, signer: g.signer, derived: true, channel: channel}
 }
 
 // Contract returns a handle on contract name of channel.
@@ -120,7 +133,7 @@ func (c *Contract) propose(fn string, args []string) (*proposal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: signing proposal %s: %w", hdr.TxId, err)
 	}
-	return &proposal{signed: &api.SignedProposal{Proposal: raw, Signature: sig}, header: hdr}, nil
+	return &proposal{signed: &api.SignedProposal{Proposal: raw, Signature: sig, Channel: c.channel}, header: hdr}, nil
 }
 
 // Evaluate runs fn as a query on the gateway's peer and returns its
@@ -157,7 +170,7 @@ func (c *Contract) Submit(ctx context.Context, fn string, args ...string) (*Comm
 // fewer. Errors are Submit's, with status 504 when the deadline passed
 // after the transaction was submitted, and Wait's CommitError.
 func (t *Transaction) SubmitAndWait(ctx context.Context) (*Commit, error) {
-	r, err := t.g.gw.Submit(ctx, &api.SubmitRequest{Transaction: t.raw, WaitCommit: true})
+	r, err := t.g.gw.Submit(ctx, &api.SubmitRequest{Transaction: t.raw, WaitCommit: true, Channel: t.channel})
 	if err != nil {
 		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, &SubmitError{TxID: t.id, Status: http.StatusGatewayTimeout,
@@ -224,10 +237,11 @@ func retryAfter(ms uint32) time.Duration { return time.Duration(ms) * time.Milli
 // Transaction is an endorsed transaction, signed by the client and ready
 // to submit: the lower-level steps of Contract.Submit.
 type Transaction struct {
-	g      *Gateway
-	id     string
-	result []byte
-	raw    []byte // the signed Transaction's bytes
+	g       *Gateway
+	channel string
+	id      string
+	result  []byte
+	raw     []byte // the signed Transaction's bytes
 }
 
 // ID returns the transaction's id.
@@ -269,7 +283,7 @@ func (c *Contract) Endorse(ctx context.Context, fn string, args ...string) (*Tra
 		return nil, fmt.Errorf("%w: tx %s of %s.%s is %d bytes with its read/write set and endorsements, over the limit of %d (api.MaxTxBytes) "+
 			"that the orderers enforce; write less per transaction", ErrTooLarge, p.header.TxId, c.name, fn, len(raw), api.MaxTxBytes)
 	}
-	return &Transaction{g: c.g, id: p.header.TxId, result: result, raw: raw}, nil
+	return &Transaction{g: c.g, channel: c.channel, id: p.header.TxId, result: result, raw: raw}, nil
 }
 
 // check verifies that payload is the transaction the client proposed and
@@ -323,7 +337,7 @@ func sameHeader(a, b *api.TxHeader) bool {
 
 // Submit sends the transaction for ordering. A refusal is a *SubmitError.
 func (t *Transaction) Submit(ctx context.Context) error {
-	r, err := t.g.gw.Submit(ctx, &api.SubmitRequest{Transaction: t.raw})
+	r, err := t.g.gw.Submit(ctx, &api.SubmitRequest{Transaction: t.raw, Channel: t.channel})
 	if err != nil {
 		return fmt.Errorf("client: submitting tx %s: %w", t.id, err)
 	}
@@ -336,7 +350,7 @@ func (t *Transaction) Submit(ctx context.Context) error {
 // Wait waits until the transaction is committed on the gateway's peer;
 // see Contract.Submit for what it returns.
 func (t *Transaction) Wait(ctx context.Context) (*Commit, error) {
-	c, err := t.g.CommitStatus(ctx, t.id)
+	c, err := t.g.commitStatus(ctx, t.channel, t.id)
 	if c != nil {
 		c.Result = t.result
 	}
@@ -347,7 +361,11 @@ func (t *Transaction) Wait(ctx context.Context) (*Commit, error) {
 // peer. If ctx's deadline passes first it returns a *SubmitError with
 // status 504; the transaction may still commit later.
 func (g *Gateway) CommitStatus(ctx context.Context, txID string) (*Commit, error) {
-	r, err := g.gw.CommitStatus(ctx, &api.CommitStatusRequest{TxId: txID})
+	return g.commitStatus(ctx, g.channel, txID)
+}
+
+func (g *Gateway) commitStatus(ctx context.Context, channel, txID string) (*Commit, error) {
+	r, err := g.gw.CommitStatus(ctx, &api.CommitStatusRequest{TxId: txID, Channel: channel})
 	if err != nil {
 		if status.Code(err) == codes.DeadlineExceeded || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, &SubmitError{TxID: txID, Status: http.StatusGatewayTimeout,
@@ -376,7 +394,7 @@ func (g *Gateway) BlockEvents(ctx context.Context, start uint64) (<-chan *api.Bl
 }
 
 func (g *Gateway) streamEvents(ctx context.Context, start uint64, out chan<- *api.BlockEvent) error {
-	stream, err := g.gw.BlockEvents(ctx, &api.BlockEventsRequest{Start: start})
+	stream, err := g.gw.BlockEvents(ctx, &api.BlockEventsRequest{Start: start, Channel: g.channel})
 	if err != nil {
 		return fmt.Errorf("client: opening block events from block %d: %w", start, err)
 	}
@@ -396,11 +414,20 @@ func (g *Gateway) streamEvents(ctx context.Context, start uint64, out chan<- *ap
 	}
 }
 
+// Channels lists the channels the gateway's peer serves, sorted.
+func (g *Gateway) Channels(ctx context.Context) ([]string, error) {
+	r, err := g.gw.Channels(ctx, &api.ChannelsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("client: listing the peer's channels: %w", err)
+	}
+	return r.GetChannels(), nil
+}
+
 // SubmitTx sends a transaction built and signed elsewhere (such as a
 // contract definition signed by org admins) for ordering. A refusal is a
 // *SubmitError. Wait for it with CommitStatus.
 func (g *Gateway) SubmitTx(ctx context.Context, txID string, raw []byte) error {
-	r, err := g.gw.Submit(ctx, &api.SubmitRequest{Transaction: raw})
+	r, err := g.gw.Submit(ctx, &api.SubmitRequest{Transaction: raw, Channel: g.channel})
 	if err != nil {
 		return fmt.Errorf("client: submitting tx %s: %w", txID, err)
 	}

@@ -319,6 +319,11 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 		return &api.SubmitResponse{Status: http.StatusBadRequest,
 			Message: fmt.Sprintf("gateway: transaction of %d bytes is malformed: %v", len(req.GetTransaction()), err)}, nil
 	}
+	if ch := tx.Payload.GetHeader().GetChannel(); ch != g.cfg.Channel {
+		g.metrics.submitRefused.Add(1)
+		return &api.SubmitResponse{Status: http.StatusNotFound,
+			Message: fmt.Sprintf("%v: transaction %s is for channel %q, this gateway serves channel %q", ErrWrongChannel, tx.ID(), ch, g.cfg.Channel)}, nil
+	}
 	if err := g.cfg.Format.CheckBinding(tx); err != nil {
 		g.metrics.submitRefused.Add(1)
 		return &api.SubmitResponse{Status: http.StatusBadRequest, Message: "gateway: " + err.Error()}, nil
@@ -341,7 +346,7 @@ func (g *Gateway) Submit(ctx context.Context, req *api.SubmitRequest) (*api.Subm
 	g.resubmits.admitted(tx.ID())
 	if req.GetWaitCommit() {
 		r.AdmittedUs = uint64(time.Since(start).Microseconds())
-		cs, err := g.CommitStatus(ctx, &api.CommitStatusRequest{TxId: tx.ID()})
+		cs, err := g.CommitStatus(ctx, &api.CommitStatusRequest{TxId: tx.ID(), Channel: g.cfg.Channel})
 		if err != nil {
 			return nil, err
 		}

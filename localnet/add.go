@@ -27,18 +27,9 @@ func AddOrderer(l *Layout, name string) (Node, string, error) {
 	if _, ok := l.Node(name); ok {
 		return Node{}, "", fmt.Errorf("localnet: the network in %s already has a node %q", l.Dir, name)
 	}
-	d := filepath.Join(l.Dir, "crypto", OrdererOrg)
-	certPEM, err := os.ReadFile(filepath.Join(d, "ca.pem"))
+	ca, err := loadCA(l.Dir, OrdererOrg)
 	if err != nil {
-		return Node{}, "", fmt.Errorf("localnet: %w", err)
-	}
-	keyPEM, err := os.ReadFile(filepath.Join(d, "ca-key.pem"))
-	if err != nil {
-		return Node{}, "", fmt.Errorf("localnet: %w", err)
-	}
-	ca, err := identity.LoadCA(OrdererOrg, certPEM, keyPEM)
-	if err != nil {
-		return Node{}, "", fmt.Errorf("localnet: %w", err)
+		return Node{}, "", err
 	}
 	ports, err := allocPorts(0, 2, l.usedPorts())
 	if err != nil {

@@ -25,6 +25,19 @@ type Conn struct {
 	Client  Client
 	// TLS is the client's TLS configuration towards Peer (Probe).
 	TLS *tls.Config
+
+	owner *client.Gateway // set by OnChannel: the connection Close closes
+}
+
+// OnChannel returns c addressing channel instead of the network's
+// channel, on a peer that serves several (docs/channels.md). Closing it
+// closes c's connection.
+func (c *Conn) OnChannel(channel string) *Conn {
+	owner := c.owner
+	if owner == nil {
+		owner = c.Gateway
+	}
+	return &Conn{Gateway: c.Gateway.OnChannel(channel), Channel: channel, Peer: c.Peer, Client: c.Client, TLS: c.TLS, owner: owner}
 }
 
 // Probe says why Peer may not answer c (node.ProbeTLS): a node that
@@ -101,7 +114,9 @@ func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Conn{Gateway: gw, Channel: ch.Channel, Peer: p, Client: c, TLS: tlsCfg}, nil
+	// Every call names the network's channel: its peers may serve more
+	// (AddChannel).
+	return (&Conn{Gateway: gw, Peer: p, Client: c, TLS: tlsCfg}).OnChannel(ch.Channel), nil
 }
 
 // Signer loads the client's (or admin's) signing identity.
@@ -138,7 +153,12 @@ func (c *Conn) As(cl Client) (*Conn, error) {
 func (c *Conn) Contract(name string) *client.Contract { return c.Gateway.Contract(c.Channel, name) }
 
 // Close closes the connection.
-func (c *Conn) Close() error { return c.Gateway.Close() }
+func (c *Conn) Close() error {
+	if c.owner != nil {
+		return c.owner.Close()
+	}
+	return c.Gateway.Close()
+}
 
 // Height returns the height of the connected peer (its committed blocks):
 // it streams block events from block 0 and stops once none has arrived

@@ -2,6 +2,7 @@ package localnet
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -25,6 +26,7 @@ type gen struct {
 	metrics  []int // metrics ports not yet given to a node
 	profile  bool
 	join     string // node files' join (AddOrderer)
+	channel  string // node files' channel file in the network's directory; "" is channel.yaml
 	hosts    map[string]string
 	dataRoot string
 	stateDB  string // peers' backend, "" for the default
@@ -120,7 +122,7 @@ func (g *gen) node(ca *identity.CA, ep node.EndpointConfig, sub string, role ide
 		Org:      ca.Org(),
 		Listen:   ep.Address,
 		DataDir:  g.dataDir(ep.Name),
-		Channel:  filepath.Join("..", "channel.yaml"),
+		Channel:  filepath.Join("..", cmp.Or(g.channel, "channel.yaml")),
 		Identity: node.KeyPair{Cert: filepath.Join(crypto, "cert.pem"), Key: filepath.Join(crypto, "key.pem")},
 		TLS:      node.KeyPair{Cert: filepath.Join(crypto, "tls-cert.pem"), Key: filepath.Join(crypto, "tls-key.pem")},
 		Metrics:  g.dialAt(ep.Name, g.metrics[0]),

@@ -24,10 +24,13 @@ var ErrNoNetwork = errors.New("localnet: no network")
 // layoutFile is LayoutFile's content: paths relative to the directory, so
 // that the directory can be moved.
 type layoutFile struct {
-	Channel string       `json:"channel"`
-	Nodes   []nodeFile   `json:"nodes"`
-	Clients []clientFile `json:"clients"`
-	Admins  []clientFile `json:"admins,omitempty"`
+	Channel string `json:"channel"`
+	// Channels are the channel files AddChannel added (each ordered by an
+	// orderer of its own, served by every peer).
+	Channels []string     `json:"channels,omitempty"`
+	Nodes    []nodeFile   `json:"nodes"`
+	Clients  []clientFile `json:"clients"`
+	Admins   []clientFile `json:"admins,omitempty"`
 	// Memnodes are the memory nodes (role "memnode", serves: their peer).
 	Memnodes []nodeFile `json:"memnodes,omitempty"`
 	// Computes are the compute nodes (role "compute", serves: their
@@ -64,6 +67,9 @@ func (l *Layout) Save() error {
 		return p
 	}
 	f := layoutFile{Channel: rel(l.Channel)}
+	for _, c := range l.Channels {
+		f.Channels = append(f.Channels, rel(c))
+	}
 	for _, n := range l.Nodes {
 		f.Nodes = append(f.Nodes, nodeFile{Name: n.Name, Org: n.Org, Role: n.Role.String(), Address: n.Address, Metrics: n.Metrics, Cluster: n.Cluster, Config: rel(n.Config)})
 	}
@@ -119,7 +125,7 @@ func Load(dir string) (*Layout, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("localnet: %s: %w (fields: channel, nodes [name, org, role, address, metrics, cluster, config], memnodes and computes [name, org, role, address, metrics, config, serves], clients and admins [name, org, cert, key, tlsCert, tlsKey])", path, err)
+		return nil, fmt.Errorf("localnet: %s: %w (fields: channel, channels, nodes [name, org, role, address, metrics, cluster, config], memnodes and computes [name, org, role, address, metrics, config, serves], clients and admins [name, org, cert, key, tlsCert, tlsKey])", path, err)
 	}
 	res := func(p string) string {
 		if filepath.IsAbs(p) {
@@ -128,6 +134,9 @@ func Load(dir string) (*Layout, error) {
 		return filepath.Join(abs, p)
 	}
 	l := &Layout{Dir: abs, Channel: res(f.Channel)}
+	for _, c := range f.Channels {
+		l.Channels = append(l.Channels, res(c))
+	}
 	for _, n := range f.Nodes {
 		role, err := identity.ParseRole(n.Role)
 		if err != nil || (role != identity.RolePeer && role != identity.RoleOrderer) {

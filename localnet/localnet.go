@@ -28,6 +28,11 @@ type Spec struct {
 	PeersPerOrg int
 	// Orderers is the number of orderers of OrdererOrg. Default 1.
 	Orderers int
+	// Channels is the number of channels every peer process serves: the
+	// network's channel (demo) and, for each one more, a channel AddChannel
+	// adds (demo2, demo3, ...), ordered by an orderer of its own on free
+	// ports. Default 1. More than one cannot go with Memnodes or Compute.
+	Channels int
 	// ClientsPerOrg is the number of client identities of each peer org,
 	// client0..clientN-1 (benchmarks give each client its own). Default 1.
 	ClientsPerOrg int
@@ -111,8 +116,11 @@ var DefaultContracts = []string{"smallbank", "kv", "fixedasset", "simple", "kmea
 type Layout struct {
 	Dir     string
 	Channel string // channel.yaml
-	Nodes   []Node
-	Clients []Client
+	// Channels are the files of the channels AddChannel added
+	// (channel-<id>.yaml), which every peer serves beside Channel.
+	Channels []string
+	Nodes    []Node
+	Clients  []Client
 	// Admins holds one admin identity per org (RoleAdmin), OrdererOrg's
 	// included: they sign channel config updates and call the orderers'
 	// Admin service.
@@ -181,6 +189,9 @@ func (s *Spec) ensureDefaults() {
 	if s.ClientsPerOrg == 0 {
 		s.ClientsPerOrg = 1
 	}
+	if s.Channels == 0 {
+		s.Channels = 1
+	}
 }
 
 func (s *Spec) nodes() int { return s.Orderers + s.Orgs*s.PeersPerOrg }
@@ -230,6 +241,10 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("localnet: Spec.ClientsPerOrg = %d: want 1 to 1024 (0 means 1)", s.ClientsPerOrg)
 	case s.Compute < 0 || s.Compute > MaxComputePerPeer:
 		return fmt.Errorf("localnet: Spec.Compute = %d: want 0 to %d compute nodes per peer", s.Compute, MaxComputePerPeer)
+	case s.Channels < 1 || s.Channels > 64:
+		return fmt.Errorf("localnet: Spec.Channels = %d: want 1 to 64 (0 means 1)", s.Channels)
+	case s.Channels > 1 && (s.Memnodes || s.Compute > 0):
+		return fmt.Errorf("localnet: Spec.Channels = %d with memory or compute nodes: a memory node keeps one channel's state, so a peer with several channels keeps them in its own state databases", s.Channels)
 	case s.Compute > 0 && !s.Memnodes:
 		return fmt.Errorf("%w: Spec.Compute = %d without Spec.Memnodes: give the peers memory nodes (--memnodes) for their compute nodes to read", ErrNoMemnode, s.Compute)
 	case s.BasePort < 0 || s.BasePort+s.ports() > 65536:
@@ -404,6 +419,11 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	}
 	if err := g.lay.Save(); err != nil {
 		return nil, err
+	}
+	for i := 2; i <= spec.Channels; i++ {
+		if _, err := AddChannel(g.lay, ch.Channel+strconv.Itoa(i)); err != nil {
+			return nil, err
+		}
 	}
 	return g.lay, nil
 }

@@ -42,9 +42,7 @@ type base struct {
 // first, so that a missing or wrong certificate is reported as such even
 // when the data directory is busy.
 func (b *base) open(cfg *NodeConfig) (*ChannelConfig, *nodeCreds, error) {
-	b.Name, b.log = cfg.Name, cfg.Logger()
-	b.log.Info("starting", append([]any{"role", cfg.Role, "config", cfg.file}, buildinfo.Read().LogAttrs()...)...)
-	gctune.Apply(cfg.GCPercent(), cfg.MemoryLimitMB())
+	b.start(cfg)
 	ch, err := LoadChannel(cfg.Channel)
 	if err != nil {
 		return nil, nil, err
@@ -66,6 +64,14 @@ func (b *base) open(cfg *NodeConfig) (*ChannelConfig, *nodeCreds, error) {
 		return nil, nil, err
 	}
 	return ch, creds, nil
+}
+
+// start names the node, makes its log, logs its start and applies its
+// garbage-collector settings.
+func (b *base) start(cfg *NodeConfig) {
+	b.Name, b.log = cfg.Name, cfg.Logger()
+	b.log.Info("starting", append([]any{"role", cfg.Role, "config", cfg.file}, buildinfo.Read().LogAttrs()...)...)
+	gctune.Apply(cfg.GCPercent(), cfg.MemoryLimitMB())
 }
 
 // nodeCreds are a node's signing identity and TLS configurations.

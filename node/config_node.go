@@ -35,8 +35,15 @@ type NodeConfig struct {
 	Listen string `yaml:"listen"`
 	// DataDir holds the node's ledger. Default data/<name>.
 	DataDir string `yaml:"dataDir"`
-	// Channel is the path of the channel file. Default channel.yaml.
+	// Channel is the path of the channel file. Default channel.yaml,
+	// unless Channels is set.
 	Channel string `yaml:"channel"`
+	// Channels, for a peer that serves several channels, are the paths of
+	// their channel files, instead of Channel (set one or the other). Each
+	// channel keeps its ledger in DataDir/channels/<channel id>; a peer
+	// configured with Channel keeps it in DataDir itself, as before
+	// (docs/channels.md). Default empty.
+	Channels []string `yaml:"channels,omitempty"`
 	// Identity is the signing key pair (cert.pem, key.pem). Required.
 	Identity KeyPair `yaml:"identity"`
 	// TLS is the TLS key pair (tls-cert.pem, tls-key.pem). Required.
@@ -202,6 +209,9 @@ func LoadNode(path string) (*NodeConfig, error) {
 	for _, p := range []*string{&n.DataDir, &n.Channel, &n.Identity.Cert, &n.Identity.Key, &n.TLS.Cert, &n.TLS.Key} {
 		*p = resolve(dir, *p)
 	}
+	for i := range n.Channels {
+		n.Channels[i] = resolve(dir, n.Channels[i])
+	}
 	if n.Join != "" {
 		n.Join = resolve(dir, n.Join)
 	}
@@ -221,7 +231,7 @@ func (n *NodeConfig) EnsureDefaults() {
 	if n.DataDir == "" && n.Name != "" {
 		n.DataDir = filepath.Join("data", n.Name)
 	}
-	if n.Channel == "" {
+	if n.Channel == "" && len(n.Channels) == 0 {
 		n.Channel = "channel.yaml"
 	}
 	n.StateDB.ensureDefaults()
@@ -258,12 +268,13 @@ func (n *NodeConfig) Validate() error {
 	if why := checkHostPort(listen); why != "" {
 		ck.bad("listen", n.Listen, why+"; an empty host (:7051) listens on every interface")
 	}
-	for _, f := range []struct{ field, path string }{{"dataDir", n.DataDir}, {"channel", n.Channel},
+	for _, f := range []struct{ field, path string }{{"dataDir", n.DataDir},
 		{"identity.cert", n.Identity.Cert}, {"identity.key", n.Identity.Key}, {"tls.cert", n.TLS.Cert}, {"tls.key", n.TLS.Key}} {
 		if f.path == "" {
 			ck.bad(f.field, f.path, "a path, relative to this file or absolute")
 		}
 	}
+	n.checkChannels(ck)
 	n.StateDB.check(ck)
 	n.checkPipeline(ck)
 	if n.Metrics != "" {

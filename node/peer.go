@@ -2,48 +2,52 @@ package node
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/contract/external"
-	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/contract/wasm"
-	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"github.com/strand-ledger/strand/memnode"
 	"github.com/strand-ledger/strand/mux"
 	"github.com/strand-ledger/strand/orderer"
 )
 
-// Peer is a running peer: ledger, committer, endorser, gateway, and the
-// loop that pulls blocks from the ordering service.
+// Peer is a running peer process: the channels it serves (each a
+// peerChannel: ledger, committer, endorser, gateway, and the loop that
+// pulls its blocks from its ordering service) and what they share: one
+// gRPC server on one listener routing every call by its channel
+// (gateway.Router), the contract runtimes, the metrics endpoint, the lock
+// on the data directory and the process budgets (the memory limit; the
+// key-table budget, split evenly between the channels).
 type Peer struct {
 	base
+	// Committer, State, Store (in base) and Pool are those of the peer's
+	// first channel (the only one of a single-channel peer).
 	Committer *committer.Committer
 	State     statedb.DB
 	// Pool is the endorsement pool of its gateway: its own endorser and
 	// the compute nodes that joined it.
 	Pool *gateway.Pool
 
-	channel string
-	wasm    *wasm.Engine      // runs the channel's WebAssembly contracts
-	ext     *external.Runtime // runs its external (gRPC) contracts
-	repairs Repairs           // written before serving starts, read by metrics
-	ready   *peerReadiness
-	conns   []*mux.Conn
-	remotes *remoteEndorsers // the other orgs' peers its gateway asks
-	cancel  context.CancelFunc
+	channels []*peerChannel // in the config's order
+	regs     atomic.Pointer[[]*identity.Registry]
+	router   *gateway.Router
+	wasm     *wasm.Engine      // runs the channels' WebAssembly contracts (modules cached by code hash)
+	ext      *external.Runtime // runs their external (gRPC) contracts
+	conns    []*mux.Conn
+	cancel   context.CancelFunc
 }
 
 // StartPeer starts the peer a node config describes. The returned peer
@@ -55,151 +59,153 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 			p.Close()
 		}
 	}()
-	ch, creds, err := p.open(cfg)
+	chs, creds, err := p.openProcess(cfg)
 	if err != nil {
 		return nil, err
 	}
-	p.channel = ch.Channel
-	opts, err := cfg.CommitterOptions()
-	if err != nil {
-		return nil, err
-	}
-	comCh, err := ch.Committer()
-	if err != nil {
-		return nil, err
-	}
-	comCh.Registry.SetKeyTableLimit(cfg.KeyTableBytes())
-	serverTLS, clientTLS := WithRevocation(creds.serverTLS, comCh.Registry), WithRevocation(creds.clientTLS, comCh.Registry)
-	toOrderer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RoleOrderer)))
-	toPeer := grpc.WithTransportCredentials(credentials.NewTLS(ExpectServer(clientTLS, identity.RolePeer)))
-	// Every peer prefers a different orderer (its position among the
-	// channel's peers, modulo the orderers), so that submissions and block
-	// streams spread over a Raft cluster; the rest follow as failovers.
-	// The set starts from the channel file and follows config blocks
-	// (ordererBook), those already stored first.
-	eps := ch.Orderers()
-	book := newOrdererBook(ch.Channel, comCh.Registry, peerIndex(ch, cfg)%len(eps), func(name, addr string) (api.OrdererClient, error) {
-		conn, err := p.dial(addr, toOrderer)
-		if err != nil {
-			return nil, err
-		}
-		// Concurrent submissions go to the orderer in batches.
-		return gateway.BatchSubmits(named(name, api.NewOrdererClient(conn))), nil
-	}, p.log)
-	if err := book.set(eps); err != nil {
-		return nil, err
-	}
-	if p.State, err = openState(cfg, p.Store.Height(), p.Store.Base().Height, p.Store.Damaged(), &p.repairs, p.log); err != nil {
-		return nil, err
-	}
-	if err := p.repairBlocks(comCh, book.Orderers, &p.repairs); err != nil {
-		return nil, err
-	}
-	if p.Committer, err = committer.New(comCh, p.Store, p.State, opts, p.log); err != nil {
-		return nil, err
-	}
-	signer := creds.signer
 	if p.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, err
 	}
-	// External contract servers see the peer's own TLS certificate.
-	if p.ext, err = external.New(external.Options{Client: clientTLS, Org: cfg.Org}); err != nil {
+	// External contract servers see the peer's own TLS certificate, and
+	// are refused if a channel revoked theirs.
+	if p.ext, err = external.New(external.Options{Client: withRevocations(creds.clientTLS, p.registries), Org: cfg.Org}); err != nil {
 		return nil, err
 	}
-	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm, p.ext)
-	if err != nil {
-		return nil, err
-	}
-	byName := map[string]ContractConfig{}
-	for _, c := range ch.Contracts {
-		byName[c.Name] = c
-	}
-	// installed is the table the endorser and gateway run now, which
-	// `_lifecycle` answers from: the committer's newer table is in force
-	// only once installed (definitionInstaller).
-	installed := new(atomic.Pointer[lifecycle.Table])
-	defs := p.Committer.Definitions()
-	installed.Store(defs)
-	loader := &contractLoader{channel: ch.Channel, builtins: cfg.builtins(), engine: p.wasm, external: p.ext, state: p.Committer.State(), genesis: genesis, log: p.log,
-		system: lifecycleContract{defs: installed.Load, genesis: byName, revocations: comCh.Registry.Revocations}}
-	if cfg.Join != "" { // a peer of an org a membership update adds: see NodeConfig.Join
-		d, err := cfg.JoinOrg(ch)
-		if err == nil {
-			err = comCh.Registry.AddJoiningOrg(d)
-		}
-		if err != nil && !errors.Is(err, identity.ErrAlreadyMember) { // already known: the chain brought it
+	keyTables := cfg.KeyTableBytes() / int64(len(chs))
+	routed := make([]*gateway.Channel, len(chs))
+	for i, ch := range chs {
+		c, err := p.openChannel(cfg.forChannel(cfg.ChannelFiles()[i], ch.Channel), ch, creds, keyTables)
+		if err != nil {
 			return nil, err
 		}
+		routed[i] = c.routed()
 	}
-	contracts, seqs := loader.load(defs)
-	e, err := endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts, Sequences: seqs,
-		State: p.Committer.State(), Seen: endorser.SeenIn(p.Store.TxLocation), Height: p.Committer.Height,
-	})
-	if err != nil {
+	first := p.channels[0]
+	p.Store, p.State, p.Committer, p.Pool = first.store, first.state, first.committer, first.pool
+	if p.router, err = gateway.NewRouter(routed...); err != nil {
 		return nil, err
 	}
-	book.replay(p.Store)
-	orderers := book.Orderers()
-	if p.remotes, err = newRemoteEndorsers(ch, cfg.Org, comCh.Registry, toPeer, p.log); err != nil {
-		return nil, err
-	}
-	pool := gateway.NewPool(cfg.Name, gateway.LocalEndorser(e), cfg.Compute.PrimaryMode())
-	p.Pool = pool
-	gw, err := gateway.New(gateway.Config{
-		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadRule(), Registry: comCh.Registry, LocalOrg: cfg.Org, Peer: cfg.Name, Local: e, Pool: pool, Remote: p.remotes.current(), Policies: defs.Policies(),
-		Orderers: orderers, OrderersNow: book.Orderers, Ledger: gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store,
-		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
-		OrderWait:     orderWait(ch),
-	})
-	if err != nil {
-		return nil, err
-	}
-	inst := &definitionInstaller{last: defs, installed: installed, defs: p.Committer.Definitions, loader: loader, e: e, gw: gw, log: p.log}
-	p.Committer.OnDefinitions(inst.install)
-	inst.install() // any definition committed since defs was read
-	p.remotes.follow(gw.SetRemote)
-	p.Committer.OnMembers(p.remotes.update)
-	p.remotes.update() // any membership committed since the remotes were dialled
-	if err := p.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
-		api.RegisterGatewayServer(s, gw)
-		api.RegisterEndorserServer(s, gateway.NewEndorserServer(e))
-		api.RegisterComputePoolServer(s, &poolServer{pool: pool, reg: comCh.Registry, org: cfg.Org, primary: cfg.Name,
-			clientTLS: clientTLS, height: p.Committer.Height, log: p.log})
+	if err := p.serve(cfg.Listen, withRevocations(creds.serverTLS, p.registries), nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
+		api.RegisterGatewayServer(s, p.router)
+		api.RegisterEndorserServer(s, p.router.Endorser())
+		api.RegisterComputePoolServer(s, poolRouter{p: p})
 	}}); err != nil {
 		return nil, err
 	}
-	p.ready = &peerReadiness{channel: ch.Channel, next: p.Committer.Next, orderers: book.Orderers}
 	collectors := []prometheus.Collector{
-		NewCommitterCollector(p.Committer),
-		NewStructCollector("endorser", func() any { return e.Metrics() }),
-		NewStructCollector("gateway", func() any { return gw.Metrics() }),
-		NewStructCollector("pool", func() any { return pool.Metrics() }),
-		NewStructCollector("blockstore", func() any { return p.Store.Stats() }),
-		NewStructCollector("repair", func() any { return p.repairs }),
 		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
 		NewStructCollector("external", func() any { return p.ext.Metrics() }),
-		NewStructCollector("key_tables", func() any { return comCh.Registry.KeyTableMetrics() }),
 		NewStructCollector("tls", func() any { return p.TLSMetrics() }),
 	}
-	if mc, ok := p.State.(*memnode.Client); ok { // cache hits, remote reads, call latency
-		collectors = append(collectors, NewStructCollector("memnode_client", func() any { return mc.Metrics() }))
+	for _, c := range p.channels {
+		collectors = append(collectors, c.collectors(len(p.channels) > 1)...)
 	}
-	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, p.ready.ready, p.log, collectors...); err != nil {
+	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, p.ready, p.log, collectors...); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		if err := Follow(ctx, book.Orderers, ch.Channel, p.Committer, DefaultStallAfter, p.log, book.observe); err != nil && !errors.Is(err, context.Canceled) {
-			p.ready.stopped.Store(&err)
-			p.log.Error("following the ordering service stopped", "err", err)
-		}
-	}()
-	p.log.Info("peer started", "listen", p.Addr, "height", p.Committer.Height(), "channel", ch.Channel)
+	for _, c := range p.channels {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			c.follow(ctx, p.log)
+		}()
+		p.log.Info("serving channel", "channel", c.name, "height", c.committer.Height())
+	}
+	p.log.Info("peer started", "listen", p.Addr, "channels", p.Channels())
 	return p, nil
+}
+
+// openProcess loads the node's credentials and channel files, locks its
+// data directory and checks its layout: what the peer's channels share.
+// The credentials are read first, so that a missing or wrong certificate
+// is reported as such even when the data directory is busy. The server
+// TLS configuration trusts the CAs of every channel's orgs (one listener
+// serves them all); each channel dials with its own (openChannel).
+func (p *Peer) openProcess(cfg *NodeConfig) ([]*ChannelConfig, *nodeCreds, error) {
+	p.start(cfg)
+	chs, err := cfg.LoadChannels()
+	if err != nil {
+		return nil, nil, err
+	}
+	creds := &nodeCreds{}
+	if creds.signer, err = cfg.Signer(); err != nil {
+		return nil, nil, err
+	}
+	all := &ChannelConfig{Channel: chs[0].Channel}
+	for _, ch := range chs {
+		all.Orgs = append(all.Orgs, ch.Orgs...)
+	}
+	if creds.serverTLS, creds.clientTLS, err = LoadTLS(cfg, all); err != nil {
+		return nil, nil, err
+	}
+	if p.lock, err = lockDataDir(cfg.DataDir, cfg.Name); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.checkLayout(chs); err != nil {
+		return nil, nil, err
+	}
+	return chs, creds, nil
+}
+
+// registries are the registries (memberships and revocations) of the
+// channels opened so far, read at TLS handshakes, which may begin while
+// later channels open (an external contract server dialled).
+func (p *Peer) registries() []*identity.Registry {
+	if r := p.regs.Load(); r != nil {
+		return *r
+	}
+	return nil
+}
+
+// addRegistry adds a channel's registry to registries.
+func (p *Peer) addRegistry(reg *identity.Registry) {
+	regs := append(slices.Clone(p.registries()), reg)
+	p.regs.Store(&regs)
+}
+
+// Channels are the ids of the channels the peer serves, in the config's
+// order.
+func (p *Peer) Channels() []string {
+	ids := make([]string, len(p.channels))
+	for i, c := range p.channels {
+		ids[i] = c.name
+	}
+	return ids
+}
+
+// ready is the peer's /readyz: every channel is ready.
+func (p *Peer) ready(ctx context.Context) error {
+	for _, c := range p.channels {
+		if err := c.ready.ready(ctx); err != nil {
+			if len(p.channels) == 1 {
+				return err
+			}
+			return fmt.Errorf("channel %s: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// poolRouter serves ComputePool for every channel: a compute node joins
+// the pool of the channel its request names (the only one if none).
+type poolRouter struct {
+	api.UnimplementedComputePoolServer
+	p *Peer
+}
+
+func (r poolRouter) Join(req *api.JoinRequest, stream api.ComputePool_JoinServer) error {
+	ch, err := r.p.router.Pick(req.GetChannel())
+	if err != nil {
+		return status.Error(codes.NotFound, err.Error())
+	}
+	for _, c := range r.p.channels {
+		if c.name == ch.Name {
+			return c.poolSrv.Join(req, stream)
+		}
+	}
+	return status.Errorf(codes.Internal, "node: channel %s is routed but has no pool", ch.Name)
 }
 
 // dial connects to another node; unary calls go over one api.Mux stream.
@@ -247,17 +253,10 @@ func (p *Peer) Close() error {
 	for _, c := range p.conns {
 		errs = append(errs, c.Close())
 	}
-	if p.remotes != nil {
-		p.remotes.close()
+	for _, c := range p.channels {
+		errs = append(errs, c.close())
 	}
-	if p.Committer != nil {
-		if err := p.Committer.Close(); err != nil && !errors.Is(err, committer.ErrClosed) {
-			errs = append(errs, err)
-		}
-	}
-	if p.State != nil {
-		errs = append(errs, p.State.Close())
-	}
+	p.Store = nil // the first channel's, closed above
 	if p.wasm != nil {
 		errs = append(errs, p.wasm.Close())
 	}

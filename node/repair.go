@@ -96,28 +96,28 @@ func openState(cfg *NodeConfig, height, base uint64, damaged []ledger.Damage, re
 // ordering service and has committer.Repair validate and replace them
 // (which authenticates each copy: its links to its neighbours, its data
 // hash, the orderer's signature).
-func (p *Peer) repairBlocks(ch committer.Channel, orderers func() []api.OrdererClient, repairs *Repairs) error {
-	damaged := p.Store.Damaged()
+func repairBlocks(ch committer.Channel, store *ledger.BlockStore, state statedb.DB, orderers func() []api.OrdererClient, repairs *Repairs, log *slog.Logger) error {
+	damaged := store.Damaged()
 	if len(damaged) == 0 {
 		return nil
 	}
 	start := time.Now()
 	fetched := make(map[uint64][]byte, len(damaged))
 	for _, d := range damaged {
-		p.log.Error("block store: damaged block; fetching it from the ordering service", "damage", d.String())
+		log.Error("block store: damaged block; fetching it from the ordering service", "damage", d.String())
 		n := d.Block
-		raw, err := fetchBlock(orderers, ch.Name, n, func(raw []byte) error { return checkCopy(&ch, p.Store, n, raw) }, p.log)
+		raw, err := fetchBlock(orderers, ch.Name, n, func(raw []byte) error { return checkCopy(&ch, store, n, raw) }, log)
 		if err != nil {
 			return err
 		}
 		fetched[d.Block] = raw
 	}
-	if err := committer.Repair(ch, p.Store, p.State, fetched, p.log); err != nil {
+	if err := committer.Repair(ch, store, state, fetched, log); err != nil {
 		return err
 	}
 	repairs.Fetched += uint64(len(damaged))
 	repairs.Took = time.Since(start)
-	p.log.Info("block store repaired from the ordering service", "blocks", len(damaged), "height", p.Store.Height(), "took", repairs.Took)
+	log.Info("block store repaired from the ordering service", "blocks", len(damaged), "height", store.Height(), "took", repairs.Took)
 	return nil
 }
 

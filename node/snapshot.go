@@ -30,7 +30,7 @@ func ExportSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 	if cfg.Role != "peer" {
 		return snapshot.Info{}, fmt.Errorf("node: %s is a %s; only a peer's ledger has a state to snapshot", cfg.Name, cfg.Role)
 	}
-	ch, err := LoadChannel(cfg.Channel)
+	ch, err := loadOnlyChannel(cfg, "snapshot")
 	if err != nil {
 		return snapshot.Info{}, err
 	}
@@ -59,10 +59,11 @@ func ExportSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 	return snapshot.Export(path, snapshot.Source{Channel: ch.Channel, Store: store, State: db})
 }
 
-// ExportSnapshot writes a snapshot of the running peer's ledger to path,
-// at the height its state has reached; the peer keeps committing.
+// ExportSnapshot writes a snapshot of the running peer's ledger (of its
+// first channel) to path, at the height its state has reached; the peer
+// keeps committing.
 func (p *Peer) ExportSnapshot(path string) (snapshot.Info, error) {
-	return snapshot.Export(path, snapshot.Source{Channel: p.channel, Store: p.Store, State: p.State})
+	return snapshot.Export(path, snapshot.Source{Channel: p.channels[0].name, Store: p.Store, State: p.State})
 }
 
 // JoinSnapshot fills the fresh data directory of the peer cfg describes
@@ -74,7 +75,7 @@ func JoinSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 	if cfg.Role != "peer" {
 		return snapshot.Info{}, fmt.Errorf("node: %s is a %s; only a peer joins a channel from a snapshot", cfg.Name, cfg.Role)
 	}
-	ch, err := LoadChannel(cfg.Channel)
+	ch, err := loadOnlyChannel(cfg, "snapshot")
 	if err != nil {
 		return snapshot.Info{}, err
 	}
@@ -146,4 +147,14 @@ func checkSnapshotChannel(ch *ChannelConfig, path string, in snapshot.Info) erro
 			"the snapshot was taken on a differently configured channel", path, in.Channel, sha256.Sum256(got), ch.file, sha256.Sum256(want))
 	}
 	return nil
+}
+
+// loadOnlyChannel loads the channel of a node configured with one
+// (channel); what is not yet done per channel of a peer configured with
+// channels (what) is refused by name.
+func loadOnlyChannel(cfg *NodeConfig, what string) (*ChannelConfig, error) {
+	if len(cfg.Channels) > 0 {
+		return nil, fmt.Errorf("%w: %s: a %s of a peer configured with channels (several) is not supported yet; configure one channel (channel)", ErrConfig, cfg.file, what)
+	}
+	return LoadChannel(cfg.Channel)
 }

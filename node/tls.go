@@ -164,6 +164,18 @@ func ExpectServer(client *tls.Config, roles ...identity.Role) *tls.Config {
 // of a removed org, cannot open a new connection from the block after
 // the update, and one of an added org can.
 func WithRevocation(conf *tls.Config, reg *identity.Registry) *tls.Config {
+	regs := []*identity.Registry{reg}
+	return withRevocations(conf, func() []*identity.Registry { return regs })
+}
+
+// withRevocations is WithRevocation over the registries of the several
+// channels a peer serves on one listener (those regs returns at each
+// handshake): a certificate of an org that any of them added passes, and
+// one that any of them revokes is refused.
+// So a certificate revoked on one channel opens no connection to the
+// peer, not even for another channel's calls: the handshake cannot know
+// which channel the connection will address.
+func withRevocations(conf *tls.Config, regs func() []*identity.Registry) *tls.Config {
 	c := conf.Clone()
 	verifyChain := conf.VerifyConnection
 	// A server configuration (TLSConfigs) asks for the client's
@@ -176,17 +188,22 @@ func WithRevocation(conf *tls.Config, reg *identity.Registry) *tls.Config {
 			if server {
 				host, usage = "", x509.ExtKeyUsageClientAuth
 			}
-			if addErr := reg.VerifyAddedTLS(cs.PeerCertificates, host, usage); addErr == nil {
-				err = nil // an added org's certificate
-			} else if !errors.Is(addErr, identity.ErrUnknownOrg) {
-				err = fmt.Errorf("%w: %w", ErrUntrustedPeer, addErr)
+			for _, reg := range regs() {
+				if addErr := reg.VerifyAddedTLS(cs.PeerCertificates, host, usage); addErr == nil {
+					err = nil // an added org's certificate
+					break
+				} else if !errors.Is(addErr, identity.ErrUnknownOrg) {
+					err = fmt.Errorf("%w: %w", ErrUntrustedPeer, addErr)
+				}
 			}
 		}
 		if err != nil {
 			return err
 		}
-		if err := reg.RevokedCert(cs.PeerCertificates[0]); err != nil {
-			return fmt.Errorf("%w: %w", ErrUntrustedPeer, err)
+		for _, reg := range regs() {
+			if err := reg.RevokedCert(cs.PeerCertificates[0]); err != nil {
+				return fmt.Errorf("%w: %w", ErrUntrustedPeer, err)
+			}
 		}
 		return nil
 	}

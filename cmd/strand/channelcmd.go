@@ -20,7 +20,7 @@ import (
 // channelCmd is `strand channel`: channel config updates.
 func channelCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "channel", Short: "Change the channel's configuration"}
-	cmd.AddCommand(channelUpdateCmd(), channelRevokeCmd(), channelAddOrgCmd(), channelRemoveOrgCmd())
+	cmd.AddCommand(channelUpdateCmd(), channelRevokeCmd(), channelAddOrgCmd(), channelRemoveOrgCmd(), channelListCmd())
 	return cmd
 }
 

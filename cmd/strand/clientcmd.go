@@ -24,8 +24,8 @@ import (
 // clientFlags choose the network, the org whose client identity acts,
 // and the contract.
 type clientFlags struct {
-	dir, org, contract string
-	timeout            time.Duration
+	dir, org, contract, channel string
+	timeout                     time.Duration
 }
 
 func (f *clientFlags) bind(cmd *cobra.Command, withContract bool) {
@@ -33,6 +33,7 @@ func (f *clientFlags) bind(cmd *cobra.Command, withContract bool) {
 	fl.StringVar(&f.dir, "dir", defaultNetDir, "the network's directory")
 	fl.StringVar(&f.org, "org", "Org1", "act as this org's client0, through this org's first peer")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
+	fl.StringVar(&f.channel, "channel", "", "the channel to address, on a peer that serves several (default: the network's channel)")
 	if withContract {
 		fl.StringVar(&f.contract, "contract", "smallbank", "the contract to call")
 	}
@@ -48,7 +49,11 @@ func (f *clientFlags) connect() (*localnet.Conn, error) {
 	if _, err := lay.Peer(f.org); err != nil {
 		return nil, fmt.Errorf("--org %q: the network in %s has no such org; want one of %s", f.org, f.dir, strings.Join(lay.Orgs(), ", "))
 	}
-	return lay.Connect(f.org, "")
+	conn, err := lay.Connect(f.org, "")
+	if err != nil || f.channel == "" || f.channel == conn.Channel {
+		return conn, err
+	}
+	return conn.OnChannel(f.channel), nil
 }
 
 func invokeCmd() *cobra.Command {

@@ -72,6 +72,7 @@ func runNode(ctx context.Context, role, file string) error {
 
 type specFlags struct {
 	orgs, peers, orderers, basePort int
+	channels                        int
 	profile, memnodes               bool
 	batchTimeout                    time.Duration
 	blockSize                       int
@@ -85,6 +86,7 @@ func (f *specFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.orgs, "orgs", 2, "peer orgs, Org1..OrgN")
 	fl.IntVar(&f.peers, "peers", 1, "peers per org")
 	fl.IntVar(&f.orderers, "orderers", 3, "orderers of OrdererOrg; more than one form a Raft cluster (3 tolerates one failure, 5 two)")
+	fl.IntVar(&f.channels, "channels", 1, "channels every peer process serves: demo, then demo2..demoN, each more one ordered by an orderer of its own, orderer-demoN (docs/channels.md)")
 	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports, then their metrics endpoints (0: free ports)")
 	fl.BoolVar(&f.profile, "profile", false, "serve Go's profiles (/debug/pprof/) on every node's metrics address")
 	fl.BoolVar(&f.memnodes, "memnodes", false, "give every peer a memory node of its own (strand memnode start) that keeps its state (stateDB.backend: memnode); its ports come after all the others")
@@ -100,7 +102,7 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	for _, v := range []struct {
 		flag string
 		n    int
-	}{{"--orgs", f.orgs}, {"--peers", f.peers}, {"--orderers", f.orderers}} {
+	}{{"--orgs", f.orgs}, {"--peers", f.peers}, {"--orderers", f.orderers}, {"--channels", f.channels}} {
 		if v.n < 1 || v.n > 64 {
 			return localnet.Spec{}, fmt.Errorf("%s %d: want 1 to 64", v.flag, v.n)
 		}
@@ -129,10 +131,13 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	if f.compute < 0 || f.compute > localnet.MaxComputePerPeer {
 		return localnet.Spec{}, fmt.Errorf("--compute %d: want 0 to %d compute nodes per peer", f.compute, localnet.MaxComputePerPeer)
 	}
+	if f.channels > 1 && f.memnodes {
+		return localnet.Spec{}, fmt.Errorf("--channels %d and --memnodes: a memory node keeps one channel's state; a peer with several channels keeps each in its own state database", f.channels)
+	}
 	if f.compute > 0 && !f.memnodes {
 		return localnet.Spec{}, fmt.Errorf("--compute %d needs --memnodes: compute nodes read their peer's state from its memory node", f.compute)
 	}
-	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, StateDB: f.stateDB, Compute: f.compute}
+	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, StateDB: f.stateDB, Compute: f.compute, Channels: f.channels}
 	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.blockSize, f.batchMode
 	if f.checkpoint < 0 || f.checkpoint > 1_000_000 {
 		return localnet.Spec{}, fmt.Errorf("--checkpoint-blocks %d: want 0 (sign every block) to 1000000", f.checkpoint)
@@ -266,7 +271,11 @@ func parseHosts(vals []string) (map[string]string, error) {
 }
 
 func printLayout(out io.Writer, lay *localnet.Layout) {
-	fmt.Fprintf(out, "network in %s (channel file %s)\n\n", lay.Dir, rel(lay.Dir, lay.Channel))
+	fmt.Fprintf(out, "network in %s (channel file %s)\n", lay.Dir, rel(lay.Dir, lay.Channel))
+	for _, c := range lay.Channels {
+		fmt.Fprintf(out, "every peer also serves the channel of %s\n", rel(lay.Dir, c))
+	}
+	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NODE\tROLE\tORG\tADDRESS\tMETRICS\tCONFIG")
 	for _, n := range lay.Nodes {
