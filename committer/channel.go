@@ -28,6 +28,17 @@ type Channel struct {
 	// defined). Policies are the genesis definitions (sequence 1);
 	// committed definitions override them from the block after theirs.
 	Lifecycle *policy.Policy
+	// LifecycleFollows, set when the channel names no lifecycle policy of
+	// its own, replaces Lifecycle at every change of membership with the
+	// default (lifecycle.DefaultPolicy) over the orgs that are members in
+	// force, less Unendorsing: an org a membership update adds counts from
+	// the block after it, and an org it removes stops counting. Without
+	// it, removing an org of two would leave a majority no member can
+	// give, and no contract could be deployed or upgraded again.
+	LifecycleFollows bool
+	// Unendorsing are the genesis orgs the default lifecycle policy leaves
+	// out: those without peers (an orderer-only org).
+	Unendorsing []string
 	// Genesis, if set, is the channel's genesis document: block 0 must hold
 	// exactly it as its only transaction (and is otherwise refused), and it
 	// changes no state. Without it, block 0 is an ordinary block.

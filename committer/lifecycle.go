@@ -9,6 +9,7 @@ import (
 	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb"
+	"github.com/strand-ledger/strand/policy"
 )
 
 // Contract definitions (contract/lifecycle) change the rules stage 1
@@ -38,10 +39,29 @@ func (ch *Channel) newRuleSet(gen uint64, table *lifecycle.Table, rev *identity.
 	for name, p := range pols {
 		m[name] = &rule{pol: p, orgs: p.Orgs()}
 	}
-	if ch.Lifecycle != nil {
-		m[lifecycle.Namespace] = &rule{pol: ch.Lifecycle, orgs: ch.Lifecycle.Orgs()}
+	if lp := ch.lifecyclePolicy(rev); lp != nil {
+		m[lifecycle.Namespace] = &rule{pol: lp, orgs: lp.Orgs()}
 	}
 	return &ruleSet{gen: gen, m: m, defs: table, rev: rev}
+}
+
+// lifecyclePolicy is the lifecycle policy in force under the membership
+// rev (Channel.LifecycleFollows); nil refuses every definition.
+func (ch *Channel) lifecyclePolicy(rev *identity.Revocations) *policy.Policy {
+	if !ch.LifecycleFollows {
+		return ch.Lifecycle
+	}
+	var orgs []string
+	for _, o := range ch.Registry.MembersUnder(rev) {
+		if !slices.Contains(ch.Unendorsing, o) {
+			orgs = append(orgs, o)
+		}
+	}
+	p, err := lifecycle.DefaultPolicy(orgs)
+	if err != nil {
+		return nil // no member org left to approve
+	}
+	return p
 }
 
 // loadRules builds generation 0 from the channel's genesis contracts and

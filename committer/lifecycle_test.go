@@ -161,3 +161,56 @@ func mustDef(t *testing.T, name string, seq uint64, code []byte) *lifecycle.Defi
 	}
 	return d
 }
+
+// TestLifecycleFollowsMembers: a channel without a lifecycle policy of
+// its own approves definitions by a majority of the admins of the orgs
+// that are members at the block (less orgs without peers): removing Org2
+// of Org1 and Org2 leaves Org1's admin alone enough, where the genesis
+// majority could no longer be given by any member; adding Org4 makes it
+// count; the rule holds across a restart.
+func TestLifecycleFollowsMembers(t *testing.T) {
+	n := newTestNet(t)
+	n.ch.LifecycleFollows, n.ch.Unendorsing = true, []string{"OrdererOrg"}
+	dir := t.TempDir()
+	p := openPeer(t, n, dir, Options{Mode: Parallel})
+	sub := p.Subscribe(16)
+	check := func(what string, want ...api.TxValidationCode) {
+		t.Helper()
+		ev := <-sub.C
+		for i, w := range want {
+			if got := api.TxValidationCode(ev.Codes[i]); got != w {
+				t.Errorf("%s: block %d tx %d: code %v, want %v", what, ev.Number, i, got, w)
+			}
+		}
+	}
+	ca4, err := identity.NewCA("Org4", identity.ECDSAP256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin4, _ := ca4.Issue("admin4", identity.RoleAdmin, identity.ECDSAP256)
+	upd := func(seq uint64, add []api.MembersOrg, remove []string, admins ...*identity.Signer) []byte {
+		return n.membersUpdateTx(&api.MembersUpdate{Channel: testChannel, Sequence: seq, Add: add, Remove: remove}, admins...)
+	}
+	a0, a1, a2 := n.ordererAdmin, n.org1Admin, n.org2Admin
+	pol := "OR('Org1.peer')"
+
+	deliver(t, p, n.block(n.defTx("cc1", 1, pol, nil, a1), n.defTx("cc2", 1, pol, nil, a1, a2)))
+	check("Org1 and Org2 members", api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE, api.TxValidationCode_VALID)
+
+	deliver(t, p, n.block(upd(0, nil, []string{"Org2"}, a0, a1), n.defTx("cc3", 1, pol, nil, a1)))
+	check("in the block that removes Org2", api.TxValidationCode_VALID, api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE)
+	deliver(t, p, n.block(n.defTx("cc3", 1, pol, nil, a1)))
+	check("after Org2's removal", api.TxValidationCode_VALID)
+
+	deliver(t, p, n.block(upd(1, []api.MembersOrg{{ID: "Org4", CACerts: [][]byte{ca4.CertDER()}, TLSCACerts: [][]byte{ca4.CertDER()}}}, nil, a0, a1)))
+	check("Org4 added", api.TxValidationCode_VALID)
+	deliver(t, p, n.block(n.defTx("cc4", 1, pol, nil, a1), n.defTx("cc5", 1, pol, nil, a1, admin4)))
+	check("after Org4's admission", api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE, api.TxValidationCode_VALID)
+
+	p.close()
+	n.ch.Registry.SetRevocations(nil)
+	p = openPeer(t, n, dir, Options{Mode: Sequential})
+	sub = p.Subscribe(16)
+	deliver(t, p, n.block(n.defTx("cc6", 1, pol, nil, a1), n.defTx("cc7", 1, pol, nil, admin4, a1)))
+	check("after a restart", api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE, api.TxValidationCode_VALID)
+}

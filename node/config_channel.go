@@ -513,7 +513,14 @@ func (c *ChannelConfig) Committer() (committer.Channel, error) {
 	if err != nil {
 		return committer.Channel{}, err
 	}
+	var unendorsing []string
+	for _, o := range c.Orgs {
+		if len(o.Peers) == 0 {
+			unendorsing = append(unendorsing, o.ID)
+		}
+	}
 	return committer.Channel{Name: c.Channel, Registry: reg, OrdererOrgs: c.OrdererOrgs(), Policies: c.Policies(), Lifecycle: c.LifecyclePolicy(),
+		LifecycleFollows: c.Lifecycle == "", Unendorsing: unendorsing,
 		Genesis: c.Genesis(), Checkpoints: c.OrdererCheckpoints().Enabled(), Format: c.TxFormat()}, nil
 }
 

@@ -2,6 +2,8 @@ package node
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/lifecycle"
@@ -30,6 +32,8 @@ type DefinitionInfo struct {
 type RevocationsInfo struct {
 	Sequence uint64    `json:"sequence"`
 	CRLs     []CRLInfo `json:"crls"`
+	// Removed are the orgs membership updates removed, sorted.
+	Removed []string `json:"removed,omitempty"`
 }
 
 // CRLInfo is one org's revocation list in force.
@@ -72,6 +76,7 @@ func (l lifecycleContract) Invoke(stub contract.Stub) ([]byte, error) {
 		for _, c := range rv.CRLs() {
 			out.CRLs = append(out.CRLs, CRLInfo{Org: c.Org, Number: c.Number.String(), Serials: c.Serials()})
 		}
+		out.Removed = slices.Sorted(maps.Keys(rv.Removed()))
 		return json.Marshal(out)
 	}
 	return nil, contract.Errorf("%s has the functions list, show NAME and revocations; got %q with %d arguments", lifecycle.Namespace, stub.Function(), len(stub.Args()))

@@ -217,12 +217,16 @@ func runDefine(cmd *cobra.Command, f defineFlags, name string, upgrade bool) err
 	if err := admin.Gateway.SubmitTx(ctx, txID, raw); err != nil {
 		return explainClient(conn, f.dir, "contract "+name, err)
 	}
-	if err := waitEveryPeer(ctx, lay, txID, name, def.Sequence); err != nil {
+	skipped, err := waitEveryPeer(ctx, lay, txID, name, def.Sequence)
+	if err != nil {
 		return fmt.Errorf("contract %s sequence %d: %w", name, def.Sequence, err)
 	}
 	w := cmd.OutOrStdout()
 	fmt.Fprintf(w, "contract %s version %s sequence %d (%s%s), policy %s: in force on every peer after %s (tx %s)\n",
 		name, def.Version, def.Sequence, def.Runtime, hashNote(def.CodeHash), def.Policy, time.Since(start).Round(time.Millisecond), txID)
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "not asked: %s (their orgs were removed from the channel)\n", strings.Join(skipped, ", "))
+	}
 	if def.Init == "" {
 		return nil
 	}
@@ -334,22 +338,62 @@ func buildDefinitionTx(def *lifecycle.Definition, code []byte, signers []*identi
 // status once the block is stored, a little before the block's state is
 // applied and its definitions installed, so the first waits only for the
 // block and the second for the contract itself.
-func waitEveryPeer(ctx context.Context, lay *localnet.Layout, txID, name string, seq uint64) error {
+//
+// Peers of orgs a membership update removed are skipped (they refuse
+// this client, and are no longer the channel's), and so are their
+// names in the returned list.
+func waitEveryPeer(ctx context.Context, lay *localnet.Layout, txID, name string, seq uint64) (skipped []string, err error) {
+	removed, err := removedOrgs(ctx, lay)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range lay.Nodes {
+		if n.Role != identity.RolePeer {
+			continue
+		}
+		if slices.Contains(removed, n.Org) {
+			skipped = append(skipped, n.Name)
+			continue
+		}
+		c, err := lay.Connect(n.Org, n.Name)
+		if err != nil {
+			return skipped, err
+		}
+		err = waitPeer(ctx, c, txID, name, seq)
+		c.Close()
+		if err != nil {
+			return skipped, fmt.Errorf("waiting for %s: %w", n.Name, err)
+		}
+	}
+	return skipped, nil
+}
+
+// removedOrgs asks the first peer of an org still in the channel which
+// orgs membership updates removed (`_lifecycle revocations`).
+func removedOrgs(ctx context.Context, lay *localnet.Layout) ([]string, error) {
+	var last error
 	for _, n := range lay.Nodes {
 		if n.Role != identity.RolePeer {
 			continue
 		}
 		c, err := lay.Connect(n.Org, n.Name)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		err = waitPeer(ctx, c, txID, name, seq)
+		raw, err := c.Contract(lifecycle.Namespace).Evaluate(ctx, "revocations")
 		c.Close()
-		if err != nil {
-			return fmt.Errorf("waiting for %s: %w", n.Name, err)
+		var info node.RevocationsInfo
+		if err == nil {
+			if err = json.Unmarshal(raw, &info); err == nil {
+				return info.Removed, nil
+			}
 		}
+		last = fmt.Errorf("asking %s which orgs were removed: %w", n.Name, err)
 	}
-	return nil
+	if last == nil {
+		return nil, fmt.Errorf("the network in %s has no peer", lay.Dir)
+	}
+	return nil, last
 }
 
 func waitPeer(ctx context.Context, c *localnet.Conn, txID, name string, seq uint64) error {

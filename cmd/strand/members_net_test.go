@@ -174,3 +174,25 @@ func netAddOrg(t *testing.T, dir string) (string, int) {
 	t.Logf("net add-org step: %s", time.Since(start).Round(time.Millisecond))
 	return "peer0.Org3", pid
 }
+
+// netRemoveOrg is TestNetLifecycle's last membership step: Org2 leaves
+// the 3-org channel, and the contracts stay governable without it. The
+// default lifecycle policy follows membership (a majority of Org1 and
+// Org3's admins now; fixed at genesis it would need Org2's, which no
+// longer counts), so kv is upgraded to a policy naming Org3; the upgrade
+// waits on every peer but peer0.Org2, which refuses this network's
+// clients now, and says so; Org1's client then commits through Org1's
+// gateway, which asks peer0.Org3 (added with its address).
+func netRemoveOrg(t *testing.T, dir string) {
+	t.Helper()
+	if out := mustCLI(t, "channel", "remove-org", "--dir", dir, "--org", "Org2"); !strings.Contains(out, "removed org Org2") {
+		t.Fatalf("channel remove-org printed %q", out)
+	}
+	out := mustCLI(t, "contract", "upgrade", "kv", "--dir", dir, "--builtin", "--policy", "AND('Org1.peer','Org3.peer')")
+	if !strings.Contains(out, "in force on every peer") || !strings.Contains(out, "not asked: peer0.Org2 (their orgs were removed") {
+		t.Fatalf("contract upgrade after Org2's removal printed %q", out)
+	}
+	if out := mustCLI(t, "invoke", "--dir", dir, "--org", "Org1", "--contract", "kv", "insert", "after-org2", "v"); !strings.Contains(out, "code    VALID") {
+		t.Fatalf("invoke under AND(Org1, Org3):\n%s", out)
+	}
+}

@@ -191,6 +191,7 @@ func TestNetLifecycle(t *testing.T) {
 	netRevoke(t, ctx, dir, lay, c1)
 	name, pid := netAddOrg(t, dir)
 	after[name] = pid
+	netRemoveOrg(t, dir)
 
 	out = mustCLI(t, "net", "down", "--dir", dir)
 	t.Logf("net down:\n%s", out)
