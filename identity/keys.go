@@ -34,7 +34,7 @@ func newKey(alg Algorithm) (crypto.Signer, error) {
 		_, k, err := ed25519.GenerateKey(rand.Reader)
 		return k, err
 	}
-	return nil, fmt.Errorf("identity: unknown algorithm %d, expected ecdsa-p256 or ed25519", uint8(alg))
+	return nil, fmt.Errorf("%w %d, expected ecdsa-p256 or ed25519", ErrUnknownAlgorithm, uint8(alg))
 }
 
 // algorithmOf returns the algorithm of a public key, or an error naming the
