@@ -17,7 +17,8 @@ import (
 // TestNetUpEd25519 starts a network of real processes with Ed25519
 // identities (net up --alg ed25519): a client's transaction, signed with
 // its Ed25519 key and endorsed and ordered under Ed25519 keys, commits
-// VALID. An unknown --alg is refused before anything is written.
+// VALID, and demo --net's load commits and its bound is Ed25519's. An
+// unknown --alg is refused before anything is written.
 func TestNetUpEd25519(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network of processes")
@@ -36,6 +37,14 @@ func TestNetUpEd25519(t *testing.T) {
 	out := mustCLI(t, "invoke", "--dir", dir, "--org", "Org1", "create_account", "e1", "E1", "10", "10")
 	if !strings.Contains(out, "code    VALID") {
 		t.Fatalf("invoke on an Ed25519 network:\n%s", out)
+	}
+	// demo --net loads it through every client and measures its bound
+	// with the network's algorithm.
+	demo := mustCLI(t, "demo", "--net", dir, "--duration", "1s", "--accounts", "20", "--clients", "2")
+	for _, want := range []string{"Smallbank invariant holds", "Ed25519 identities: the bound checks every signature alone"} {
+		if !strings.Contains(demo, want) {
+			t.Errorf("demo --net on an Ed25519 network lacks %q:\n%s", want, demo)
+		}
 	}
 
 	bad := filepath.Join(t.TempDir(), "net")
