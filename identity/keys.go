@@ -52,6 +52,16 @@ func algorithmOf(pub any) (Algorithm, error) {
 	return 0, fmt.Errorf("public key of type %T, expected ECDSA P-256 or Ed25519", pub)
 }
 
+// CertAlgorithm is the algorithm of cert's key; ErrUnknownAlgorithm if
+// strand has none for it.
+func CertAlgorithm(cert *x509.Certificate) (Algorithm, error) {
+	alg, err := algorithmOf(cert.PublicKey)
+	if err != nil {
+		return 0, fmt.Errorf("%w: certificate %q: %v", ErrUnknownAlgorithm, cert.Subject.String(), err)
+	}
+	return alg, nil
+}
+
 // sign signs msg with key: ECDSA over SHA-256(msg), normalised to low-S;
 // Ed25519 over msg itself.
 func sign(key crypto.Signer, msg []byte) ([]byte, error) {

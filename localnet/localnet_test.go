@@ -426,8 +426,8 @@ func TestGenerateMemnodes(t *testing.T) {
 
 // TestGenerateEd25519: Spec.Alg Ed25519 gives the CAs and every signing
 // identity (nodes, clients, admins) Ed25519 keys and leaves TLS keys P-256;
-// the channel's registry admits them all, and a node added later follows
-// its org's CA. An unknown algorithm is refused before anything is written.
+// the channel's registry admits them all, and a node or org added later
+// follows. An unknown algorithm is refused before anything is written.
 func TestGenerateEd25519(t *testing.T) {
 	dir := t.TempDir()
 	lay, err := Generate(dir, Spec{Alg: identity.Ed25519})
@@ -445,7 +445,13 @@ func TestGenerateEd25519(t *testing.T) {
 	if _, _, err := AddOrderer(lay, "orderer9"); err != nil {
 		t.Fatal(err)
 	}
-	for _, org := range append(lay.Orgs(), OrdererOrg) {
+	if _, _, _, err := AddOrg(lay, "Org3"); err != nil {
+		t.Fatal(err)
+	}
+	if alg, err := lay.Alg(); alg != identity.Ed25519 || err != nil {
+		t.Errorf("Layout.Alg: %v, %v; want ed25519", alg, err)
+	}
+	for _, org := range append(lay.Orgs(), OrdererOrg) { // Org3 included
 		if _, ok := pemCert(t, filepath.Join(dir, "crypto", org, "ca.pem")).PublicKey.(ed25519.PublicKey); !ok {
 			t.Errorf("CA of %s: not an Ed25519 key", org)
 		}
@@ -465,7 +471,7 @@ func TestGenerateEd25519(t *testing.T) {
 		if _, ok := pemCert(t, c.TLSCert).PublicKey.(*ecdsa.PublicKey); !ok {
 			t.Errorf("%s: TLS key %T, want ECDSA P-256", c.Name, pemCert(t, c.TLSCert).PublicKey)
 		}
-		if c.Name == "orderer9" {
+		if c.Name == "orderer9" || c.Org == "Org3" {
 			continue // not in the channel file until its membership update
 		}
 		if _, err := reg.Member(&api.Identity{Org: c.Org, Cert: certDER(t, c.Cert)}); err != nil {

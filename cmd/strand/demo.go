@@ -2,9 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/ed25519"
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"maps"
@@ -174,26 +171,19 @@ func measureRates(alg identity.Algorithm) (bench.CryptoRates, error) {
 	return bench.MeasureCryptoRates(alg, 0, time.Second, 1500)
 }
 
-// netAlg is the algorithm of the network in dir (net up --alg), read from
-// its first client's signing certificate; P-256 when that cannot be read
-// (the load then fails on its own with the reason).
+// netAlg is the algorithm of the network in dir (net up --alg); P-256
+// when that cannot be read (the load then fails on its own with the
+// reason).
 func netAlg(dir string) identity.Algorithm {
 	l, err := localnet.Load(dir)
-	if err != nil || len(l.Clients) == 0 {
-		return identity.ECDSAP256
-	}
-	raw, err := os.ReadFile(l.Clients[0].Cert)
 	if err != nil {
 		return identity.ECDSAP256
 	}
-	if b, _ := pem.Decode(raw); b != nil {
-		if c, err := x509.ParseCertificate(b.Bytes); err == nil {
-			if _, ok := c.PublicKey.(ed25519.PublicKey); ok {
-				return identity.Ed25519
-			}
-		}
+	alg, err := l.Alg()
+	if err != nil {
+		return identity.ECDSAP256
 	}
-	return identity.ECDSAP256
+	return alg
 }
 
 // printBound compares the load's throughput with the network's crypto
