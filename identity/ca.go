@@ -79,6 +79,12 @@ func LoadCA(org string, certPEM, keyPEM []byte) (*CA, error) {
 // Org returns the organisation the CA issues for.
 func (ca *CA) Org() string { return ca.org }
 
+// Algorithm is the algorithm of the CA's own key.
+func (ca *CA) Algorithm() Algorithm {
+	alg, _ := algorithmOf(ca.key.Public()) // NewCA and LoadCA admit only keys it knows
+	return alg
+}
+
 // CertDER returns the CA certificate in DER form. Callers must not modify it.
 func (ca *CA) CertDER() []byte { return ca.cert.Raw }
 

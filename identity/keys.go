@@ -34,7 +34,7 @@ func newKey(alg Algorithm) (crypto.Signer, error) {
 		_, k, err := ed25519.GenerateKey(rand.Reader)
 		return k, err
 	}
-	return nil, fmt.Errorf("identity: unknown algorithm %d, expected ecdsa-p256 or ed25519", uint8(alg))
+	return nil, fmt.Errorf("%w %d, expected ecdsa-p256 or ed25519", ErrUnknownAlgorithm, uint8(alg))
 }
 
 // algorithmOf returns the algorithm of a public key, or an error naming the
@@ -50,6 +50,16 @@ func algorithmOf(pub any) (Algorithm, error) {
 		return Ed25519, nil
 	}
 	return 0, fmt.Errorf("public key of type %T, expected ECDSA P-256 or Ed25519", pub)
+}
+
+// CertAlgorithm is the algorithm of cert's key; ErrUnknownAlgorithm if
+// strand has none for it.
+func CertAlgorithm(cert *x509.Certificate) (Algorithm, error) {
+	alg, err := algorithmOf(cert.PublicKey)
+	if err != nil {
+		return 0, fmt.Errorf("%w: certificate %q: %v", ErrUnknownAlgorithm, cert.Subject.String(), err)
+	}
+	return alg, nil
 }
 
 // sign signs msg with key: ECDSA over SHA-256(msg), normalised to low-S;

@@ -14,6 +14,7 @@ var (
 	ErrUntrustedCertificate = errors.New("identity: untrusted certificate")
 	ErrNoRole               = errors.New("identity: certificate carries no role")
 	ErrBadSignature         = errors.New("identity: bad signature")
+	ErrUnknownAlgorithm     = errors.New("identity: unknown algorithm")
 )
 
 // Role is what a member may do. It is carried by the certificate's OU.
@@ -79,7 +80,7 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 	case "ed25519":
 		return Ed25519, nil
 	}
-	return 0, fmt.Errorf("identity: unknown algorithm %q, expected one of ecdsa-p256, ed25519", s)
+	return 0, fmt.Errorf("%w %q, expected one of ecdsa-p256, ed25519", ErrUnknownAlgorithm, s)
 }
 
 // roleOf returns the role a certificate's OUs carry: exactly one OU must

@@ -98,7 +98,11 @@ func AddOrg(l *Layout, org string) (Node, string, []byte, error) {
 	}
 	name := "peer0." + org
 	join := filepath.Join(l.Dir, "join-"+org+".members")
-	g := &gen{dir: l.Dir, lay: l, metrics: ports[1:], join: filepath.Join("..", filepath.Base(join))}
+	alg, err := l.Alg()
+	if err != nil {
+		return Node{}, "", nil, err
+	}
+	g := &gen{dir: l.Dir, lay: l, metrics: ports[1:], join: filepath.Join("..", filepath.Base(join)), alg: alg}
 	if g.stateDB, err = l.peersStateDB(); err != nil {
 		return Node{}, "", nil, err
 	}

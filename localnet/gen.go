@@ -29,7 +29,8 @@ type gen struct {
 	channel  string // node files' channel file in the network's directory; "" is channel.yaml
 	hosts    map[string]string
 	dataRoot string
-	stateDB  string // peers' backend, "" for the default
+	stateDB  string             // peers' backend, "" for the default
+	alg      identity.Algorithm // of the CAs org creates; a leaf takes its CA's
 	// tuneNode and tuneMemnode are Spec.TuneNode and Spec.TuneMemnode.
 	tuneNode    func(*node.NodeConfig)
 	tuneMemnode func(*node.MemnodeConfig)
@@ -66,7 +67,7 @@ func (g *gen) sans(name string) []string {
 
 // org creates the CA of org and writes crypto/<org>/ca.pem and ca-key.pem.
 func (g *gen) org(org string) (*identity.CA, error) {
-	ca, err := identity.NewCA(org, identity.ECDSAP256)
+	ca, err := identity.NewCA(org, g.alg)
 	if err != nil {
 		return nil, fmt.Errorf("localnet: %w", err)
 	}
@@ -81,10 +82,11 @@ func (g *gen) org(org string) (*identity.CA, error) {
 	return ca, g.write(filepath.Join(d, "ca-key.pem"), key, 0o600)
 }
 
-// keys issues a signing identity and a TLS certificate for name with role
-// and writes them under crypto/<org>/<sub>.
+// keys issues a signing identity (of the CA's algorithm, so that a node
+// added later to a network follows it) and a TLS certificate for name
+// with role and writes them under crypto/<org>/<sub>.
 func (g *gen) keys(ca *identity.CA, name, sub string, role identity.Role) error {
-	s, err := ca.Issue(name, role, identity.ECDSAP256)
+	s, err := ca.Issue(name, role, ca.Algorithm())
 	if err != nil {
 		return fmt.Errorf("localnet: %w", err)
 	}

@@ -71,6 +71,10 @@ type Spec struct {
 	// their node files); empty means node's default, pebble. Memnodes
 	// sets it to memnode.
 	StateDB string
+	// Alg is the algorithm of the CAs' and the signing identities' keys
+	// (nodes, clients, admins); zero is ECDSA P-256. TLS keys stay P-256
+	// (identity.IssueTLS): a handshake per connection, not per transaction.
+	Alg identity.Algorithm
 	// DataRoot, if set, is an absolute directory under which each node's
 	// data directory is written (DataRoot/<name>), such as
 	// /var/lib/strand on a server; empty: <dir>/data/<name>.
@@ -247,6 +251,8 @@ func (s *Spec) validate() error {
 		return fmt.Errorf("localnet: Spec.Channels = %d with memory or compute nodes: a memory node keeps one channel's state, so a peer with several channels keeps them in its own state databases", s.Channels)
 	case s.Compute > 0 && !s.Memnodes:
 		return fmt.Errorf("%w: Spec.Compute = %d without Spec.Memnodes: give the peers memory nodes (--memnodes) for their compute nodes to read", ErrNoMemnode, s.Compute)
+	case s.Alg != identity.ECDSAP256 && s.Alg != identity.Ed25519:
+		return fmt.Errorf("localnet: Spec.Alg = %v: %w", s.Alg, identity.ErrUnknownAlgorithm)
 	case s.BasePort < 0 || s.BasePort+s.ports() > 65536:
 		return fmt.Errorf("localnet: Spec.BasePort = %d: want 0 (free ports) or a port with %d ports free above it, at most 65535", s.BasePort, s.ports())
 	}
@@ -339,7 +345,7 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	}
 	g := &gen{dir: dir, lay: &Layout{Dir: dir, Channel: filepath.Join(dir, "channel.yaml")}, profile: spec.Profile,
 		tuneNode: spec.TuneNode, tuneMemnode: spec.TuneMemnode,
-		metrics: ports[spec.nodes() : 2*spec.nodes()], hosts: maps.Clone(spec.Hosts), dataRoot: spec.DataRoot, stateDB: spec.StateDB}
+		metrics: ports[spec.nodes() : 2*spec.nodes()], hosts: maps.Clone(spec.Hosts), dataRoot: spec.DataRoot, stateDB: spec.StateDB, alg: spec.Alg}
 	cluster := ports[2*spec.nodes() : len(ports)-2*spec.memnodes()]
 	mem := ports[len(ports)-2*spec.memnodes():]
 	ports = ports[:spec.nodes()]

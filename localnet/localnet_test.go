@@ -2,10 +2,13 @@ package localnet
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -419,4 +422,76 @@ func TestGenerateMemnodes(t *testing.T) {
 	if n, err := node.LoadNode(p.Config); err != nil || n.StateDB.Backend == "memnode" || len(plain.Memnodes) != 0 {
 		t.Errorf("without Spec.Memnodes: %d memory nodes, peer backend %v (%v)", len(plain.Memnodes), n, err)
 	}
+}
+
+// TestGenerateEd25519: Spec.Alg Ed25519 gives the CAs and every signing
+// identity (nodes, clients, admins) Ed25519 keys and leaves TLS keys P-256;
+// the channel's registry admits them all, and a node or org added later
+// follows. An unknown algorithm is refused before anything is written.
+func TestGenerateEd25519(t *testing.T) {
+	dir := t.TempDir()
+	lay, err := Generate(dir, Spec{Alg: identity.Ed25519})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := node.LoadChannel(lay.Channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := ch.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := AddOrderer(lay, "orderer9"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := AddOrg(lay, "Org3"); err != nil {
+		t.Fatal(err)
+	}
+	if alg, err := lay.Alg(); alg != identity.Ed25519 || err != nil {
+		t.Errorf("Layout.Alg: %v, %v; want ed25519", alg, err)
+	}
+	for _, org := range append(lay.Orgs(), OrdererOrg) { // Org3 included
+		if _, ok := pemCert(t, filepath.Join(dir, "crypto", org, "ca.pem")).PublicKey.(ed25519.PublicKey); !ok {
+			t.Errorf("CA of %s: not an Ed25519 key", org)
+		}
+	}
+	var ids []Client
+	for _, n := range lay.Nodes {
+		nc, err := node.LoadNode(n.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, Client{Name: n.Name, Org: n.Org, Cert: nc.Identity.Cert, TLSCert: nc.TLS.Cert})
+	}
+	for _, c := range append(append(ids, lay.Clients...), lay.Admins...) {
+		if _, ok := pemCert(t, c.Cert).PublicKey.(ed25519.PublicKey); !ok {
+			t.Errorf("%s: signing key %T, want Ed25519", c.Name, pemCert(t, c.Cert).PublicKey)
+		}
+		if _, ok := pemCert(t, c.TLSCert).PublicKey.(*ecdsa.PublicKey); !ok {
+			t.Errorf("%s: TLS key %T, want ECDSA P-256", c.Name, pemCert(t, c.TLSCert).PublicKey)
+		}
+		if c.Name == "orderer9" || c.Org == "Org3" {
+			continue // not in the channel file until its membership update
+		}
+		if _, err := reg.Member(&api.Identity{Org: c.Org, Cert: certDER(t, c.Cert)}); err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "net")
+	if _, err := Generate(bad, Spec{Alg: identity.Ed25519 + 1}); !errors.Is(err, identity.ErrUnknownAlgorithm) {
+		t.Errorf("Generate with Alg %d: %v, want identity.ErrUnknownAlgorithm", identity.Ed25519+1, err)
+	}
+	if _, err := os.Stat(bad); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Generate with an unknown Alg left %s behind (%v)", bad, err)
+	}
+}
+
+func pemCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	cert, err := x509.ParseCertificate(certDER(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
 }

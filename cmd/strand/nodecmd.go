@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
@@ -79,6 +80,7 @@ type specFlags struct {
 	compute                         int
 	batchMode, stateDB              string
 	checkpoint                      int
+	alg                             string
 }
 
 func (f *specFlags) bind(cmd *cobra.Command) {
@@ -96,6 +98,7 @@ func (f *specFlags) bind(cmd *cobra.Command) {
 	bindBatchMode(fl, &f.batchMode)
 	bindStateDB(fl, &f.stateDB)
 	fl.IntVar(&f.checkpoint, "checkpoint-blocks", 0, "orderers sign every Nth block only; peers trust their TLS streams in between (0: sign every block)")
+	fl.StringVar(&f.alg, "alg", "ecdsa-p256", "signature algorithm of the CAs and of every node's, client's and admin's signing key: ecdsa-p256 or ed25519 (TLS keys stay P-256)")
 }
 
 func (f *specFlags) spec() (localnet.Spec, error) {
@@ -137,7 +140,11 @@ func (f *specFlags) spec() (localnet.Spec, error) {
 	if f.compute > 0 && !f.memnodes {
 		return localnet.Spec{}, fmt.Errorf("--compute %d needs --memnodes: compute nodes read their peer's state from its memory node", f.compute)
 	}
-	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, StateDB: f.stateDB, Compute: f.compute, Channels: f.channels}
+	alg, err := identity.ParseAlgorithm(f.alg)
+	if err != nil {
+		return localnet.Spec{}, fmt.Errorf("--alg: %w", err)
+	}
+	s := localnet.Spec{Orgs: f.orgs, PeersPerOrg: f.peers, Orderers: f.orderers, BasePort: f.basePort, Profile: f.profile, Memnodes: f.memnodes, StateDB: f.stateDB, Compute: f.compute, Channels: f.channels, Alg: alg}
 	s.Batch.Timeout, s.Batch.MaxTxs, s.Batch.Mode = f.batchTimeout, f.blockSize, f.batchMode
 	if f.checkpoint < 0 || f.checkpoint > 1_000_000 {
 		return localnet.Spec{}, fmt.Errorf("--checkpoint-blocks %d: want 0 (sign every block) to 1000000", f.checkpoint)
