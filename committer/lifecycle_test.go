@@ -65,15 +65,7 @@ func TestLifecycle(t *testing.T) {
 			dir := t.TempDir()
 			p := openPeer(t, n, dir, opts)
 			sub := p.Subscribe(16)
-			check := func(what string, want ...api.TxValidationCode) {
-				t.Helper()
-				ev := <-sub.C
-				for i, w := range want {
-					if got := api.TxValidationCode(ev.Codes[i]); got != w {
-						t.Errorf("%s: block %d tx %d: code %v, want %v", what, ev.Number, i, got, w)
-					}
-				}
-			}
+			check := codeChecker(t, sub, false)
 			a1, a2 := n.org1Admin, n.org2Admin
 			deliver(t, p, n.block(n.ccTx("cc2", "k0", n.peer1)))
 			check("before its definition", api.TxValidationCode_INVALID_CHAINCODE)
@@ -133,7 +125,7 @@ func TestLifecycle(t *testing.T) {
 			if e, ok := p.Definitions().Get("cc2"); !ok || e.Sequence != 2 || e.Def == nil || e.Def.Runtime != lifecycle.RuntimeWasm {
 				t.Fatalf("Definitions after a restart: cc2 = %+v, %v", e, ok)
 			}
-			sub = p.Subscribe(4)
+			check = codeChecker(t, p.Subscribe(4), false)
 			deliver(t, p, n.block(n.ccTx("cc2", "k5", n.peer1), n.defTx("cc2", 3, "OR('Org2.peer')", nil, a1, a2)))
 			check("after a restart", api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE, api.TxValidationCode_VALID)
 		})
@@ -174,23 +166,9 @@ func TestLifecycleFollowsMembers(t *testing.T) {
 	dir := t.TempDir()
 	p := openPeer(t, n, dir, Options{Mode: Parallel})
 	sub := p.Subscribe(16)
-	check := func(what string, want ...api.TxValidationCode) {
-		t.Helper()
-		ev := <-sub.C
-		for i, w := range want {
-			if got := api.TxValidationCode(ev.Codes[i]); got != w {
-				t.Errorf("%s: block %d tx %d: code %v, want %v", what, ev.Number, i, got, w)
-			}
-		}
-	}
-	ca4, err := identity.NewCA("Org4", identity.ECDSAP256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin4, _ := ca4.Issue("admin4", identity.RoleAdmin, identity.ECDSAP256)
-	upd := func(seq uint64, add []api.MembersOrg, remove []string, admins ...*identity.Signer) []byte {
-		return n.membersUpdateTx(&api.MembersUpdate{Channel: testChannel, Sequence: seq, Add: add, Remove: remove}, admins...)
-	}
+	check := codeChecker(t, sub, false)
+	ca4, admin4, _ := org4(t)
+	upd := n.orgsUpdateTx
 	a0, a1, a2 := n.ordererAdmin, n.org1Admin, n.org2Admin
 	pol := "OR('Org1.peer')"
 
@@ -210,7 +188,7 @@ func TestLifecycleFollowsMembers(t *testing.T) {
 	p.close()
 	n.ch.Registry.SetRevocations(nil)
 	p = openPeer(t, n, dir, Options{Mode: Sequential})
-	sub = p.Subscribe(16)
+	check = codeChecker(t, p.Subscribe(16), false)
 	deliver(t, p, n.block(n.defTx("cc6", 1, pol, nil, a1), n.defTx("cc7", 1, pol, nil, admin4, a1)))
 	check("after a restart", api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE, api.TxValidationCode_VALID)
 }
