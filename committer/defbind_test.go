@@ -81,7 +81,7 @@ func TestEndorsementBoundToDefinition(t *testing.T) {
 			deliver(t, p, n.block(n.boundTx("cc2", "k1", v1, p1), n.boundTx("other", "k1", at("other"), p1)))
 			check("simulated under the definitions in force", valid, valid)
 
-			old := n.boundTx("cc2", "k2", v1, p1) // endorsed now, ordered after the upgrade
+			old := n.boundTx("cc2", "k2", v1, p1)                    // endorsed now, ordered after the upgrade
 			oldGenesis := n.boundTx("other", "k2", nil, p1, n.peer2) // satisfies the old policy and the new
 			deliver(t, p, n.block(
 				n.boundTx("cc2", "k3", v1, p1), // before the upgrade in its block
