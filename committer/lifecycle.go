@@ -95,6 +95,7 @@ func ReadDefinitions(db Scanner) ([]*lifecycle.Definition, error) {
 			bad = fmt.Errorf("committer: committed definition %q does not decode: %w", key, err)
 			return false
 		}
+		d.At = &api.Version{Block: v.Version.Block, Tx: v.Version.Tx}
 		defs = append(defs, d)
 		return true
 	})
@@ -129,7 +130,9 @@ func checkDefinition(ch *Channel, rs *ruleSet, r txResult) txResult {
 // of its contract, or becomes CHAINCODE_VERSION_CONFLICT. It returns the
 // table after the block, or nil if the block defines nothing. A
 // definition transaction reads nothing, so MVCC cannot invalidate it
-// after this decision.
+// after this decision; each one in force gets At, its own version (the
+// version of its record once written), which endorsers bind calls to
+// (lifecycle.Bind).
 func nextDefinitions(table *lifecycle.Table, results []txResult, txs []txWork, log func(string, ...any)) *lifecycle.Table {
 	var next *lifecycle.Table
 	for i := range txs {
@@ -141,6 +144,7 @@ func nextDefinitions(table *lifecycle.Table, results []txResult, txs []txWork, l
 		if next != nil {
 			cur = next
 		}
+		d.At = &api.Version{Block: txs[i].ver.Block, Tx: txs[i].ver.Tx} // d is this block's own, not yet shared
 		t, err := cur.Next(d)
 		if err != nil {
 			txs[i].code = api.TxValidationCode_CHAINCODE_VERSION_CONFLICT

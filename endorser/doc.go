@@ -12,7 +12,12 @@
 //
 // Invariants:
 //   - The read/write set is exactly what the validator re-checks
-//     (committer/mvcc.go): one namespace, the contract's own; a point read
+//     (committer/mvcc.go): the contract's own namespace and, for a
+//     contract with a definition (SetDefinitions), last, the namespace
+//     _lifecycle with one read of its definition record at the version of
+//     the definition the call ran (lifecycle.Bind; ProcessProposal and
+//     Simulate, not Evaluate), so that an endorsement made under an older
+//     definition is MVCC_READ_CONFLICT once a newer one commits; a point read
 //     records the committed version of a key, or no version when the key
 //     was absent, once per key (the first read wins); reads of a key the
 //     call has already written are served from its own writes and record

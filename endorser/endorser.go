@@ -16,6 +16,7 @@ import (
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contract/lifecycle"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
@@ -40,7 +41,7 @@ type manyGetter interface {
 }
 
 // Config configures an Endorser. Every field is required except
-// Sequences, Timeout and Clock.
+// Definitions, Height, Timeout, MaxOverdue and Clock.
 type Config struct {
 	// Channel is the channel this endorser serves; proposals for any other
 	// channel are refused (404).
@@ -52,9 +53,9 @@ type Config struct {
 	// Contracts maps a contract's name, which is also its state namespace,
 	// to its code.
 	Contracts map[string]contract.Contract
-	// Sequences, optional, maps a contract to the sequence of its
-	// definition (SetDefinitions).
-	Sequences map[string]uint64
+	// Definitions, optional, maps a contract to the committed definition
+	// it runs under (SetDefinitions).
+	Definitions map[string]Definition
 	// State is the committed state simulations read.
 	State State
 	// Seen reports whether a tx id is already used on the channel; see
@@ -108,9 +109,22 @@ type contractSet struct {
 	// overdue counts, per contract, the calls still running after their
 	// deadline; a contract keeps its counter across SetContracts.
 	overdue map[string]*atomic.Int64
-	// seqs is each contract's definition sequence (SetDefinitions), which
-	// answers carry (api.ProposalResponse.Sequence).
-	seqs map[string]uint64
+	// defs is each contract's definition (SetDefinitions): answers carry
+	// its sequence (api.ProposalResponse.Sequence), endorsed read/write
+	// sets its read (lifecycle.Bind).
+	defs map[string]Definition
+}
+
+// Definition is the committed definition a contract runs under.
+type Definition struct {
+	// Sequence is the definition's sequence, which answers name.
+	Sequence uint64
+	// At is the version of the definition's record in state
+	// (lifecycle.Definition.At): every endorsed call of the contract reads
+	// it (lifecycle.Bind), so an endorsement made under this definition
+	// is MVCC_READ_CONFLICT once a later one commits. nil: the record is
+	// absent (a contract of the genesis channel file).
+	At *api.Version
 }
 
 // New validates cfg and returns an Endorser. The peer's own identity must
@@ -155,28 +169,29 @@ func New(cfg Config) (*Endorser, error) {
 	if e.clock == nil {
 		e.clock = time.Now
 	}
-	if err := e.SetDefinitions(cfg.Contracts, cfg.Sequences); err != nil {
+	if err := e.SetDefinitions(cfg.Contracts, cfg.Definitions); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
 // SetContracts replaces the contracts the endorser runs, none with a
-// definition sequence (SetDefinitions).
+// definition (SetDefinitions): their calls read no definition record.
 func (e *Endorser) SetContracts(contracts map[string]contract.Contract) error {
 	return e.SetDefinitions(contracts, nil)
 }
 
 // SetDefinitions replaces the contracts the endorser runs (a contract
-// definition committed: contract/lifecycle) and the sequences of their
-// definitions, which its answers name (a contract missing from seqs: 0).
-// Proposals admitted before the call finish with the code they were
-// admitted with, and name its sequence.
-func (e *Endorser) SetDefinitions(contracts map[string]contract.Contract, seqs map[string]uint64) error {
+// definition committed: contract/lifecycle) and their definitions: answers
+// name a definition's sequence (a contract missing from defs: 0), and an
+// endorsed call of a contract in defs reads its definition record at
+// Definition.At. Proposals admitted before the call finish with the code
+// they were admitted with, and name and read its definition.
+func (e *Endorser) SetDefinitions(contracts map[string]contract.Contract, defs map[string]Definition) error {
 	e.setMu.Lock()
 	defer e.setMu.Unlock()
 	old := e.contracts.Load()
-	set := &contractSet{m: make(map[string]contract.Contract, len(contracts)), overdue: make(map[string]*atomic.Int64, len(contracts)), seqs: maps.Clone(seqs)}
+	set := &contractSet{m: make(map[string]contract.Contract, len(contracts)), overdue: make(map[string]*atomic.Int64, len(contracts)), defs: maps.Clone(defs)}
 	names := make([]string, 0, len(contracts))
 	for name, c := range contracts {
 		if err := api.CheckNamespace(name); err != nil {
@@ -212,7 +227,7 @@ func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) 
 	resp, p, err := e.processProposal(ctx, set, sp)
 	var seq uint64
 	if p != nil {
-		seq = set.seqs[p.Contract]
+		seq = set.defs[p.Contract].Sequence
 	}
 	if err != nil {
 		e.metrics.refused(err)
@@ -226,7 +241,7 @@ func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) 
 // Sequence is the sequence of the definition of contract the endorser
 // runs now (SetDefinitions); 0 if it has none.
 func (e *Endorser) Sequence(contract string) uint64 {
-	return e.contracts.Load().seqs[contract]
+	return e.contracts.Load().defs[contract].Sequence
 }
 
 // Evaluate runs a signed proposal as a query: the same checks as
@@ -242,11 +257,12 @@ func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api
 		}
 	}()
 	defer recoverInto(&err)
-	p, member, c, err := e.admit(e.contracts.Load(), sp)
+	set := e.contracts.Load()
+	p, member, c, err := e.admit(set, sp)
 	if err != nil {
 		return nil, err
 	}
-	payload, err := e.simulate(ctx, p, member, c)
+	payload, err := e.simulate(ctx, set, p, member, c, false) // nothing is ordered: no definition to bind
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +295,7 @@ func (e *Endorser) processProposal(ctx context.Context, set *contractSet, sp *ap
 	if err != nil {
 		return nil, p, err
 	}
-	payload, err := e.simulate(ctx, p, member, c)
+	payload, err := e.simulate(ctx, set, p, member, c, true)
 	if err != nil {
 		return nil, p, err
 	}
@@ -322,15 +338,18 @@ func (e *Endorser) Simulate(ctx context.Context, p *api.Proposal) (_ *api.Respon
 	if err != nil {
 		return nil, refuse(ErrBadCreator, err, fmt.Sprintf("creator of tx %q: %v", h.TxId, err))
 	}
-	c, err := e.lookup(e.contracts.Load(), p)
+	set := e.contracts.Load()
+	c, err := e.lookup(set, p)
 	if err != nil {
 		return nil, err
 	}
-	return e.simulate(ctx, p, member, c)
+	return e.simulate(ctx, set, p, member, c, true)
 }
 
-// simulate runs the contract and assembles the unsigned response.
-func (e *Endorser) simulate(ctx context.Context, p *api.Proposal, m *identity.Member, c contract.Contract) (*api.ResponsePayload, error) {
+// simulate runs the contract and assembles the unsigned response; with
+// bind, the read/write set also reads the definition the contract of set
+// runs under, if it has one (lifecycle.Bind).
+func (e *Endorser) simulate(ctx context.Context, set *contractSet, p *api.Proposal, m *identity.Member, c contract.Contract, bind bool) (*api.ResponsePayload, error) {
 	st := newStub(e.state, p, m)
 	result, err := e.run(ctx, c, st)
 	if err != nil {
@@ -339,6 +358,11 @@ func (e *Endorser) simulate(ctx context.Context, p *api.Proposal, m *identity.Me
 	rw, event, err := st.finish()
 	if err != nil {
 		return nil, err
+	}
+	// A definition transaction reads nothing (lifecycle.CheckWrites); the
+	// loader gives the lifecycle contract no definition, this says why.
+	if d, ok := set.defs[p.Contract]; ok && bind && p.Contract != lifecycle.Namespace {
+		lifecycle.Bind(rw, p.Contract, d.At)
 	}
 	return &api.ResponsePayload{
 		Contract: p.Contract, Rwset: rw, Status: http.StatusOK, Result: result, Event: event,

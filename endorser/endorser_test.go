@@ -237,7 +237,7 @@ func checkRefused(t *testing.T, resp *api.ProposalResponse, status int32, want .
 func TestSequenceInAnswers(t *testing.T) {
 	f := newFixture(t)
 	cfg := f.config(f.peer1)
-	cfg.Sequences = map[string]uint64{testNS: 3}
+	cfg.Definitions = map[string]Definition{testNS: {Sequence: 3}}
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -261,7 +261,7 @@ func TestSequenceInAnswers(t *testing.T) {
 			t.Errorf("%s.%s: status %d sequence %d (Sequence %d), want %d and %d (%s)", tc.ns, tc.fn, r.Status, r.Sequence, e.Sequence(tc.ns), tc.status, tc.seq, r.Message)
 		}
 	}
-	if err := e.SetDefinitions(cfg.Contracts, map[string]uint64{testNS: 4, "other": 1}); err != nil {
+	if err := e.SetDefinitions(cfg.Contracts, map[string]Definition{testNS: {Sequence: 4}, "other": {Sequence: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := ask(testNS, "do", "put", "k", "v"); r.Sequence != 4 {

@@ -253,7 +253,7 @@ func TestPoolStaleDefinition(t *testing.T) {
 	user := n.Issue(t, "Org1", "user", identity.RoleClient)
 	c0 := startCompute(t, n, "compute0", false)
 	contracts := map[string]contract.Contract{smallbank.Name: smallbank.New()}
-	if err := c0.gs.e.SetDefinitions(contracts, map[string]uint64{smallbank.Name: 2}); err != nil {
+	if err := c0.gs.e.SetDefinitions(contracts, map[string]endorser.Definition{smallbank.Name: {Sequence: 2}}); err != nil {
 		t.Fatal(err)
 	}
 	pool := gateway.NewPool("peer0.Org1", gateway.LocalEndorser(n.Peers[0].Endorser), gateway.PrimaryFallback)

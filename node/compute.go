@@ -105,12 +105,12 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if c.state, err = memnode.Dial(opts); err != nil {
 		return nil, fmt.Errorf("node: compute node %s: its memory node (memnode.address %s): %w", cfg.Name, cfg.Memnode.Address, err)
 	}
-	contracts, seqs, err := c.startContracts(ch, clientTLS, cfg.Org)
+	contracts, defs, err := c.startContracts(ch, clientTLS, cfg.Org)
 	if err != nil {
 		return nil, err
 	}
 	c.Endorser, err = endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts, Sequences: seqs,
+		Channel: ch.Channel, Registry: comCh.Registry, Signer: signer, Contracts: contracts, Definitions: defs,
 		State: readerState{c.state},
 		// No tx index here: the primary's gateway refuses a used tx id
 		// before it asks a compute node, and its committer invalidates a
@@ -162,7 +162,7 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 // read from the memory node (computeDefinitions), each checked against
 // its code hash. External contract servers see the compute node's own
 // certificate (a peer's of its org) and are dialled at org's address.
-func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org string) (map[string]contract.Contract, map[string]uint64, error) {
+func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org string) (map[string]contract.Contract, map[string]endorser.Definition, error) {
 	var err error
 	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, nil, err
@@ -185,9 +185,9 @@ func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org s
 	if err != nil {
 		return nil, nil, fmt.Errorf("node: compute node %s: reading the contract definitions from its memory node: %w", c.Name, err)
 	}
-	contracts, seqs := c.defs.loader.load(start)
+	contracts, defs := c.defs.loader.load(start)
 	c.defs.table.Store(start)
-	return contracts, seqs, nil
+	return contracts, defs, nil
 }
 
 // definitionsRetry is the wait before reading the definitions again

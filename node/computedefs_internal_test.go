@@ -63,6 +63,11 @@ func TestComputeDefinitionsRead(t *testing.T) {
 	if s := seqs(read()); s["kvw"] != 2 {
 		t.Fatalf("after an upgrade read %v; want kvw at sequence 2", s)
 	}
+	// Endorsed calls read the record at the version the definition was
+	// read at (lifecycle.Bind): the record's own.
+	if e, _ := read().Get("kvw"); e.Def.At == nil || e.Def.At.Block != 2 || e.Def.At.Tx != 0 {
+		t.Fatalf("kvw's upgrade read at version %v, want block 2 tx 0, its record's", e.Def.At)
+	}
 
 	for _, tc := range []struct {
 		ns   []string

@@ -151,18 +151,21 @@ type loadedContract struct {
 	c   contract.Contract
 }
 
-// load returns the contracts of t and their definitions' sequences
-// (endorser.SetDefinitions). A definition this peer cannot run becomes a
+// load returns the contracts of t and their definitions
+// (endorser.SetDefinitions): each one's sequence and the version of its
+// record that the contract's endorsed calls read (lifecycle.Bind), taken
+// from t itself, the table the contracts are built from, never from the
+// state, which the committer may already have moved past t. A definition this peer cannot run becomes a
 // contract that refuses every call with the reason (ErrCodeHash,
 // ErrCodeUnavailable); load itself does not fail.
-func (l *contractLoader) load(t *lifecycle.Table) (map[string]contract.Contract, map[string]uint64) {
+func (l *contractLoader) load(t *lifecycle.Table) (map[string]contract.Contract, map[string]endorser.Definition) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.loaded == nil {
 		l.loaded = map[string]loadedContract{}
 	}
 	out := make(map[string]contract.Contract, t.Len()+1)
-	seqs := make(map[string]uint64, t.Len())
+	defs := make(map[string]endorser.Definition, t.Len())
 	if l.system != nil {
 		out[lifecycle.Namespace] = l.system
 	}
@@ -170,11 +173,11 @@ func (l *contractLoader) load(t *lifecycle.Table) (map[string]contract.Contract,
 		e, _ := t.Get(name)
 		if e.Def == nil {
 			if c := l.genesis[name]; c != nil {
-				out[name], seqs[name] = c, e.Sequence
+				out[name], defs[name] = c, endorser.Definition{Sequence: e.Sequence} // no record: its read finds none
 			}
 			continue
 		}
-		seqs[name] = e.Sequence
+		defs[name] = endorser.Definition{Sequence: e.Sequence, At: e.Def.At}
 		if prev, ok := l.loaded[name]; ok && (prev.def == e.Def || bytes.Equal(prev.def.Raw, e.Def.Raw)) {
 			out[name] = prev.c
 			continue
@@ -192,7 +195,7 @@ func (l *contractLoader) load(t *lifecycle.Table) (map[string]contract.Contract,
 		l.loaded[name] = loadedContract{def: e.Def, c: c}
 		out[name] = c
 	}
-	return out, seqs
+	return out, defs
 }
 
 // define returns the code of one definition.

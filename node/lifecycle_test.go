@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/lifecycle"
@@ -78,8 +79,12 @@ func TestContractLoader(t *testing.T) {
 	defer ext.Close()
 	l := &contractLoader{channel: "ch", builtins: DefaultBuiltins(), engine: engine, external: ext, state: db, log: slog.New(slog.DiscardHandler),
 		genesis: map[string]contract.Contract{"gen": refusing{}}}
+	defs[3].At = &api.Version{Block: 7, Tx: 2} // kv, as the committer read it
 	table := lifecycle.NewTable(nil, defs)
-	cs, _ := l.load(table)
+	cs, loaded := l.load(table)
+	if d := loaded["kv"]; d.Sequence != 1 || d.At != defs[3].At {
+		t.Errorf("kv loaded as %+v, want sequence 1 at its definition's version %v (what its calls read)", d, defs[3].At)
+	}
 	if _, ok := cs["good"].(*wasm.Module); !ok {
 		t.Errorf("good is %T, want a *wasm.Module", cs["good"])
 	}
@@ -121,8 +126,8 @@ func TestContractLoader(t *testing.T) {
 		redecoded = append(redecoded, r)
 	}
 	again, seqs := l.load(lifecycle.NewTable(nil, redecoded))
-	if again["good"] != cs["good"] || seqs["kv2"] != 3 || seqs["good"] != 1 {
-		t.Errorf("loading the same definitions decoded again: a new contract (%v) or sequences %v; want the same contract, kv2 at 3 and good at 1", again["good"] != cs["good"], seqs)
+	if again["good"] != cs["good"] || seqs["kv2"].Sequence != 3 || seqs["good"].Sequence != 1 {
+		t.Errorf("loading the same definitions decoded again: a new contract (%v) or definitions %v; want the same contract, kv2 at 3 and good at 1", again["good"] != cs["good"], seqs)
 	}
 }
 

@@ -129,9 +129,9 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 			return nil, err
 		}
 	}
-	contracts, seqs := loader.load(defs)
+	contracts, contractDefs := loader.load(defs)
 	if c.endorser, err = endorser.New(endorser.Config{
-		Channel: ch.Channel, Registry: c.reg, Signer: creds.signer, Contracts: contracts, Sequences: seqs,
+		Channel: ch.Channel, Registry: c.reg, Signer: creds.signer, Contracts: contracts, Definitions: contractDefs,
 		State: c.committer.State(), Seen: endorser.SeenIn(c.store.TxLocation), Height: c.committer.Height,
 	}); err != nil {
 		return nil, err

@@ -75,6 +75,13 @@ type Definition struct {
 	Raw []byte `json:"-"`
 	// Parsed is Policy, parsed.
 	Parsed *policy.Policy `json:"-"`
+	// At is the version (block, tx) of the transaction that committed
+	// this definition, which is the version of its DefKey record in
+	// state; nil for one not (yet) committed. Whoever reads definitions
+	// from the chain sets it before sharing the definition (the
+	// committer's stage 2, ReadDefinitions); endorsers bind each call to
+	// it (Bind).
+	At *api.Version `json:"-"`
 }
 
 // Encode fills d.Raw and d.Parsed from the fields after checking them

@@ -33,6 +33,10 @@
 //     as Fabric's "policy at validation"). Transactions in block N itself
 //     are validated under the definitions before it.
 //   - An upgrade keeps the contract's namespace and therefore its state.
+//   - An endorsement is bound to the definition it ran: an endorsed call
+//     reads DefKey(name) at that definition's version (Bind), so once a
+//     later definition commits, MVCC invalidates it
+//     (MVCC_READ_CONFLICT), as Fabric's chaincode definition read does.
 //
 // Tables are immutable: Next returns a new one.
 package lifecycle

@@ -114,3 +114,21 @@ func DefaultPolicy(orgs []string) (*policy.Policy, error) {
 	}
 	return policy.Parse(fmt.Sprintf("OutOf(%d, %s)", len(orgs)/2+1, strings.Join(admins, ", ")))
 }
+
+// Bind adds to rw, the read/write set of a call of contract name, a read
+// of name's definition record (Namespace, DefKey(name)) at at: the
+// version of the definition the call ran under (Definition.At), nil for a
+// contract of the genesis channel file, whose record is absent. The
+// committer checks it like any read, so a transaction simulated under one
+// definition and ordered after the next one commits is
+// MVCC_READ_CONFLICT (Fabric's endorsements bind to the chaincode
+// definition alike). The read touches no key the contract can write (a
+// contract writes only its own namespace, api.checkRWSet) and adds no
+// policy: the committer takes a transaction's policy from its contract
+// alone.
+func Bind(rw *api.RWSet, name string, at *api.Version) {
+	rw.Namespaces = append(rw.Namespaces, &api.NsRWSet{
+		Namespace: Namespace,
+		Reads:     []*api.KVRead{{Key: DefKey(name), Version: at}},
+	})
+}
