@@ -17,7 +17,6 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
-	"github.com/strand-ledger/strand/internal/proccpu"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
@@ -192,11 +191,7 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 	if err != nil {
 		return nil, err
 	}
-	rt0, err := readRuntime()
-	if err != nil {
-		return nil, err
-	}
-	cpu0, err := proccpu.Self()
+	rt0, err := readRuntime(false)
 	if err != nil {
 		return nil, err
 	}
@@ -219,15 +214,11 @@ func Replay(spec ReplaySpec, progress func(string, int, int)) (*ReplayResult, er
 		return nil, err
 	}
 	res := &ReplayResult{Elapsed: time.Since(start)}
-	cpu1, err := proccpu.Self()
+	rt1, err := readRuntime(true)
 	if err != nil {
 		return nil, err
 	}
-	res.CPU = cpu1 - cpu0
-	rt1, err := readRuntime()
-	if err != nil {
-		return nil, err
-	}
+	res.CPU = rt1.cpu() - rt0.cpu()
 	res.Runtime = rt1.since(rt0)
 	if err := stopProfile(); err != nil {
 		return nil, err

@@ -107,18 +107,35 @@ var runtimeMetricNames = []string{
 	"/sched/goroutines-created:goroutines",
 }
 
-func readRuntime() (runtimeSample, error) {
+// readRuntime reads a point of the replay's window. Its own /proc reads
+// cost CPU (a file per thread), so the getrusage reading that bounds the
+// window is taken on the window's inside: last at its start, first at its
+// end. The replay's CPU is that same reading's difference (cpu), so the
+// breakdown's user and system time add up to it exactly.
+func readRuntime(end bool) (runtimeSample, error) {
 	s := runtimeSample{metrics: make([]metrics.Sample, len(runtimeMetricNames))}
+	if end {
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru); err != nil {
+			return s, fmt.Errorf("bench: getrusage: %w", err)
+		}
+	}
 	for i, n := range runtimeMetricNames {
 		s.metrics[i].Name = n
 	}
 	metrics.Read(s.metrics)
 	s.machine, s.mErr = ReadMachineCPU()
 	s.delay, s.dErr = readRunDelay()
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru); err != nil {
-		return s, fmt.Errorf("bench: getrusage: %w", err)
+	if !end {
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &s.ru); err != nil {
+			return s, fmt.Errorf("bench: getrusage: %w", err)
+		}
 	}
 	return s, nil
+}
+
+// cpu is the process's user and system time at the sample.
+func (s runtimeSample) cpu() time.Duration {
+	return time.Duration(s.ru.Utime.Nano() + s.ru.Stime.Nano())
 }
 
 // metric returns sample i as a float; a metric this Go does not know
