@@ -93,8 +93,8 @@ func TestNetComputeContracts(t *testing.T) {
 	// the new code and refuses init a second time.
 	out := mustCLI(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", filepath.Join(tmp, "sb.wasm"), "--version", "2.0",
 		"--init", "create_account", "--init-arg", "a1", "--init-arg", "A1", "--init-arg", "100", "--init-arg", "100")
-	if !strings.Contains(out, "version 2.0 sequence 2") {
-		t.Fatalf("upgrade printed %q", out)
+	if !strings.Contains(out, "version 2.0 sequence 2") || !strings.Contains(out, "init    VALID") {
+		t.Fatalf("upgrade printed %q, want the init's commit and time", out)
 	}
 	awaitGauge(t, c0.Metrics, "strand_compute_definition_installs_total", "the upgrade installed", func(v float64) bool { return v >= 2 })
 	served, retried = poolServed(t, pn.Metrics)

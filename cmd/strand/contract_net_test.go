@@ -22,7 +22,8 @@ import (
 // WebAssembly contract (examples/kv-c) in force on both peers, which
 // answer invokes through either org; an upgrade with a stricter policy,
 // to a module larger than one transaction, keeps its state; a downgrade
-// is refused by name. An external contract
+// is refused by name; --fuel sets a call's budget and --fuel 0 gives the
+// peers' default back. An external contract
 // (the built-in kv served by the Go SDK in this process, pinned by its
 // CA) is deployed and answers both orgs' peers, which dial it with their
 // own TLS certificates.
@@ -106,6 +107,24 @@ func TestNetContractDeploy(t *testing.T) {
 	}
 	if out := mustCLI(t, "invoke", "--dir", dir, "--contract", "kvw", "put", "k3", "v3"); !strings.Contains(out, "code    VALID") {
 		t.Fatalf("invoke after the refused downgrade:\n%s", out)
+	}
+
+	// --fuel sets a call's budget; --fuel 0 on an upgrade gives it back
+	// the peers' default (without --fuel an upgrade keeps the current).
+	mustCLI(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", mod, "--fuel", "10")
+	if _, err := cli(t, "invoke", "--dir", dir, "--contract", "kvw", "put", "k4", "v4"); err == nil || !strings.Contains(err.Error(), "ran out of fuel") {
+		t.Fatalf("invoke with a budget of 10 units: %v, want ran out of fuel", err)
+	}
+	mustCLI(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", mod)
+	if show := mustCLI(t, "contract", "show", "kvw", "--dir", dir); !strings.Contains(show, `"fuel":10`) {
+		t.Fatalf("contract show after an upgrade without --fuel: %s, want the budget kept", show)
+	}
+	mustCLI(t, "contract", "upgrade", "kvw", "--dir", dir, "--wasm", mod, "--fuel", "0")
+	if show := mustCLI(t, "contract", "show", "kvw", "--dir", dir); strings.Contains(show, `"fuel"`) {
+		t.Fatalf("contract show after --fuel 0: %s, want no budget of its own", show)
+	}
+	if out := mustCLI(t, "invoke", "--dir", dir, "--contract", "kvw", "put", "k4", "v4"); !strings.Contains(out, "code    VALID") {
+		t.Fatalf("invoke after --fuel 0:\n%s", out)
 	}
 
 	pki := externaltest.NewPKI(t)

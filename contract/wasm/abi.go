@@ -15,6 +15,10 @@ const (
 	// InvokeExport is the module's entry point: () -> i32, 0 when the call
 	// ran to its end (its outcome set through result or fail).
 	InvokeExport = "strand_invoke"
+	// InitExport, optional, () -> (), runs once per instance before any
+	// call (Go's runtime and package inits, C's constructors), under the
+	// engine's fuel budget.
+	InitExport = "_initialize"
 	// HostModule is the import module of the host functions.
 	HostModule = "strand"
 	// WASIModule is the import module of the deterministic WASI stubs.

@@ -21,8 +21,9 @@
 //     and loop header on an added global, FuelExport; the budget is
 //     Options.Fuel or a definition's, WithFuel; ErrFuel), by
 //     Options.Timeout (wazero closes the instance when the call's context
-//     is done; the backstop, and the only bound of _initialize) and by
-//     Options.MemoryPages (linear memory cap).
+//     is done; the backstop) and by Options.MemoryPages (linear memory
+//     cap). So is every instance's _initialize (and a start function):
+//     by Options.Fuel, whatever a definition's budget, and the Timeout.
 //   - Metering changes nothing else: the metered module is the original
 //     byte for byte plus the charges, the global and its export, and no
 //     original instruction or export can name that global (meter refuses

@@ -35,12 +35,14 @@ func NewEngine(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	ctx := context.Background()
-	cfg := wazero.NewRuntimeConfig().
-		WithCloseOnContextDone(true). // the call deadline
-		WithMemoryLimitPages(opts.MemoryPages).
-		// Metering moves the code (fuel.go), so a module's DWARF would
-		// name wrong lines; errors keep only wazero's first line anyway.
-		WithDebugInfoEnabled(false)
+	cfg := wazero.NewRuntimeConfig()
+	if opts.Interpreter {
+		cfg = wazero.NewRuntimeConfigInterpreter()
+	}
+	// Metering moves the code (fuel.go), so a module's DWARF would name
+	// wrong lines; errors keep only wazero's first line anyway.
+	// The call deadline closes the instance (WithCloseOnContextDone).
+	cfg = cfg.WithCloseOnContextDone(true).WithMemoryLimitPages(opts.MemoryPages).WithDebugInfoEnabled(false)
 	e := &Engine{opts: opts, rt: wazero.NewRuntimeWithConfig(ctx, cfg)}
 	e.mu.modules = map[[32]byte]*Module{}
 	for name, fns := range map[string][]hostFunc{HostModule: hostFuncs, WASIModule: wasiFuncs} {
@@ -115,7 +117,7 @@ func (e *Engine) Compile(code []byte) (*Module, error) {
 
 func (e *Engine) compile(code []byte, hash [32]byte) (*Module, error) {
 	ctx := context.Background()
-	metered, err := meter(code)
+	metered, err := meter(code, e.opts.Fuel)
 	if err != nil {
 		// Name an invalid module as such: meter refuses it only because
 		// it cannot read it.

@@ -33,14 +33,10 @@ func sectionRank(id byte) int {
 	return int(id) * 10
 }
 
-// initFuel is the fuel global's value at instantiation: _initialize and a
-// start function are bounded by Options.Timeout only. Every call sets the
-// global to its budget first.
-const initFuel = math.MaxInt64
-
-// meter returns code instrumented to count fuel, and the metered module's
-// fuel global index. It adds a mutable i64 global (exported as
-// FuelExport) after the module's own and charges it at the entry of every
+// meter returns code instrumented to count fuel. It adds a mutable i64
+// global (exported as FuelExport, initialised to start, the budget of a
+// start function; the host sets it again before _initialize and before
+// every call) after the module's own and charges it at the entry of every
 // function and at the head of every loop: any execution that does not end
 // passes one of them infinitely often. A charge is the number of
 // instructions of the function body or loop body that the charge covers,
@@ -52,7 +48,7 @@ const initFuel = math.MaxInt64
 // Invariant: the rest of the module is unchanged byte for byte, and no
 // original instruction or export can name the added global (meter
 // refuses them: they would be invalid in the original module).
-func meter(code []byte) ([]byte, error) {
+func meter(code []byte, start int64) ([]byte, error) {
 	if len(code) < 8 || !bytes.Equal(code[:4], []byte("\x00asm")) || binary.LittleEndian.Uint32(code[4:]) != 1 {
 		return nil, fmt.Errorf("%w: not a WebAssembly 1.0 binary (want \\0asm and version 1)", ErrMeter)
 	}
@@ -100,7 +96,7 @@ func meter(code []byte) ([]byte, error) {
 		switch s.id {
 		case secGlobal:
 			haveGlobal = true
-			if s.body, err = appendEntry(s.body, fuelGlobal()); err != nil {
+			if s.body, err = appendEntry(s.body, fuelGlobal(start)); err != nil {
 				return nil, fmt.Errorf("%w: global section: %v", ErrMeter, err)
 			}
 		case secExport:
@@ -130,7 +126,7 @@ func meter(code []byte) ([]byte, error) {
 		secs = append(secs[:at], append([]section{{id, body}}, secs[at:]...)...)
 	}
 	if !haveGlobal {
-		insert(secGlobal, append([]byte{1}, fuelGlobal()...))
+		insert(secGlobal, append([]byte{1}, fuelGlobal(start)...))
 	}
 	if !haveExport {
 		insert(secExport, append([]byte{1}, fuelExport(globals)...))
@@ -144,9 +140,9 @@ func meter(code []byte) ([]byte, error) {
 	return out, nil
 }
 
-// fuelGlobal encodes the fuel global: mutable i64, initFuel.
-func fuelGlobal() []byte {
-	return append(appendSLEB([]byte{0x7E, 0x01, 0x42}, initFuel), 0x0B)
+// fuelGlobal encodes the fuel global: mutable i64, initialised to start.
+func fuelGlobal(start int64) []byte {
+	return append(appendSLEB([]byte{0x7E, 0x01, 0x42}, start), 0x0B)
 }
 
 // fuelExport encodes the export of global index g as FuelExport.

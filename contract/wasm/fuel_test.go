@@ -75,8 +75,8 @@ func run(t *testing.T, code []byte) (api.Module, api.MutableGlobal) {
 		t.Fatalf("the metered module does not run: %v", err)
 	}
 	fuel, ok := mod.ExportedGlobal(FuelExport).(api.MutableGlobal)
-	if !ok || int64(fuel.Get()) != initFuel {
-		t.Fatalf("no mutable global %q holding %d", FuelExport, int64(initFuel))
+	if !ok || int64(fuel.Get()) != testStart {
+		t.Fatalf("no mutable global %q holding %d", FuelExport, int64(testStart))
 	}
 	return mod, fuel
 }
@@ -85,7 +85,7 @@ func run(t *testing.T, code []byte) (api.Module, api.MutableGlobal) {
 // and n times its loop body (8 instructions, end included); one unit less
 // traps with the global negative, and the results are unchanged.
 func TestMeterCharges(t *testing.T) {
-	code, err := meter(countModule())
+	code, err := meter(countModule(), testStart)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +109,32 @@ func TestMeterCharges(t *testing.T) {
 	}
 }
 
+// testStart is the fuel global's initial value in these tests.
+const testStart = 1 << 40
+
+// TestMeterStart: a start function (run while the module is
+// instantiated, before the host can set the global) is metered from the
+// global's initial value: one that loops forever traps once it is used
+// up, where unmetered it would never end.
+func TestMeterStart(t *testing.T) {
+	code := module(
+		sec(1, []byte{1, 0x60, 0, 0}),
+		sec(3, []byte{1, 0}),
+		sec(8, []byte{0}), // start: function 0
+		sec(10, []byte{1}, body([]byte{0}, 0x03, 0x40, 0x0C, 0x00, 0x0B, 0x0B)), // loop br 0 end
+	)
+	out, err := meter(code, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	defer rt.Close(ctx)
+	if _, err := rt.Instantiate(ctx, out); err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("instantiating a module whose start function loops = %v, want the metering's trap (unreachable)", err)
+	}
+}
+
 // TestMeterAddsSections: a module without global or export section gets
 // them in the right place (wazero checks the order).
 func TestMeterAddsSections(t *testing.T) {
@@ -119,7 +145,7 @@ func TestMeterAddsSections(t *testing.T) {
 		sec(10, []byte{1}, body([]byte{0}, 0x0B)),
 		sec(11, []byte{0}), // data
 	)
-	out, err := meter(code)
+	out, err := meter(code, testStart)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +174,7 @@ func TestMeterRefuses(t *testing.T) {
 		{"section overruns", append(withCode(0x0B)[:8], 10, 0x7F, 1), "section 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := meter(tc.code)
+			_, err := meter(tc.code, testStart)
 			if !errors.Is(err, ErrMeter) || !strings.Contains(err.Error(), tc.has) {
 				t.Fatalf("meter = %v, want ErrMeter containing %q", err, tc.has)
 			}
@@ -165,7 +191,7 @@ func FuzzMeter(f *testing.F) {
 	rt := wazero.NewRuntime(ctx)
 	defer rt.Close(ctx)
 	f.Fuzz(func(t *testing.T, code []byte) {
-		out, err := meter(code)
+		out, err := meter(code, testStart)
 		if err != nil && !errors.Is(err, ErrMeter) {
 			t.Fatalf("meter = %v, want nil or ErrMeter", err)
 		}

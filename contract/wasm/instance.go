@@ -50,6 +50,13 @@ type instanceKey struct{}
 // instantiate makes an instance and runs the module's _initialize (Go's
 // runtime and package initialisers, C's constructors), then records the
 // memory that every call will start from.
+//
+// _initialize (and a start function, which runs within InstantiateModule
+// from the fuel global's initial value) has the engine's Fuel budget, the
+// peer's default, whatever a definition sets for calls: a module is
+// compiled once per code hash for every definition that names it. Its
+// work is deterministic, so one whose _initialize runs out does so on
+// every peer, at Compile (deploy refuses it), with ErrFuel.
 func (m *Module) instantiate() (*instance, error) {
 	in := &instance{m: m}
 	in.clock = clockStart
@@ -59,11 +66,13 @@ func (m *Module) instantiate() (*instance, error) {
 	if m.e.opts.CopyOnWrite {
 		ctx = experimental.WithMemoryAllocator(ctx, in.allocator())
 	}
-	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions("_initialize")
+	// No start functions: _initialize is called below, once the fuel
+	// global is known, so that running out of fuel is named as such.
+	cfg := wazero.NewModuleConfig().WithName("").WithStartFunctions()
 	mod, err := m.e.rt.InstantiateModule(ctx, m.cm, cfg)
 	m.e.m.instantiations.Add(1)
 	if err != nil {
-		return nil, fmt.Errorf("%w: instantiating: %v", ErrABI, in.describe(ctx, err))
+		return nil, fmt.Errorf("%w: instantiating (a start function's budget is the engine's fuel, %d units): %v", ErrABI, m.e.opts.Fuel, in.describe(ctx, err))
 	}
 	in.mod, in.mem, in.invoke = mod, mod.Memory(), mod.ExportedFunction(InvokeExport)
 	fuel, ok := mod.ExportedGlobal(FuelExport).(api.MutableGlobal)
@@ -72,6 +81,19 @@ func (m *Module) instantiate() (*instance, error) {
 		return nil, fmt.Errorf("%w: the metered module has no mutable global %q", ErrMeter, FuelExport)
 	}
 	in.fuel = fuel
+	if init := mod.ExportedFunction(InitExport); init != nil {
+		in.budget = m.e.opts.Fuel
+		fuel.Set(uint64(in.budget))
+		if _, err := init.Call(ctx); err != nil {
+			err = in.describe(ctx, err)
+			mod.Close(ctx)
+			if !errors.Is(err, ErrFuel) {
+				err = fmt.Errorf("%w: %s failed: %v", ErrABI, InitExport, err)
+			}
+			return nil, err
+		}
+		in.budget = 0
+	}
 	in.clock0 = in.clock
 	buf, _ := in.mem.Read(0, in.mem.Size())
 	if m.snap != nil && bytes.Equal(buf, m.snap) {
@@ -121,7 +143,10 @@ func (in *instance) describe(ctx context.Context, err error) error {
 		return fmt.Errorf("%w (%d pages of 64 KiB): %v%s", ErrMemory, in.m.e.opts.MemoryPages, in.abort, out)
 	case in.abort != nil:
 		return fmt.Errorf("%w%s", in.abort, out)
-	case in.fuel != nil && int64(in.fuel.Get()) < 0: // only the metering code traps so
+	case in.fuel != nil && int64(in.fuel.Get()) < 0 && in.stub == nil: // only the metering code traps so
+		return fmt.Errorf("%w: module %.12s: its %s (Go's runtime and package inits, C's constructors) used up its budget of %d units (about one a WebAssembly instruction; the peer's default fuel, whatever the definition's)%s",
+			ErrFuel, in.m.Hash(), InitExport, in.budget, out)
+	case in.fuel != nil && int64(in.fuel.Get()) < 0:
 		return fmt.Errorf("%w: module %.12s function %q used up its budget of %d units (about one a WebAssembly instruction; the definition's fuel, or the peer's default)%s",
 			ErrFuel, in.m.Hash(), in.stub.Function(), in.budget, out)
 	case ctx.Err() != nil:

@@ -40,6 +40,14 @@ type Options struct {
 	// it loses (this project's machine: 377 µs a Go Smallbank call against
 	// 212 µs copying 4 MiB). Default false.
 	CopyOnWrite bool
+	// Interpreter runs modules on wazero's interpreter instead of
+	// compiling them to machine code: Compile takes a fraction of the
+	// time (a Go module of 4.6 MB: see docs/contracts.md), calls run many
+	// times slower. It checks a module exactly as the compiler would (the
+	// same decoder, validation, imports, exports and _initialize under
+	// the same fuel), so it suits a client that only checks a module
+	// (strand contract package, deploy), never a peer. Default false.
+	Interpreter bool
 	// OutputBytes is how much of a call's stdout and stderr (WASI fd 1 and
 	// 2) is kept for its error message. Default 2048, 0 to 65536.
 	OutputBytes int

@@ -2,6 +2,7 @@ package wasm_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -178,6 +179,48 @@ func TestWithFuel(t *testing.T) {
 	}
 	if same, err := m.WithFuel(0); same != m || err != nil {
 		t.Errorf("WithFuel(0) = %v, %v: want the module itself", same, err)
+	}
+}
+
+// TestInitFuel: an _initialize that never ends is ended by the engine's
+// fuel, not by the deadline, refused at Compile as ErrFuel and counted;
+// the engine compiles and serves the next module at once. The same on
+// the interpreter, which strand contract deploy checks modules with.
+func TestInitFuel(t *testing.T) {
+	for _, interp := range []bool{false, true} {
+		e := engine(t, wasm.Options{Timeout: time.Minute, Fuel: 1_000_000, Interpreter: interp})
+		_, err := e.Compile(wasmtest.C(t, "contract/wasm/testdata/initloop.c"))
+		if !errors.Is(err, wasm.ErrFuel) || !strings.Contains(err.Error(), "_initialize") || !strings.Contains(err.Error(), "budget of 1000000 units") {
+			t.Fatalf("interpreter %v: Compile = %v, want ErrFuel naming _initialize and the budget of 1000000", interp, err)
+		}
+		if got := e.Metrics(); got.CompileErrors != 1 || got.Compiles != 0 {
+			t.Errorf("interpreter %v: metrics %v: want one refused code, none compiled", interp, got)
+		}
+		m := compile(t, e, misbehave(t))
+		if got := call(t, m, "echo", "next"); got != "next" {
+			t.Fatalf("interpreter %v: the next module's call = %q", interp, got)
+		}
+	}
+}
+
+// TestInterpreter: a module checked on the interpreter answers, fails
+// and runs out of fuel as on the compiler, and the interpreter refuses
+// what the compiler refuses.
+func TestInterpreter(t *testing.T) {
+	opts := wasm.Options{Fuel: 1_000_000, Timeout: time.Minute}
+	comp := compile(t, engine(t, opts), misbehave(t))
+	opts.Interpreter = true
+	ie := engine(t, opts)
+	interp := compile(t, ie, misbehave(t))
+	for _, fn := range []string{"echo", "counter", "fail", "trap", "loop", "badkey"} {
+		a, aerr := comp.Invoke(newStub(fn, "x", "y"))
+		b, berr := interp.Invoke(newStub(fn, "x", "y"))
+		if string(a) != string(b) || fmt.Sprint(aerr) != fmt.Sprint(berr) {
+			t.Errorf("%s: compiler %q, %v; interpreter %q, %v", fn, a, aerr, b, berr)
+		}
+	}
+	if _, err := ie.Compile(wasmtest.C(t, "contract/wasm/testdata/noabi.c")); !errors.Is(err, wasm.ErrABI) {
+		t.Errorf("interpreter: Compile(noabi) = %v, want ErrABI", err)
 	}
 }
 
