@@ -32,8 +32,9 @@ type EnergySpec struct {
 const DefaultEnergyEvery = 100 * time.Millisecond
 
 // ReplayEnergy is what a replay's energy recorder measured: the whole
-// replay beside the peer's busy periods (the union of its verify,
-// validate and persist intervals), and what the meter itself cost.
+// replay beside the peer's busy periods (the union of its receive,
+// verify, validate and persist intervals), and what the meter itself
+// cost.
 type ReplayEnergy struct {
 	Source       energy.Source       `json:"source"`
 	Model        *energy.ModelParams `json:"model,omitempty"`
@@ -43,7 +44,8 @@ type ReplayEnergy struct {
 	BusyJ        float64             `json:"busy_j"`
 	BusyOutsideS float64             `json:"busy_outside_s"`
 	// ValidationS and ValidationJ are over the study's own busy time,
-	// tt_c (§III-D): the union of the verify and validate intervals only,
+	// tt_c (§III-D): the union of the receive, verify and validate
+	// intervals only,
 	// since the study excludes the ledger write (here stage 3: block
 	// store append and fsync, state batch, notify) from each block's
 	// validation latency. Busy* keep it: the stricter figure. The time
@@ -71,12 +73,17 @@ type ReplayEnergy struct {
 // energyRecorder is the replay's energy log. Readings come from two
 // places: a sampling goroutine every Every (the study's method), and the
 // edges of busy periods, where the power steps: just before each paced
-// block is delivered, at the end of each validate (the end of a block's
-// validation, the study's busy time) and at the end of each persist,
-// which ends a block's work when the peer is not saturated. The edge readings keep
-// Overlay from smearing a block's burst into the idle gap beside it,
-// which at a 10 ms period would otherwise charge part of the burst to
-// idle and flatter the busy figure at low rates.
+// block is handed to Deliver (after the bench has read it from the chain
+// file), where the block's receive interval starts, at the end of each
+// validate (the end of a block's validation, the study's busy time) and
+// at the end of each persist, which ends a block's work when the peer is
+// not saturated. The edge readings keep Overlay from smearing a block's
+// burst into the idle gap beside it, which would charge part of the
+// burst to idle and flatter the busy figure at low rates: a step of the
+// log that is a fraction f busy is charged f of its energy, so a step
+// that began well before the busy period (at a 10 ms period; or, before
+// the receive interval existed, at the pre-delivery reading, ahead of
+// Deliver's own work) charges the burst's CPU at the step's average.
 type energyRecorder struct {
 	every  time.Duration
 	active atomic.Bool // between start and finish; onBusy ignores the rest
@@ -238,8 +245,8 @@ func (r *energyRecorder) finish() (*ReplayEnergy, error) {
 	}, nil
 }
 
-// validation returns the verify and validate intervals of busy: the
-// study's busy time, without the ledger write.
+// validation returns the receive, verify and validate intervals of busy:
+// the study's busy time, without the ledger write.
 func validation(busy []energy.Interval) []energy.Interval {
 	out := make([]energy.Interval, 0, len(busy))
 	persist := committer.StagePersist.String()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"syscall"
@@ -190,4 +191,21 @@ func startReplayProfile(path string) (stop func() error, err error) {
 		return nil, fmt.Errorf("bench: replay CPU profile %s: %w", path, err)
 	}
 	return func() error { pprof.StopCPUProfile(); return f.Close() }, nil
+}
+
+// startReplayTrace writes a Go execution trace of the timed replay into
+// path; "" traces nothing.
+func startReplayTrace(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: replay trace: %w", err)
+	}
+	if err := trace.Start(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: replay trace %s: %w", path, err)
+	}
+	return func() error { trace.Stop(); return f.Close() }, nil
 }

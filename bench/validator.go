@@ -49,6 +49,9 @@ type ValidatorConfig struct {
 	// part in the file PREFIX + "N.pprof" (N from 0, the full-speed
 	// replay, then each of Rates).
 	ProfilePrefix string
+	// TracePrefix, if set, gets a Go execution trace of each replay's
+	// timed part in PREFIX + "N.trace", N as for ProfilePrefix.
+	TracePrefix string
 }
 
 // ValidatorResult is what one run measured. JSON names are stable.
@@ -172,6 +175,9 @@ func RunValidatorRates(cfg ValidatorConfig) ([]*ValidatorResult, error) {
 		spec.RateTPS = rate.TPS
 		if cfg.ProfilePrefix != "" {
 			spec.CPUProfile = fmt.Sprintf("%s%d.pprof", cfg.ProfilePrefix, i)
+		}
+		if cfg.TracePrefix != "" {
+			spec.Trace = fmt.Sprintf("%s%d.trace", cfg.TracePrefix, i)
 		}
 		if rate.OfMax > 0 {
 			spec.RateTPS = rate.OfMax * maxTPS

@@ -18,6 +18,12 @@ const (
 	// StagePersist is stage 3 on one group: append, fsync, state batch,
 	// notify.
 	StagePersist
+	// StageReceive is Deliver's own work on one accepted block, on the
+	// caller's goroutine: decoding it and checking its place in the chain
+	// (number, previous hash, header hash), up to the point where it is
+	// queued for stage 1. It is the block's work before any stage-1 job
+	// runs; waiting for room in the window and queueing are not in it.
+	StageReceive
 	numStages
 )
 
@@ -29,14 +35,17 @@ func (s Stage) String() string {
 		return "validate"
 	case StagePersist:
 		return "persist"
+	case StageReceive:
+		return "receive"
 	}
 	return fmt.Sprintf("Stage(%d)", uint8(s))
 }
 
 // BusyFunc is told of every interval during which a stage worked on a
-// block (verify, validate) or a group of blocks (persist), once the
-// interval ends. It is called from the stage's own goroutines, verify's
-// from several at once, so it must be safe for concurrent use, quick,
+// block (receive, verify, validate) or a group of blocks (persist), once
+// the interval ends. It is called from the stage's own goroutines
+// (receive's from Deliver's caller), verify's from several at once, so
+// it must be safe for concurrent use, quick,
 // and must not block: the energy bench lays these intervals over its
 // energy log to exclude the peer's idle time (energy.Overlay).
 //

@@ -35,9 +35,9 @@ func TestBusyClockCountsOverlapOnce(t *testing.T) {
 	}
 }
 
-// TestBusyIntervals: every block is reported once by verify and by
-// validate, every group by persist; each block's intervals follow its
-// path through the pipeline; Metrics sums them.
+// TestBusyIntervals: every block is reported once by receive, verify
+// and validate, every group by persist; each block's intervals follow
+// its path through the pipeline; Metrics sums them.
 func TestBusyIntervals(t *testing.T) {
 	n := newTestNet(t)
 	var mu sync.Mutex
@@ -87,9 +87,9 @@ func TestBusyIntervals(t *testing.T) {
 		t.Errorf("Metrics.PipelineBusy %v, want the union of every stage's intervals %v (> 0)", m.PipelineBusy, want)
 	}
 	for i := range got[StageVerify] {
-		v, a, c := got[StageVerify][i], got[StageValidate][i], got[StagePersist][i]
-		if a[0].Before(v[1]) || c[0].Before(a[1]) {
-			t.Errorf("block %d: verify %v, validate %v, persist %v: a stage starts before the one before it ended", i, v, a, c)
+		r, v, a, c := got[StageReceive][i], got[StageVerify][i], got[StageValidate][i], got[StagePersist][i]
+		if v[0].Before(r[1]) || a[0].Before(v[1]) || c[0].Before(a[1]) {
+			t.Errorf("block %d: receive %v, verify %v, validate %v, persist %v: a stage starts before the one before it ended", i, r, v, a, c)
 		}
 	}
 }

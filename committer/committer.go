@@ -216,6 +216,7 @@ func (c *Committer) Deliver(raw []byte) error {
 	if err != nil {
 		return err
 	}
+	c.busy(StageReceive, received, time.Now())
 	if err := c.admit(len(raw)); err != nil {
 		return err
 	}

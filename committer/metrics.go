@@ -76,7 +76,8 @@ func (m Metrics) String() string {
 		m.Height, m.Signed, m.Blocks, m.Txs, m.Groups, float64(m.Blocks)/float64(max(m.Groups, 1)), m.Refused, m.Recovered)
 	fmt.Fprintf(&b, "avg per block: verify %v, validate %v, commit %v; per group: store %v, apply %v\n",
 		avg(m.Stage1, m.Blocks), avg(m.Stage2, m.Blocks), avg(m.Stage3, m.Blocks), avg(m.Store, m.Groups), avg(m.Apply, m.Groups))
-	fmt.Fprintf(&b, "busy: verify %v, validate %v, persist %v, any stage %v\n", m.Busy[StageVerify], m.Busy[StageValidate], m.Busy[StagePersist], m.PipelineBusy)
+	fmt.Fprintf(&b, "busy: receive %v, verify %v, validate %v, persist %v, any stage %v\n",
+		m.Busy[StageReceive], m.Busy[StageVerify], m.Busy[StageValidate], m.Busy[StagePersist], m.PipelineBusy)
 	fmt.Fprintf(&b, "queued: verify %d, validate %d, persist %d; overlay %d keys\n",
 		m.QueuedVerify, m.QueuedValidate, m.QueuedPersist, m.OverlayKeys)
 	codes := make([]string, 0, len(m.ByCode))

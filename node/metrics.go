@@ -59,7 +59,7 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 		overlay: d("overlay_keys", "Validated but not yet persisted keys held in memory."),
 		waits:   d("state_waits_total", "Retries while the state database (a memory node) was unavailable: backpressure."),
 		losses:  d("state_losses_total", "Times the state database (a memory node) had lost the blocks above its savepoint and they were re-applied."),
-		busy:    d("busy_seconds_total", "Wall time each stage spent working (verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
+		busy:    d("busy_seconds_total", "Wall time each stage spent working (receive: Deliver's decode and chain checks per block; verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
 		anyBusy: d("pipeline_busy_seconds_total", "Wall time at least one stage was working: the union of busy_seconds_total's intervals over all stages (their sum counts a block verified while the one before it is persisted twice). The peer's busy periods, over which bench run charges busy-period energy."),
 	}
 }

@@ -86,6 +86,7 @@ type validatorFlags struct {
 	cpuProfile       string
 	memProfile       string
 	replayProfiles   string
+	replayTraces     string
 	// Energy (benchenergy.go).
 	energy  energyFlags
 	preset  string
@@ -131,6 +132,7 @@ invariant is checked.`,
 	fl.StringVar(&f.htmlFile, "html", "", "write an HTML report to this file: the tables and a tx/s/J chart (\"\": none)")
 	fl.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	fl.StringVar(&f.memProfile, "memprofile", "", "write a Go allocation profile of the whole run to this file")
+	fl.StringVar(&f.replayTraces, "replay-trace", "", "write a Go execution trace of each replay's timed part (the peer process) into this directory: runR-N.trace, named as --replay-cpuprofile names its profiles (go tool trace reads them: per-P idle gaps, wake-ups and syscalls inside a block's busy period)")
 	fl.StringVar(&f.replayProfiles, "replay-cpuprofile", "", "write a Go CPU profile of each replay's timed part (the peer process) into this directory: runR-N.pprof, R the table row of the run's full-speed replay and N the replay (0 at full speed, then each --rate), both from 0")
 	fl.StringVar(&f.dir, "ledger-dir", "", "the peer's ledger directory (default: a temporary directory, removed afterwards)")
 	// --dir names a network everywhere else.
@@ -177,6 +179,14 @@ func runValidator(out io.Writer, f validatorFlags) error {
 	if err != nil {
 		return fmt.Errorf("finding this executable to run the peer process: %w", err)
 	}
+	if f.replayTraces != "" {
+		if err := os.MkdirAll(f.replayTraces, 0o755); err != nil {
+			return fmt.Errorf("--replay-trace: %w", err)
+		}
+		if f.replayTraces, err = filepath.Abs(f.replayTraces); err != nil {
+			return fmt.Errorf("--replay-trace: %w", err)
+		}
+	}
 	if f.replayProfiles != "" {
 		if err := os.MkdirAll(f.replayProfiles, 0o755); err != nil {
 			return fmt.Errorf("--replay-cpuprofile: %w", err)
@@ -199,6 +209,9 @@ func runValidator(out io.Writer, f validatorFlags) error {
 					Progress:      newProgress(fmt.Sprintf("block size %d, %s%s", size, mode, v.label())),
 					ReplayCommand: []string{exe, "bench", "validator-replay"},
 					Workers:       v.workers, Reparse: v.reparse, Energy: ev.energy, Rates: ev.rates,
+				}
+				if f.replayTraces != "" {
+					cfg.TracePrefix = filepath.Join(f.replayTraces, fmt.Sprintf("run%d-", len(results)))
 				}
 				if f.replayProfiles != "" {
 					cfg.ProfilePrefix = filepath.Join(f.replayProfiles, fmt.Sprintf("run%d-", len(results)))

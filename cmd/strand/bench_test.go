@@ -28,11 +28,12 @@ func TestMain(m *testing.M) {
 func TestBenchValidator(t *testing.T) {
 	jsonFile := filepath.Join(t.TempDir(), "out.json")
 	profiles := filepath.Join(t.TempDir(), "profiles")
+	traces := filepath.Join(t.TempDir(), "traces")
 	var out bytes.Buffer
 	cmd := rootCmd()
 	cmd.SetOut(&out)
 	cmd.SetArgs([]string{"bench", "validator", "--blocks", "4", "--block-size", "5,1", "--accounts", "100",
-		"--crypto-time", "50ms", "--json", jsonFile, "--replay-cpuprofile", profiles})
+		"--crypto-time", "50ms", "--json", jsonFile, "--replay-cpuprofile", profiles, "--replay-trace", traces})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +74,9 @@ func TestBenchValidator(t *testing.T) {
 	for run := range 4 {
 		if fi, err := os.Stat(filepath.Join(profiles, fmt.Sprintf("run%d-0.pprof", run))); err != nil || fi.Size() == 0 {
 			t.Errorf("replay profile of run %d: %v", run, err)
+		}
+		if fi, err := os.Stat(filepath.Join(traces, fmt.Sprintf("run%d-0.trace", run))); err != nil || fi.Size() == 0 {
+			t.Errorf("replay trace of run %d: %v", run, err)
 		}
 	}
 }
