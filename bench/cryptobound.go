@@ -23,8 +23,9 @@ package bench
 // orgs have Ed25519 CAs) the nodes' path is the committer's: each block's
 // transaction signatures split into one share per worker, each share
 // checked as one identity.Batch (committer.Options.VerifyBatch's
-// default), the block's signature alone; the stock path checks every
-// signature one by one (the library's single check, ZIP-215's rule).
+// default), the block's signature alone with the orderer key's table
+// (identity/zip215); the stock path checks every signature one by one
+// (the library's single check, ZIP-215's rule, no tables).
 
 import (
 	"fmt"

@@ -21,9 +21,11 @@ type CryptoRates struct {
 	VerifyPerSec float64
 	SignCPU      time.Duration // per signature
 	VerifyCPU    time.Duration // per verification
-	// StockVerifyPerSec and StockVerifyCPU are verification through
-	// crypto/ecdsa alone (no key tables), for the stock bound printed
-	// beside the nodes' own; VerifyPerSec is the nodes' path.
+	// StockVerifyPerSec and StockVerifyCPU are verification through the
+	// library alone (crypto/ecdsa, or ed25519consensus's single ZIP-215
+	// check; no key tables), for the stock bound printed beside the
+	// nodes' own; VerifyPerSec is the nodes' path (the client key's
+	// table, P-256 or Ed25519, once it has earned one).
 	StockVerifyPerSec float64
 	StockVerifyCPU    time.Duration
 	MessageLength     int
@@ -133,7 +135,7 @@ type EndToEndBound struct {
 	SignsPerTx    float64
 	VerifiesPerTx float64
 	TxPerSec      float64 // with the nodes' verification path
-	// StockTxPerSec is the bound with crypto/ecdsa verification; 0 when
+	// StockTxPerSec is the bound with the library's verification (no key tables); 0 when
 	// the rates have no stock measurement.
 	StockTxPerSec float64
 }

@@ -24,6 +24,11 @@
 //     or batched (Batch, Member.VerifyBatch), follows ZIP-215's cofactored
 //     rule, not crypto/ed25519's (ed25519.go says why), so a batch decides
 //     exactly what single checks decide.
+//   - Verification against keys seen before uses precomputed per-key
+//     tables (identity/p256, identity/zip215) within a byte budget
+//     (keyTables): pinned for the channel's peers, orderers and admins,
+//     earned by client keys after KeyTablePromoteAfter checks. A table
+//     changes the cost of a check, never its answer.
 //   - Members and Identities handed out are shared: callers treat them as
 //     read-only.
 //

@@ -12,6 +12,8 @@ import (
 
 	"filippo.io/edwards25519"
 	"github.com/hdevalence/ed25519consensus"
+
+	"github.com/strand-ledger/strand/identity/zip215"
 )
 
 // zip215Accepts lists the Wycheproof cases marked invalid that strand's
@@ -39,9 +41,10 @@ type edWycheproof struct {
 }
 
 // TestEd25519Wycheproof runs every Wycheproof Ed25519 case through the
-// single check and a batch of one, and requires Wycheproof's answer except
-// for the cases zip215Accepts lists, where crypto/ed25519 must say invalid
-// and strand valid.
+// single check, a batch of one and the key's precomputed tables at the
+// default and pinned widths (identity/zip215), and requires one answer
+// from all four, Wycheproof's except for the cases zip215Accepts lists,
+// where crypto/ed25519 must say invalid and strand valid.
 func TestEd25519Wycheproof(t *testing.T) {
 	raw, err := os.ReadFile("testdata/wycheproof/ed25519_test.json")
 	if err != nil {
@@ -56,6 +59,14 @@ func TestEd25519Wycheproof(t *testing.T) {
 	for _, g := range f.TestGroups {
 		pub := mustHex(t, g.PublicKey.PK)
 		key := newEdKey(pub)
+		var tabs []*zip215.Table
+		for _, w := range []int{zip215.Window, zip215.PinnedWindow} {
+			tab, err := zip215.NewTableWindow(pub, w)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tabs = append(tabs, tab)
+		}
 		for _, c := range g.Tests {
 			n++
 			msg, sig := mustHex(t, c.Msg), mustHex(t, c.Sig)
@@ -64,6 +75,11 @@ func TestEd25519Wycheproof(t *testing.T) {
 			batch := b.add(key, msg, sig) && b.Verify()
 			if batch != got {
 				t.Errorf("tcId %d (%s): batch of one says %v, single %v", c.TcID, c.Comment, batch, got)
+			}
+			for _, tab := range tabs {
+				if v := tab.Verify(msg, sig); v != got {
+					t.Errorf("tcId %d (%s): %d-bit table says %v, single %v", c.TcID, c.Comment, tab.Window(), v, got)
+				}
 			}
 			want := c.Result == "valid"
 			if why, ok := zip215Accepts[c.TcID]; ok {
@@ -283,4 +299,53 @@ func FuzzEd25519Batch(f *testing.F) {
 		var b Batch
 		checkBatch(t, &b, cs)
 	})
+}
+
+// TestEd25519MemberTables checks Member.Verify for an Ed25519 client
+// along its key's life (no table, a default-width table, a widened one)
+// and for a pinned peer against the single check on random messages and
+// corruptions: the table changes the cost, never the answer.
+func TestEd25519MemberTables(t *testing.T) {
+	f := newFixture(t)
+	f.reg.keys.widenAfter = 50
+	rng := rand.New(rand.NewPCG(21, 22))
+	client := mustIssue(t, f.caEd, "client", RoleClient, Ed25519)
+	peer := mustIssue(t, f.caEd, "peer", RolePeer, Ed25519)
+	other := mustIssue(t, f.caEd, "other", RoleClient, Ed25519)
+	widths := map[int]int{}
+	for _, s := range []*Signer{client, peer} {
+		m, err := f.reg.Member(s.Identity())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 400 {
+			msg := make([]byte, rng.IntN(300))
+			for j := range msg {
+				msg[j] = byte(rng.Uint32())
+			}
+			sig, _ := s.Sign(msg)
+			switch i % 5 {
+			case 1:
+				sig[rng.IntN(64)] ^= 1 << rng.IntN(8)
+			case 2:
+				sig, _ = other.Sign(msg)
+			case 3:
+				if len(msg) > 0 {
+					msg[0] ^= 1
+				}
+			}
+			want := verifyEd25519(m.ed.pub, msg, sig)
+			if err := m.Verify(msg, sig); (err == nil) != want {
+				t.Fatalf("%s, check %d: Member.Verify %v, single check %v", m.Name, i, err, want)
+			}
+			if tab := m.tab.Load(); tab != nil {
+				widths[tab.Window()]++
+			} else {
+				widths[0]++
+			}
+		}
+	}
+	if widths[0] == 0 || widths[zip215.Window] == 0 || widths[zip215.PinnedWindow] == 0 {
+		t.Fatalf("checks by table width %v: expected some without a table, some at %d and at %d bits", widths, zip215.Window, zip215.PinnedWindow)
+	}
 }

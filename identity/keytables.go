@@ -6,26 +6,32 @@ import (
 	"sync/atomic"
 
 	"github.com/strand-ledger/strand/identity/p256"
+	"github.com/strand-ledger/strand/identity/zip215"
 )
 
 // DefaultKeyTableBytes bounds the memory of the precomputed verification
 // tables a Registry builds for client keys: issue #22's bound of 64 MiB per
-// node (at 78 KiB a table, about 820 client keys hold tables at once).
+// node (at 78 KiB a P-256 table or 80 KiB an Ed25519 one, about 820
+// client keys hold tables at once).
 const DefaultKeyTableBytes = 64 << 20
 
 // KeyTablePromoteAfter is how many verifications against a client key
 // without a table it takes before the key gets one: a table costs about
-// five verifications to build, so a key seen once or twice never pays.
+// five P-256 or three Ed25519 verifications to build, so a key seen once
+// or twice never pays.
 const KeyTablePromoteAfter = 4
 
 // KeyTableWidenAfter is how many verifications with a default-width
-// (p256.Window) table it takes before a client key's table is rebuilt at
-// p256.PinnedWindow: a hot client key (the few identities that submit
+// table (p256.Window, zip215.Window) it takes before a client key's table
+// is rebuilt at the pinned width (p256.PinnedWindow,
+// zip215.PinnedWindow): a hot client key (the few identities that submit
 // most transactions verify ~5 times per transaction on the network) then
-// checks as fast as a peer's. An 8-bit table costs 1.7 ms to build and
-// saves about 6 µs a check (identity/p256's BenchmarkWindows, w8/build
+// checks as fast as a peer's. An 8-bit P-256 table costs 1.7 ms to build
+// and saves about 6 µs a check (identity/p256's BenchmarkWindows, w8/build
 // and w5/verify against w8/verify), so it pays for itself within some
-// 300 further checks; a key must have shown more use than that first.
+// 300 further checks; an 8-bit Ed25519 table costs 1.0 ms and saves about
+// 4 µs (identity/zip215's BenchmarkWindows), some 250 checks. A key must
+// have shown more use than that first.
 const KeyTableWidenAfter = 1024
 
 // wideShare is the share of the client-table limit that wide tables may
@@ -35,7 +41,10 @@ const KeyTableWidenAfter = 1024
 const wideShare = 2
 
 // keyTables is a Registry's bounded cache of verification tables for
-// client members' P-256 keys. Peers', orderers' and admins' members get
+// client members' keys, P-256 (identity/p256) and Ed25519
+// (identity/zip215) alike: both answer exactly as the library would, and
+// the machinery (promotion, widening, the byte limit, CLOCK, metrics)
+// sees only a keyTable's size and whether it is wide. Peers', orderers' and admins' members get
 // their table when they are validated and keep it (they come from the
 // channel's own orgs and are few); they are counted in Pinned* only.
 //
@@ -44,17 +53,17 @@ const wideShare = 2
 // flags, until the bytes fit. An evicted member loses its table pointer
 // and starts counting again.
 //
-// A client table starts at p256.Window bits and is widened once to
-// p256.PinnedWindow after KeyTableWidenAfter hits (widen), if the wide
-// tables then fit in limit/wideShare; eviction drops wide and narrow
+// A client table starts at its algorithm's default width and is widened
+// once to the pinned width after KeyTableWidenAfter hits (widen), if the
+// wide tables then fit in limit/wideShare; eviction drops wide and narrow
 // tables alike.
 //
-// Invariant: bytes == Σ Size of the tables of members in ring, wide ==
-// Σ Size of those of them at p256.PinnedWindow, bytes <= limit and wide <=
+// Invariant: bytes == Σ size of the tables of members in ring, wide ==
+// Σ size of those of them that are wide, bytes <= limit and wide <=
 // limit/wideShare after every admission.
 type keyTables struct {
 	limit int64
-	// stock: no tables at all, every verification through crypto/ecdsa
+	// stock: no tables at all, every verification through the library
 	// (Registry.DisableKeyTables, for measuring the stock bound).
 	stock bool
 	// widenAfter is KeyTableWidenAfter (tests lower it).
@@ -116,39 +125,88 @@ func (k *keyTables) metrics() KeyTableMetrics {
 	}
 }
 
-// pin builds the table of a non-client member at validation: of width
-// PinnedWindow for peers and orderers, whose keys sign every endorsement
-// and block (396 KiB, 18% faster a check than the default width), and of
-// the default width for admins, who sign rarely.
+// keyTable is one member's precomputed verification table: ec for a
+// P-256 key, ed for an Ed25519 key (exactly one is set). wide says it was
+// built at its algorithm's pinned width (p256.PinnedWindow,
+// zip215.PinnedWindow). It is immutable.
+type keyTable struct {
+	ec   *p256.Table
+	ed   *zip215.Table
+	size int64
+	wide bool
+}
+
+// Window is the table's width in bits.
+func (t *keyTable) Window() int {
+	if t.ec != nil {
+		return t.ec.Window()
+	}
+	return t.ed.Window()
+}
+
+// buildTable builds m's table at its algorithm's pinned width (wide) or
+// default width.
+func buildTable(m *Member, wide bool) (*keyTable, error) {
+	if m.ec != nil {
+		w := p256.Window
+		if wide {
+			w = p256.PinnedWindow
+		}
+		t, err := p256.NewTableWindow(m.ec, w)
+		if err != nil {
+			return nil, err
+		}
+		return &keyTable{ec: t, size: int64(t.Size()), wide: wide}, nil
+	}
+	w := zip215.Window
+	if wide {
+		w = zip215.PinnedWindow
+	}
+	t, err := zip215.NewTableWindow(m.ed.pub, w)
+	if err != nil {
+		return nil, err
+	}
+	return &keyTable{ed: t, size: int64(t.Size()), wide: wide}, nil
+}
+
+// wideSize is the size of m's table at its algorithm's pinned width.
+func wideSize(m *Member) int64 {
+	if m.ec != nil {
+		return int64(p256.TableSize(p256.PinnedWindow))
+	}
+	return int64(zip215.TableSize(zip215.PinnedWindow))
+}
+
+// pin builds the table of a non-client member at validation: at the
+// pinned width for peers and orderers, whose keys sign every endorsement
+// and block (P-256: 396 KiB, 18% faster a check than the default width;
+// Ed25519: see zip215.PinnedWindow), and at the default width for
+// admins, who sign rarely.
 func (k *keyTables) pin(m *Member) {
 	if k.stock {
 		return
 	}
-	w := p256.PinnedWindow
-	if m.Role == RoleAdmin {
-		w = p256.Window
-	}
-	t, err := p256.NewTableWindow(m.ec, w)
+	t, err := buildTable(m, m.Role != RoleAdmin)
 	if err != nil {
-		k.buildErrors.Add(1) // the stdlib path still verifies (and rejects)
+		k.buildErrors.Add(1) // the library path still verifies (and rejects)
 		return
 	}
 	m.tab.Store(t)
 	k.pinnedKeys.Add(1)
-	k.pinnedBytes.Add(int64(t.Size()))
+	k.pinnedBytes.Add(t.size)
 }
 
 // table returns the member's table for one verification, counting the
 // use and building one when a client key has been seen often enough.
-// Nil means verify with the standard library.
-func (k *keyTables) table(m *Member) *p256.Table {
+// Nil means verify with the library (crypto/ecdsa, ed25519consensus).
+func (k *keyTables) table(m *Member) *keyTable {
 	if t := m.tab.Load(); t != nil {
 		if m.Role == RoleClient {
 			k.hits.Add(1)
 			if !m.ref.Load() {
 				m.ref.Store(true)
 			}
-			if t.Window() < p256.PinnedWindow {
+			if !t.wide {
 				k.maybeWiden(m, t)
 			}
 		}
@@ -161,8 +219,8 @@ func (k *keyTables) table(m *Member) *p256.Table {
 	if m.uses.Add(1) != KeyTablePromoteAfter {
 		return nil // exactly one caller builds; the rest go on meanwhile
 	}
-	t, err := p256.NewTable(m.ec)
-	if err != nil || int64(t.Size()) > k.limit {
+	t, err := buildTable(m, false)
+	if err != nil || t.size > k.limit {
 		k.buildErrors.Add(1)
 		return nil
 	}
@@ -172,23 +230,23 @@ func (k *keyTables) table(m *Member) *p256.Table {
 }
 
 // maybeWiden counts a hit on m's narrow table t and, every
-// KeyTableWidenAfter hits, tries to rebuild it at p256.PinnedWindow. The
+// KeyTableWidenAfter hits, tries to rebuild it at the pinned width. The
 // count goes on where the wide tables are full, so the key tries again
 // once CLOCK has freed room. Exactly one caller sees each multiple; the
 // others keep verifying with t meanwhile.
-func (k *keyTables) maybeWiden(m *Member, t *p256.Table) {
+func (k *keyTables) maybeWiden(m *Member, t *keyTable) {
 	n := m.uses.Add(1) - KeyTablePromoteAfter
 	if n <= 0 || n%k.widenAfter != 0 {
 		return
 	}
-	wideSize := int64(p256.TableSize(p256.PinnedWindow))
+	size := wideSize(m)
 	k.mu.Lock()
-	fits := k.wide+wideSize <= k.limit/wideShare
+	fits := k.wide+size <= k.limit/wideShare
 	k.mu.Unlock()
 	if !fits {
 		return
 	}
-	wt, err := p256.NewTableWindow(m.ec, p256.PinnedWindow)
+	wt, err := buildTable(m, true)
 	if err != nil {
 		k.buildErrors.Add(1)
 		return
@@ -197,7 +255,7 @@ func (k *keyTables) maybeWiden(m *Member, t *p256.Table) {
 	defer k.mu.Unlock()
 	// m may have been evicted, or the wide share filled, while the table
 	// was built: then it is dropped.
-	if m.tab.Load() != t || k.wide+wideSize > k.limit/wideShare {
+	if m.tab.Load() != t || k.wide+size > k.limit/wideShare {
 		return
 	}
 	k.removeLocked(m, t)
@@ -206,14 +264,14 @@ func (k *keyTables) maybeWiden(m *Member, t *p256.Table) {
 }
 
 // admit installs t on m and evicts until the tables fit the limit.
-func (k *keyTables) admit(m *Member, t *p256.Table) {
+func (k *keyTables) admit(m *Member, t *keyTable) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.admitLocked(m, t)
 }
 
-func (k *keyTables) admitLocked(m *Member, t *p256.Table) {
-	size := int64(t.Size())
+func (k *keyTables) admitLocked(m *Member, t *keyTable) {
+	size := t.size
 	for k.bytes+size > k.limit && len(k.ring) > 0 {
 		k.evictOneLocked()
 	}
@@ -221,7 +279,7 @@ func (k *keyTables) admitLocked(m *Member, t *p256.Table) {
 	m.tab.Store(t)
 	k.ring = append(k.ring, m)
 	k.bytes += size
-	if t.Window() == p256.PinnedWindow {
+	if t.wide {
 		k.wide += size
 	}
 	k.storeGaugesLocked()
@@ -229,7 +287,7 @@ func (k *keyTables) admitLocked(m *Member, t *p256.Table) {
 
 // removeLocked takes m, which holds t, out of the ring without clearing
 // its table pointer (a widening replaces it at once).
-func (k *keyTables) removeLocked(m *Member, t *p256.Table) {
+func (k *keyTables) removeLocked(m *Member, t *keyTable) {
 	for i, r := range k.ring {
 		if r == m {
 			k.dropLocked(i, t)
@@ -239,10 +297,10 @@ func (k *keyTables) removeLocked(m *Member, t *p256.Table) {
 }
 
 // dropLocked removes ring slot i, whose member held t, and its bytes.
-func (k *keyTables) dropLocked(i int, t *p256.Table) {
-	size := int64(t.Size())
+func (k *keyTables) dropLocked(i int, t *keyTable) {
+	size := t.size
 	k.bytes -= size
-	if t.Window() == p256.PinnedWindow {
+	if t.wide {
 		k.wide -= size
 	}
 	last := len(k.ring) - 1

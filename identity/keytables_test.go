@@ -6,15 +6,44 @@ import (
 	"testing"
 
 	"github.com/strand-ledger/strand/identity/p256"
+	"github.com/strand-ledger/strand/identity/zip215"
 )
+
+// algorithms runs a key-table test for each signature algorithm: the
+// machinery is shared, the tables differ.
+var algorithms = []Algorithm{ECDSAP256, Ed25519}
+
+// caFor is the fixture's CA whose members sign with alg.
+func (f *fixture) caFor(alg Algorithm) *CA {
+	if alg == Ed25519 {
+		return f.caEd
+	}
+	return f.ca1
+}
+
+// widths are alg's default and pinned table widths and their sizes.
+func widths(alg Algorithm) (narrow, wide int, narrowSize, wideSize int64) {
+	if alg == Ed25519 {
+		return zip215.Window, zip215.PinnedWindow, int64(zip215.TableSize(zip215.Window)), int64(zip215.TableSize(zip215.PinnedWindow))
+	}
+	return p256.Window, p256.PinnedWindow, int64(p256.TableSize(p256.Window)), int64(p256.TableSize(p256.PinnedWindow))
+}
 
 // TestKeyTablesPromoteAndEvict checks that a client key gets a table after
 // KeyTablePromoteAfter verifications, that the client tables stay within
 // the byte limit by evicting, that peers get theirs at validation, and that
 // answers never change along the way.
 func TestKeyTablesPromoteAndEvict(t *testing.T) {
+	for _, alg := range algorithms {
+		t.Run(alg.String(), func(t *testing.T) { testKeyTablesPromoteAndEvict(t, alg) })
+	}
+}
+
+func testKeyTablesPromoteAndEvict(t *testing.T, alg Algorithm) {
 	f := newFixture(t)
-	peer := mustIssue(t, f.ca1, "peer0", RolePeer, ECDSAP256)
+	ca := f.caFor(alg)
+	_, pinned, narrowSize, _ := widths(alg)
+	peer := mustIssue(t, ca, "peer0", RolePeer, alg)
 	mp, err := f.reg.Member(peer.Identity())
 	if err != nil {
 		t.Fatal(err)
@@ -22,19 +51,17 @@ func TestKeyTablesPromoteAndEvict(t *testing.T) {
 	if mp.tab.Load() == nil {
 		t.Fatal("peer member has no table after validation")
 	}
-	if w := mp.tab.Load().Window(); w != p256.PinnedWindow {
-		t.Fatalf("peer member's table is %d bits wide, expected %d", w, p256.PinnedWindow)
+	if w := mp.tab.Load().Window(); w != pinned {
+		t.Fatalf("peer member's table is %d bits wide, expected %d", w, pinned)
 	}
 	const clients = 3
-	probe := mustIssue(t, f.ca1, "probe", RoleClient, ECDSAP256)
-	pm, _ := f.reg.Member(probe.Identity())
 	// Room for two client tables: the third admission must evict one.
-	f.reg.SetKeyTableLimit(int64(2*mustTableSize(t, pm)) + 1)
+	f.reg.SetKeyTableLimit(2*narrowSize + 1)
 
 	msg := []byte("tx")
 	var members []*Member
 	for i := 0; i < clients; i++ {
-		s := mustIssue(t, f.ca1, "user"+string(rune('a'+i)), RoleClient, ECDSAP256)
+		s := mustIssue(t, ca, "user"+string(rune('a'+i)), RoleClient, alg)
 		m, err := f.reg.Member(s.Identity())
 		if err != nil {
 			t.Fatal(err)
@@ -82,20 +109,17 @@ func TestKeyTablesPromoteAndEvict(t *testing.T) {
 	}
 }
 
-// mustTableSize is the size of a client key's table (the default width).
-func mustTableSize(t *testing.T, m *Member) int {
-	t.Helper()
-	tab, err := p256.NewTable(m.ec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tab.Size()
-}
-
 // TestKeyTablesConcurrent verifies from many goroutines while tables are
 // built and evicted (run with -race).
 func TestKeyTablesConcurrent(t *testing.T) {
+	for _, alg := range algorithms {
+		t.Run(alg.String(), func(t *testing.T) { testKeyTablesConcurrent(t, alg) })
+	}
+}
+
+func testKeyTablesConcurrent(t *testing.T, alg Algorithm) {
 	f := newFixture(t)
+	_, _, narrowSize, _ := widths(alg)
 	msg := []byte("tx")
 	type cl struct {
 		m   *Member
@@ -103,12 +127,12 @@ func TestKeyTablesConcurrent(t *testing.T) {
 	}
 	var cls []cl
 	for i := 0; i < 4; i++ {
-		s := mustIssue(t, f.ca1, "c"+string(rune('a'+i)), RoleClient, ECDSAP256)
+		s := mustIssue(t, f.caFor(alg), "c"+string(rune('a'+i)), RoleClient, alg)
 		m, _ := f.reg.Member(s.Identity())
 		sig, _ := s.Sign(msg)
 		cls = append(cls, cl{m, sig})
 	}
-	f.reg.SetKeyTableLimit(int64(mustTableSize(t, cls[0].m)) + 1) // one at a time
+	f.reg.SetKeyTableLimit(narrowSize + 1) // one at a time
 	var wg sync.WaitGroup
 	for g := 0; g < 4; g++ {
 		wg.Add(1)
@@ -136,8 +160,12 @@ func TestDisableKeyTables(t *testing.T) {
 	f := newFixture(t)
 	f.reg.DisableKeyTables()
 	msg := []byte("tx")
-	for _, role := range []Role{RolePeer, RoleClient} {
-		s := mustIssue(t, f.ca1, "stock-"+role.String(), role, ECDSAP256)
+	for _, c := range []struct {
+		role Role
+		alg  Algorithm
+	}{{RolePeer, ECDSAP256}, {RoleClient, ECDSAP256}, {RolePeer, Ed25519}, {RoleClient, Ed25519}} {
+		role := c.role
+		s := mustIssue(t, f.caFor(c.alg), "stock-"+role.String(), role, c.alg)
 		m, err := f.reg.Member(s.Identity())
 		if err != nil {
 			t.Fatal(err)
@@ -168,9 +196,15 @@ func TestDisableKeyTables(t *testing.T) {
 // holds the wide share, and widens once CLOCK evicts it), that the byte
 // gauges match the tables members hold, and that answers never change.
 func TestKeyTablesWiden(t *testing.T) {
+	for _, alg := range algorithms {
+		t.Run(alg.String(), func(t *testing.T) { testKeyTablesWiden(t, alg) })
+	}
+}
+
+func testKeyTablesWiden(t *testing.T, alg Algorithm) {
 	f := newFixture(t)
 	f.reg.keys.widenAfter = 6
-	narrow, wide := int64(p256.TableSize(p256.Window)), int64(p256.TableSize(p256.PinnedWindow))
+	narrowW, wideW, narrow, wide := widths(alg)
 	// The wide share (half) holds one wide table, not two.
 	f.reg.SetKeyTableLimit(2*wide + 2*narrow)
 
@@ -180,7 +214,7 @@ func TestKeyTablesWiden(t *testing.T) {
 		sig, bad []byte
 	}
 	newClient := func(name string) cl {
-		s := mustIssue(t, f.ca1, name, RoleClient, ECDSAP256)
+		s := mustIssue(t, f.caFor(alg), name, RoleClient, alg)
 		m, err := f.reg.Member(s.Identity())
 		if err != nil {
 			t.Fatal(err)
@@ -214,9 +248,12 @@ func TestKeyTablesWiden(t *testing.T) {
 		var bytes, wideBytes int64
 		for _, c := range members {
 			if tab := c.m.tab.Load(); tab != nil {
-				bytes += int64(tab.Size())
-				if tab.Window() == p256.PinnedWindow {
-					wideBytes += int64(tab.Size())
+				bytes += tab.size
+				if tab.wide != (tab.Window() == wideW) {
+					t.Fatalf("%s: a %d-bit table marked wide %v", when, tab.Window(), tab.wide)
+				}
+				if tab.wide {
+					wideBytes += tab.size
 				}
 			}
 		}
@@ -227,15 +264,15 @@ func TestKeyTablesWiden(t *testing.T) {
 
 	a, b := newClient("hot-a"), newClient("hot-b")
 	use(a, KeyTablePromoteAfter) // promoted, then hits
-	if width(a) != p256.Window {
-		t.Fatalf("after promotion: width %d, expected %d", width(a), p256.Window)
+	if width(a) != narrowW {
+		t.Fatalf("after promotion: width %d, expected %d", width(a), narrowW)
 	}
 	use(a, 4)
-	if width(a) != p256.PinnedWindow {
-		t.Fatalf("after %d hits: width %d, expected %d", 8, width(a), p256.PinnedWindow)
+	if width(a) != wideW {
+		t.Fatalf("after %d hits: width %d, expected %d", 8, width(a), wideW)
 	}
 	use(b, KeyTablePromoteAfter+8)
-	if width(b) != p256.Window {
+	if width(b) != narrowW {
 		t.Fatalf("second hot key widened past the wide share: width %d", width(b))
 	}
 	checkGauges("a wide, b narrow", a, b)
@@ -246,7 +283,7 @@ func TestKeyTablesWiden(t *testing.T) {
 	// Cold keys need room: CLOCK evicts, and a, unused meanwhile, loses
 	// its wide table; then b widens at its next multiple of widenAfter.
 	members := []cl{a, b}
-	for i := 0; width(a) == p256.PinnedWindow; i++ {
+	for i := 0; width(a) == wideW; i++ {
 		if i == 16 {
 			t.Fatalf("%v: a's wide table survived 16 new keys", f.reg.KeyTableMetrics())
 		}
@@ -255,13 +292,13 @@ func TestKeyTablesWiden(t *testing.T) {
 		members = append(members, c)
 		checkGauges("cold keys", members...)
 	}
-	if width(b) == p256.Window { // b may have been evicted too
+	if width(b) == narrowW { // b may have been evicted too
 		use(b, 3)
 	}
 	if width(b) == 0 {
 		use(b, KeyTablePromoteAfter/2)
 	}
-	for i := 0; width(b) != p256.PinnedWindow; i++ {
+	for i := 0; width(b) != wideW; i++ {
 		if i == 6 {
 			t.Fatalf("%v: b still %d bits wide with the wide share free", f.reg.KeyTableMetrics(), width(b))
 		}

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/api"
-	"github.com/strand-ledger/strand/identity/p256"
 )
 
 // CacheEntries bounds the number of verdicts a Registry caches. When the
@@ -107,10 +106,11 @@ type Member struct {
 	ec *ecdsa.PublicKey
 	ed edKey // verified under ZIP-215's rule: ed25519.go
 
-	// Precomputed verification of ec (see keyTables): tab is the table or
-	// nil, ref the CLOCK referenced flag, uses the verifications without a
-	// table since the last eviction, keys the registry's table cache.
-	tab  atomic.Pointer[p256.Table]
+	// Precomputed verification of ec or ed (see keyTables): tab is the
+	// table or nil, ref the CLOCK referenced flag, uses the verifications
+	// without a table since the last eviction, keys the registry's table
+	// cache.
+	tab  atomic.Pointer[keyTable]
 	ref  atomic.Bool
 	uses atomic.Int32
 	keys *keyTables
@@ -174,9 +174,9 @@ func (r *Registry) newOrgState(id string, cas []*x509.Certificate, late bool) *o
 // before the registry is used.
 func (r *Registry) SetKeyTableLimit(bytes int64) { r.keys.limit = bytes }
 
-// DisableKeyTables makes every P-256 verification go through
-// crypto/ecdsa, for peers', orderers' and admins' keys too: the stock
-// library's path, which the benchmarks measure beside the nodes' path so
+// DisableKeyTables makes every verification go through the library
+// (crypto/ecdsa for P-256, ed25519consensus for Ed25519), for peers',
+// orderers' and admins' keys too: the stock path, which the benchmarks measure beside the nodes' path so
 // that a bound never flatters. Call it before the registry is used.
 func (r *Registry) DisableKeyTables() { r.keys.stock, r.keys.limit = true, 0 }
 
@@ -280,12 +280,12 @@ func (st *orgState) validate(der []byte) (*Member, error) {
 	switch alg {
 	case ECDSAP256:
 		m.ec = cert.PublicKey.(*ecdsa.PublicKey)
-		m.keys = st.keys
-		if role != RoleClient {
-			st.keys.pin(m) // the channel's own nodes and admins: built once
-		}
 	case Ed25519:
 		m.ed = newEdKey(cert.PublicKey.(ed25519.PublicKey))
+	}
+	m.keys = st.keys
+	if role != RoleClient {
+		st.keys.pin(m) // the channel's own nodes and admins: built once
 	}
 	return m, nil
 }
@@ -340,7 +340,7 @@ func (m *Member) VerifyMessage(msg *Message, sig []byte) error {
 	if len(m.ed.pub) != ed25519.PublicKeySize {
 		return m.badSignature("member has no public key, expected one from Registry.Member")
 	}
-	if !verifyEd25519(m.ed.pub, msg.b, sig) {
+	if !m.verifyEd25519(msg.b, sig) {
 		return m.badSignature("Ed25519 verification failed")
 	}
 	return nil
@@ -372,8 +372,20 @@ func (m *Member) badSignature(why string) error {
 func (m *Member) verifyECDSA(digest, sig []byte) bool {
 	if m.keys != nil {
 		if t := m.keys.table(m); t != nil {
-			return t.Verify(digest, sig)
+			return t.ec.Verify(digest, sig)
 		}
 	}
 	return ecdsa.VerifyASN1(m.ec, digest, sig)
+}
+
+// verifyEd25519 checks an Ed25519 signature over msg under ZIP-215's rule
+// with the member's precomputed table when it has (or now earns) one, else
+// ed25519consensus; both give the same answer (identity/zip215's tests).
+func (m *Member) verifyEd25519(msg, sig []byte) bool {
+	if m.keys != nil {
+		if t := m.keys.table(m); t != nil {
+			return t.ed.Verify(msg, sig)
+		}
+	}
+	return verifyEd25519(m.ed.pub, msg, sig)
 }

@@ -244,7 +244,7 @@ func WriteValidatorTable(out io.Writer, rs []*bench.ValidatorResult) {
 			rs[0].Durable, rs[0].Cores, rs[len(rs)-1].Invariant)
 		fmt.Fprintln(out, "The peer ran in its own process: CPU and peak RSS are the peer's alone.")
 		fmt.Fprintln(out, "Latency is per block under saturation, from delivery to the peer until durable commit.")
-		fmt.Fprintln(out, "crypto bound: every signature of the chain verified through the nodes' path (precomputed tables for known P-256 keys; Ed25519 in per-worker batches); ratio = committed / this bound.")
+		fmt.Fprintln(out, "crypto bound: every signature of the chain verified through the nodes' path (precomputed tables for known P-256 and Ed25519 keys; Ed25519 transactions in per-worker batches); ratio = committed / this bound.")
 		fmt.Fprintln(out, "stock bound: the same signatures through crypto/ecdsa alone (Ed25519: one by one), for comparison; no ratio uses it.")
 	}
 }
