@@ -131,8 +131,10 @@ type Client struct {
 	reads readStreams
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
-	callLat                                     latency.Histogram
-	readLat                                     latency.Histogram // GetMany alone
+	// The messages to the node, by kind (ClientMetrics).
+	valueCalls, versionCalls, versionReads, applies, stalePuts atomic.Uint64
+	callLat                                                    latency.Histogram
+	readLat                                                    latency.Histogram // GetMany alone
 }
 
 var (
@@ -143,15 +145,24 @@ var (
 
 // ClientMetrics is a snapshot of a Client's counters.
 type ClientMetrics struct {
-	CacheHits   uint64           `metric:"counter"` // Reads the local cache answered.
-	RemoteReads uint64           `metric:"counter"` // Keys read from the memory node.
-	Unavailable uint64           `metric:"counter"` // Calls that found the memory node unreachable.
-	Losses      uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
-	CacheBytes  int64            `metric:"gauge"`   // Bytes held by the local cache.
-	Height      uint64           `metric:"gauge"`   // The applied height; a reader's: the highest the memory node showed it.
-	CallLatency latency.Snapshot // Latency of a call to the memory node: reads, applies, savepoints.
-	ReadLatency latency.Snapshot // Latency of a read that missed the local cache (a multi-get).
-	Feed        FeedMetrics      // a reader's change feed; zero for the writer
+	CacheHits   uint64 `metric:"counter"` // Reads the local cache answered.
+	RemoteReads uint64 `metric:"counter"` // Keys read from the memory node.
+	// The messages sent to the memory node, by kind: multi-gets of
+	// values (an endorsement's reads), of versions only (the
+	// committer's MVCC checks), and applied batches; a multi-get that
+	// joined several reads (batch.go) is one message.
+	ValueCalls   uint64           `metric:"counter"` // Multi-gets of values sent to the memory node.
+	VersionCalls uint64           `metric:"counter"` // Multi-gets of versions only sent to the memory node.
+	VersionReads uint64           `metric:"counter"` // Keys of RemoteReads read for their version only.
+	Applies      uint64           `metric:"counter"` // Batches sent to the memory node (Apply calls).
+	StalePuts    uint64           `metric:"counter"` // Values read remotely that the cache did not keep: a batch applied meanwhile wrote the key, or too many batches to tell.
+	Unavailable  uint64           `metric:"counter"` // Calls that found the memory node unreachable.
+	Losses       uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
+	CacheBytes   int64            `metric:"gauge"`   // Bytes held by the local cache.
+	Height       uint64           `metric:"gauge"`   // The applied height; a reader's: the highest the memory node showed it.
+	CallLatency  latency.Snapshot // Latency of a call to the memory node: reads, applies, savepoints.
+	ReadLatency  latency.Snapshot // Latency of a read that missed the local cache (a multi-get).
+	Feed         FeedMetrics      // a reader's change feed; zero for the writer
 }
 
 // Dial connects to the memory node and reads its height, which becomes
@@ -316,10 +327,13 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 		return err
 	}
 	c.remoteReads.Add(uint64(len(missed)))
+	if versionsOnly {
+		c.versionReads.Add(uint64(len(missed)))
+	}
 	for j, i := range missed {
 		r := decodeValue(values[j])
-		if !versionsOnly {
-			c.cache.Put(height, string(s.Key(i)), r.Value, r.Found)
+		if !versionsOnly && c.cache != nil && !c.cache.Put(height, string(s.Key(i)), r.Value, r.Found) {
+			c.stalePuts.Add(1)
 		}
 		fill(i, r)
 	}
@@ -333,6 +347,11 @@ func (c *Client) getMany(keys []*api.MemKey, versionsOnly bool) (uint64, []*api.
 	// is one the node held before it read, and each read of the call
 	// began before it, so the floor is at least that read's own.
 	floor := c.ReadHeight()
+	if versionsOnly {
+		c.versionCalls.Add(1)
+	} else {
+		c.valueCalls.Add(1)
+	}
 	start := time.Now()
 	resp, err := c.streamGet(keys, versionsOnly)
 	c.callLat.Since(start)
@@ -475,6 +494,7 @@ func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	ctx, cancel := c.ctx()
 	defer cancel()
 	start := time.Now()
+	c.applies.Add(1)
 	resp, err := c.rpc.Apply(ctx, encodeApply(b, from, height, sync))
 	c.callLat.Since(start)
 	if err != nil {
@@ -571,6 +591,8 @@ func (c *Client) Close() error {
 // Metrics returns the client's counters.
 func (c *Client) Metrics() ClientMetrics {
 	return ClientMetrics{CacheHits: c.cacheHits.Load(), RemoteReads: c.remoteReads.Load(), Unavailable: c.unavailable.Load(),
+		ValueCalls: c.valueCalls.Load(), VersionCalls: c.versionCalls.Load(), VersionReads: c.versionReads.Load(),
+		Applies: c.applies.Load(), StalePuts: c.stalePuts.Load(),
 		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot(),
 		ReadLatency: c.readLat.Snapshot(), Feed: c.follow.metrics()}
 }

@@ -110,18 +110,20 @@ func (c *Cache) VersionAt(key string, now int64) (ver statedb.Version, found, ok
 	return e.val.Version, e.found, true
 }
 
-// Put caches a key's state as read at height; it is dropped if the
-// cache describes another height. Put copies v's data.
-func (c *Cache) Put(height uint64, key string, v statedb.Value, found bool) {
+// Put caches a key's state as read at height; it is dropped, and Put
+// returns false, if the cache describes another height. Put copies v's
+// data.
+func (c *Cache) Put(height uint64, key string, v statedb.Value, found bool) bool {
 	if c == nil {
-		return
+		return true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if height != c.mu.height {
-		return
+		return false
 	}
 	c.setLocked(&cached{key: key, val: statedb.Value{Data: bytes.Clone(v.Data), Version: v.Version}, found: found})
+	return true
 }
 
 // Apply writes a batch applied at height through to the cache, which
