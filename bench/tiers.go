@@ -47,8 +47,9 @@ type TierResult struct {
 	// nodes, by kind: multi-gets of values (endorsements' reads),
 	// multi-gets of versions only (the committers' MVCC checks) and
 	// applied batches; VersionReads, the keys of the version multi-gets;
-	// StalePuts, values read remotely that a cache did not keep because
-	// a batch was applied while the read was out.
+	// StalePuts, keys read remotely that a cache did not keep because a
+	// batch was applied while the read was out (one that wrote them, or
+	// the read answered above the cache's height).
 	ValueCalls   uint64 `json:"value_calls"`
 	VersionCalls uint64 `json:"version_calls"`
 	VersionReads uint64 `json:"version_reads"`

@@ -155,7 +155,7 @@ type ClientMetrics struct {
 	VersionCalls uint64           `metric:"counter"` // Multi-gets of versions only sent to the memory node.
 	VersionReads uint64           `metric:"counter"` // Keys of RemoteReads read for their version only.
 	Applies      uint64           `metric:"counter"` // Batches sent to the memory node (Apply calls).
-	StalePuts    uint64           `metric:"counter"` // Values read remotely that the cache did not keep: a batch applied meanwhile wrote the key, or too many batches to tell.
+	StalePuts    uint64           `metric:"counter"` // Keys read remotely (values or versions) the cache did not keep: read above its height, or a batch applied since may have written them (tiered.Cache.Put).
 	Unavailable  uint64           `metric:"counter"` // Calls that found the memory node unreachable.
 	Losses       uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
 	CacheBytes   int64            `metric:"gauge"`   // Bytes held by the local cache.
@@ -332,7 +332,13 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	}
 	for j, i := range missed {
 		r := decodeValue(values[j])
-		if !versionsOnly && c.cache != nil && !c.cache.Put(height, string(s.Key(i)), r.Value, r.Found) {
+		var kept bool
+		if versionsOnly { // the version alone, for the next MVCC check
+			kept = c.cache.PutVersion(height, string(s.Key(i)), r.Value.Version, r.Found)
+		} else {
+			kept = c.cache.Put(height, string(s.Key(i)), r.Value, r.Found)
+		}
+		if !kept {
 			c.stalePuts.Add(1)
 		}
 		fill(i, r)
