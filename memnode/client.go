@@ -125,6 +125,12 @@ type Client struct {
 	// it had read.
 	readAt  atomic.Uint64
 	applyMu sync.Mutex // serialises Apply and Savepoint's start over
+	// inflight is the writer's Apply in flight (nil: none), set and
+	// cleared under mu: a read the node answered at its height, of a key
+	// it does not write, is the key's state at the cache's height (from)
+	// as well, so the answer is cached even though the client has not
+	// yet heard that the node applied it.
+	inflight *inflightBatch
 	// batch joins the multi-gets that wait for a call slot (batch.go).
 	batch readBatcher
 	// reads is the read stream the multi-gets travel on (reads.go).
@@ -330,19 +336,28 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 	if versionsOnly {
 		c.versionReads.Add(uint64(len(missed)))
 	}
+	c.mu.RLock() // the Apply in flight stays the same while the answers are cached
 	for j, i := range missed {
 		r := decodeValue(values[j])
+		key := string(s.Key(i))
+		at := height
+		if p := c.inflight; p != nil && height == p.to {
+			if _, written := p.keys[key]; !written {
+				at = p.from // its state at to is its state at from, the cache's height
+			}
+		}
 		var kept bool
 		if versionsOnly { // the version alone, for the next MVCC check
-			kept = c.cache.PutVersion(height, string(s.Key(i)), r.Value.Version, r.Found)
+			kept = c.cache.PutVersion(at, key, r.Value.Version, r.Found)
 		} else {
-			kept = c.cache.Put(height, string(s.Key(i)), r.Value, r.Found)
+			kept = c.cache.Put(at, key, r.Value, r.Found)
 		}
 		if !kept {
 			c.stalePuts.Add(1)
 		}
 		fill(i, r)
 	}
+	c.mu.RUnlock()
 	return nil
 }
 
@@ -497,6 +512,24 @@ func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	if c.lost.Load() {
 		return fmt.Errorf("%w: memnode %s: Apply of height %d before the state was re-applied (call Savepoint)", statedb.ErrStateLost, c.opts.Address, height)
 	}
+	var writes []statedb.Write
+	if b != nil {
+		writes = b.Writes
+	}
+	if c.cache != nil {
+		p := &inflightBatch{from: from, to: height, keys: make(map[string]struct{}, len(writes))}
+		for _, w := range writes {
+			p.keys[string(statedb.AppendKey(nil, w.Namespace, w.Key))] = struct{}{}
+		}
+		c.mu.Lock()
+		c.inflight = p
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			c.inflight = nil
+			c.mu.Unlock()
+		}()
+	}
 	ctx, cancel := c.ctx()
 	defer cancel()
 	start := time.Now()
@@ -509,15 +542,19 @@ func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	if !resp.GetApplied() {
 		return c.lostErr(fmt.Sprintf("Apply from %d to %d", from, height), resp.GetHeight(), from)
 	}
-	var writes []statedb.Write
-	if b != nil {
-		writes = b.Writes
-	}
 	c.mu.Lock()
 	c.applied.Store(height)
 	c.cache.Apply(writes, height)
+	c.inflight = nil
 	c.mu.Unlock()
 	return nil
+}
+
+// inflightBatch is the batch of an Apply in flight: from and to heights
+// and the encoded keys it writes.
+type inflightBatch struct {
+	from, to uint64
+	keys     map[string]struct{}
 }
 
 // Savepoint implements statedb.DB: the applied height; once the node was
