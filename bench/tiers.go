@@ -43,6 +43,18 @@ type TierResult struct {
 	RemoteCalls uint64  `json:"remote_calls"`
 	RemoteP50Ms float64 `json:"remote_p50_ms"`
 	RemoteP99Ms float64 `json:"remote_p99_ms"`
+	// The messages the peers (and their compute nodes) sent their memory
+	// nodes, by kind: multi-gets of values (endorsements' reads),
+	// multi-gets of versions only (the committers' MVCC checks) and
+	// applied batches; VersionReads, the keys of the version multi-gets;
+	// StalePuts, keys read remotely that a cache did not keep because a
+	// batch was applied while the read was out (one that wrote them, or
+	// the read answered above the cache's height).
+	ValueCalls   uint64 `json:"value_calls"`
+	VersionCalls uint64 `json:"version_calls"`
+	VersionReads uint64 `json:"version_reads"`
+	Applies      uint64 `json:"applies"`
+	StalePuts    uint64 `json:"stale_puts"`
 	// Evicted are versions the memory tiers dropped (after storage held
 	// them); MemoryHeldMB, the bytes they held at the end.
 	Evicted      uint64  `json:"evicted"`
@@ -62,6 +74,11 @@ const (
 	seriesMemoryHits   = `strand_memnode_tiers_reads_total{tier="memory"}`
 	seriesStorageReads = `strand_memnode_tiers_reads_total{tier="storage"}`
 	seriesEvicted      = "strand_memnode_tiers_evicted_total"
+	seriesValueCalls   = "strand_memnode_client_value_calls_total"
+	seriesVersionCalls = "strand_memnode_client_version_calls_total"
+	seriesVersionReads = "strand_memnode_client_version_reads_total"
+	seriesApplies      = "strand_memnode_client_applies_total"
+	seriesStalePuts    = "strand_memnode_client_stale_puts_total"
 	seriesMemoryBytes  = "strand_memnode_tiers_memory_bytes"
 	seriesPoolServed   = `strand_pool_served_total{member="`
 )
@@ -235,6 +252,11 @@ func tierDelta(d Disagg, before, after []scrape) *TierResult {
 		t.MemoryHits += diff(i, seriesMemoryHits)
 		t.StorageReads += diff(i, seriesStorageReads)
 		t.Evicted += diff(i, seriesEvicted)
+		t.ValueCalls += diff(i, seriesValueCalls)
+		t.VersionCalls += diff(i, seriesVersionCalls)
+		t.VersionReads += diff(i, seriesVersionReads)
+		t.Applies += diff(i, seriesApplies)
+		t.StalePuts += diff(i, seriesStalePuts)
 		t.MemoryHeldMB += after[i][seriesMemoryBytes] / (1 << 20)
 		for b, v := range after[i].buckets(seriesReadLatency) {
 			lat[b] += v

@@ -18,12 +18,22 @@ strand_memnode_client_read_latency_seconds_bucket{le="0.0004"} 10
 strand_memnode_client_read_latency_seconds_bucket{le="+Inf"} 10
 strand_memnode_client_read_latency_seconds_sum 0.0015
 strand_memnode_client_read_latency_seconds_count 10
+strand_memnode_client_value_calls_total 8
+strand_memnode_client_version_calls_total 2
+strand_memnode_client_version_reads_total 3
+strand_memnode_client_applies_total 4
+strand_memnode_client_stale_puts_total 1
 strand_committer_stage_seconds_bucket{stage="verify",le="0.001"} 12
 strand_pool_served_total{member="compute0.peer0.Org1"} 3
 strand_pool_served_total{member="peer0.Org1"} 7
 `
 
 const peerAfter = `strand_memnode_client_cache_hits_total 700
+strand_memnode_client_value_calls_total 88
+strand_memnode_client_version_calls_total 22
+strand_memnode_client_version_reads_total 33
+strand_memnode_client_applies_total 54
+strand_memnode_client_stale_puts_total 6
 strand_memnode_client_read_latency_seconds_bucket{le="0.0001"} 0
 strand_memnode_client_read_latency_seconds_bucket{le="0.0002"} 60
 strand_memnode_client_read_latency_seconds_bucket{le="0.0004"} 108
@@ -56,7 +66,8 @@ func mustScrape(t *testing.T, s string) scrape {
 
 // TestTierDelta: the tiers' counts are what the load added (after minus
 // before, summed over the nodes), the percentages are of all reads, and
-// the remote latency quantiles fall in the right buckets; the pool
+// the remote latency quantiles fall in the right buckets; the messages
+// to the memory node are counted by kind; the pool
 // members that answered proposals over the load are listed with how many
 // (a compute node that joined during it too, the idle primary not).
 func TestTierDelta(t *testing.T) {
@@ -65,6 +76,7 @@ func TestTierDelta(t *testing.T) {
 	got := tierDelta(Disagg{Memnodes: true, MemoryMB: 32}, before, after)
 	want := TierResult{MemoryMB: 32, CacheMB: 64, CacheHits: 600, MemoryHits: 300, StorageReads: 100,
 		CachePct: 60, MemoryPct: 30, StoragePct: 10, RemoteCalls: 100, Evicted: 40, MemoryHeldMB: 3,
+		ValueCalls: 80, VersionCalls: 20, VersionReads: 30, Applies: 50, StalePuts: 5,
 		Endorsed: map[string]uint64{"compute0.peer0.Org1": 50, "compute1.peer0.Org1": 40}}
 	p50, p99 := got.RemoteP50Ms, got.RemoteP99Ms
 	got.RemoteP50Ms, got.RemoteP99Ms = 0, 0

@@ -2,6 +2,7 @@ package committer
 
 import (
 	"bytes"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -203,6 +204,45 @@ func (v *view) get(ns, key string) (statedb.Value, bool, error) {
 	return v.db.Get(ns, key)
 }
 
+// getMany is get for several keys: the overlay's answers, and one
+// GetMany of the state database for the keys it does not hold, so that
+// a database whose reads are messages (a memory node's client) sends
+// one for the lot instead of one per key.
+func (v *view) getMany(keys []statedb.Key, out []statedb.Result) error {
+	if len(keys) != len(out) {
+		return fmt.Errorf("%w: %d keys, %d results", statedb.ErrLengthsMismatch, len(keys), len(out))
+	}
+	var miss []statedb.Key // in the order of keys
+	var at []int           // their index in keys
+	var enc []byte
+	for i, k := range keys {
+		enc = statedb.AppendKey(enc[:0], k.Namespace, k.Key)
+		if e, ok := v.shard(enc).lookup(enc); ok {
+			out[i] = statedb.Result{}
+			if !e.deleted {
+				out[i] = statedb.Result{Value: statedb.Value{Data: append([]byte(nil), e.value...), Version: e.version}, Found: true}
+			}
+			continue
+		}
+		miss = append(miss, k)
+		at = append(at, i)
+	}
+	if len(miss) == 0 {
+		return nil
+	}
+	if len(miss) == len(keys) {
+		return v.db.GetMany(keys, out)
+	}
+	res := make([]statedb.Result, len(miss))
+	if err := v.db.GetMany(miss, res); err != nil {
+		return err
+	}
+	for j, i := range at {
+		out[i] = res[j]
+	}
+	return nil
+}
+
 // scan returns the keys of ns in [start, end) with their committed values,
 // ascending, at most limit of them (limit < 0: no limit). It merges the
 // state database with the overlay; the overlay is small (only unpersisted
@@ -264,6 +304,13 @@ func (c *Committer) State() StateView { return StateView{c.view} }
 
 // Get returns the value of (ns, key) and whether it exists.
 func (s StateView) Get(ns, key string) (statedb.Value, bool, error) { return s.v.get(ns, key) }
+
+// GetMany looks up keys[i] into out[i] (len(out) must equal len(keys)),
+// each as Get would, the keys the overlay does not hold in one read of
+// the state database.
+func (s StateView) GetMany(keys []statedb.Key, out []statedb.Result) error {
+	return s.v.getMany(keys, out)
+}
 
 // Scan calls fn for each key of ns in [start, end) in ascending order (an
 // empty end: to the end of the namespace) until fn returns false.

@@ -1,6 +1,7 @@
 package committer
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"testing"
@@ -246,5 +247,67 @@ func TestVersionReadsNoValue(t *testing.T) {
 	}
 	if db.gets != 0 || db.versions != 2 {
 		t.Fatalf("two versions read with %d Gets and %d keys of GetVersions; want 0 and 2", db.gets, db.versions)
+	}
+}
+
+// manyDB counts the database's GetMany calls and their keys.
+type manyDB struct {
+	*memdb.DB
+	calls, keys int
+}
+
+func (d *manyDB) GetMany(keys []statedb.Key, out []statedb.Result) error {
+	d.calls++
+	d.keys += len(keys)
+	return d.DB.GetMany(keys, out)
+}
+
+// TestStateViewGetMany: GetMany answers each key as Get does (overlay
+// puts and deletes over the database, absent keys absent, namespaces
+// apart) and reads the keys the overlay does not hold in one GetMany of
+// the database (an endorsement's reads on a memory node: one message),
+// none when it holds them all; a length mismatch is a named error.
+func TestStateViewGetMany(t *testing.T) {
+	db := &manyDB{DB: memdb.New()}
+	var b statedb.Batch
+	b.Put("kv", "a", []byte("db-a"), statedb.Version{Block: 0})
+	b.Put("kv", "b", []byte("db-b"), statedb.Version{Block: 0, Tx: 1})
+	b.Put("kv", "c", []byte("db-c"), statedb.Version{Block: 0, Tx: 2})
+	b.Put("kvx", "e", []byte("other"), statedb.Version{Block: 0})
+	if err := db.Apply(&b, 1, false); err != nil {
+		t.Fatal(err)
+	}
+	v := newView(db, 0)
+	var buf []byte
+	v.put("kv", "b", []byte("new-b"), false, statedb.Version{Block: 1}, &buf)
+	v.put("kv", "c", nil, true, statedb.Version{Block: 1, Tx: 1}, &buf)
+	v.put("kv", "d", []byte("new-d"), false, statedb.Version{Block: 2}, &buf)
+	s := StateView{v}
+	keys := []statedb.Key{{Namespace: "kv", Key: "d"}, {Namespace: "kv", Key: "a"}, {Namespace: "kv", Key: "c"},
+		{Namespace: "kv", Key: "e"}, {Namespace: "kvx", Key: "e"}, {Namespace: "kv", Key: "b"}}
+	out := make([]statedb.Result, len(keys))
+	db.calls, db.keys = 0, 0
+	if err := s.GetMany(keys, out); err != nil {
+		t.Fatal(err)
+	}
+	if db.calls != 1 || db.keys != 3 {
+		t.Errorf("GetMany of 6 keys, 3 in the overlay: %d database GetMany calls of %d keys; want 1 of 3", db.calls, db.keys)
+	}
+	for i, k := range keys {
+		val, found, err := s.Get(k.Namespace, k.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[i].Found != found || string(out[i].Value.Data) != string(val.Data) || out[i].Value.Version != val.Version {
+			t.Errorf("GetMany[%d] (%s/%s) = %q@%v found %v; Get = %q@%v found %v",
+				i, k.Namespace, k.Key, out[i].Value.Data, out[i].Value.Version, out[i].Found, val.Data, val.Version, found)
+		}
+	}
+	db.calls = 0
+	if err := s.GetMany(keys[:1], out[:1]); err != nil || db.calls != 0 || string(out[0].Value.Data) != "new-d" {
+		t.Errorf("GetMany of an overlay key: %q, %v, %d database calls; want new-d and none", out[0].Value.Data, err, db.calls)
+	}
+	if err := s.GetMany(keys, out[:2]); !errors.Is(err, statedb.ErrLengthsMismatch) {
+		t.Errorf("GetMany of 6 keys into 2 results: %v, want ErrLengthsMismatch", err)
 	}
 }

@@ -125,14 +125,22 @@ type Client struct {
 	// it had read.
 	readAt  atomic.Uint64
 	applyMu sync.Mutex // serialises Apply and Savepoint's start over
+	// inflight is the writer's Apply in flight (nil: none), set and
+	// cleared under mu: a read the node answered at its height, of a key
+	// it does not write, is the key's state at the cache's height (from)
+	// as well, so the answer is cached even though the client has not
+	// yet heard that the node applied it.
+	inflight *inflightBatch
 	// batch joins the multi-gets that wait for a call slot (batch.go).
 	batch readBatcher
 	// reads is the read stream the multi-gets travel on (reads.go).
 	reads readStreams
 
 	cacheHits, remoteReads, unavailable, losses atomic.Uint64
-	callLat                                     latency.Histogram
-	readLat                                     latency.Histogram // GetMany alone
+	// The messages to the node, by kind (ClientMetrics).
+	valueCalls, versionCalls, versionReads, applies, stalePuts atomic.Uint64
+	callLat                                                    latency.Histogram
+	readLat                                                    latency.Histogram // GetMany alone
 }
 
 var (
@@ -143,15 +151,24 @@ var (
 
 // ClientMetrics is a snapshot of a Client's counters.
 type ClientMetrics struct {
-	CacheHits   uint64           `metric:"counter"` // Reads the local cache answered.
-	RemoteReads uint64           `metric:"counter"` // Keys read from the memory node.
-	Unavailable uint64           `metric:"counter"` // Calls that found the memory node unreachable.
-	Losses      uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
-	CacheBytes  int64            `metric:"gauge"`   // Bytes held by the local cache.
-	Height      uint64           `metric:"gauge"`   // The applied height; a reader's: the highest the memory node showed it.
-	CallLatency latency.Snapshot // Latency of a call to the memory node: reads, applies, savepoints.
-	ReadLatency latency.Snapshot // Latency of a read that missed the local cache (a multi-get).
-	Feed        FeedMetrics      // a reader's change feed; zero for the writer
+	CacheHits   uint64 `metric:"counter"` // Reads the local cache answered.
+	RemoteReads uint64 `metric:"counter"` // Keys read from the memory node.
+	// The messages sent to the memory node, by kind: multi-gets of
+	// values (an endorsement's reads), of versions only (the
+	// committer's MVCC checks), and applied batches; a multi-get that
+	// joined several reads (batch.go) is one message.
+	ValueCalls   uint64           `metric:"counter"` // Multi-gets of values sent to the memory node.
+	VersionCalls uint64           `metric:"counter"` // Multi-gets of versions only sent to the memory node.
+	VersionReads uint64           `metric:"counter"` // Keys of RemoteReads read for their version only.
+	Applies      uint64           `metric:"counter"` // Batches sent to the memory node (Apply calls).
+	StalePuts    uint64           `metric:"counter"` // Keys read remotely (values or versions) the cache did not keep: read above its height, or a batch applied since may have written them (tiered.Cache.Put).
+	Unavailable  uint64           `metric:"counter"` // Calls that found the memory node unreachable.
+	Losses       uint64           `metric:"counter"` // Times the memory node was found below the applied height (it lost state).
+	CacheBytes   int64            `metric:"gauge"`   // Bytes held by the local cache.
+	Height       uint64           `metric:"gauge"`   // The applied height; a reader's: the highest the memory node showed it.
+	CallLatency  latency.Snapshot // Latency of a call to the memory node: reads, applies, savepoints.
+	ReadLatency  latency.Snapshot // Latency of a read that missed the local cache (a multi-get).
+	Feed         FeedMetrics      // a reader's change feed; zero for the writer
 }
 
 // Dial connects to the memory node and reads its height, which becomes
@@ -316,13 +333,31 @@ func (c *Client) read(keys []statedb.Key, s *statedb.KeySet, versionsOnly bool, 
 		return err
 	}
 	c.remoteReads.Add(uint64(len(missed)))
+	if versionsOnly {
+		c.versionReads.Add(uint64(len(missed)))
+	}
+	c.mu.RLock() // the Apply in flight stays the same while the answers are cached
 	for j, i := range missed {
 		r := decodeValue(values[j])
-		if !versionsOnly {
-			c.cache.Put(height, string(s.Key(i)), r.Value, r.Found)
+		key := string(s.Key(i))
+		at := height
+		if p := c.inflight; p != nil && height == p.to {
+			if _, written := p.keys[key]; !written {
+				at = p.from // its state at to is its state at from, the cache's height
+			}
+		}
+		var kept bool
+		if versionsOnly { // the version alone, for the next MVCC check
+			kept = c.cache.PutVersion(at, key, r.Value.Version, r.Found)
+		} else {
+			kept = c.cache.Put(at, key, r.Value, r.Found)
+		}
+		if !kept {
+			c.stalePuts.Add(1)
 		}
 		fill(i, r)
 	}
+	c.mu.RUnlock()
 	return nil
 }
 
@@ -333,6 +368,11 @@ func (c *Client) getMany(keys []*api.MemKey, versionsOnly bool) (uint64, []*api.
 	// is one the node held before it read, and each read of the call
 	// began before it, so the floor is at least that read's own.
 	floor := c.ReadHeight()
+	if versionsOnly {
+		c.versionCalls.Add(1)
+	} else {
+		c.valueCalls.Add(1)
+	}
 	start := time.Now()
 	resp, err := c.streamGet(keys, versionsOnly)
 	c.callLat.Since(start)
@@ -472,9 +512,28 @@ func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	if c.lost.Load() {
 		return fmt.Errorf("%w: memnode %s: Apply of height %d before the state was re-applied (call Savepoint)", statedb.ErrStateLost, c.opts.Address, height)
 	}
+	var writes []statedb.Write
+	if b != nil {
+		writes = b.Writes
+	}
+	if c.cache != nil {
+		p := &inflightBatch{from: from, to: height, keys: make(map[string]struct{}, len(writes))}
+		for _, w := range writes {
+			p.keys[string(statedb.AppendKey(nil, w.Namespace, w.Key))] = struct{}{}
+		}
+		c.mu.Lock()
+		c.inflight = p
+		c.mu.Unlock()
+		defer func() {
+			c.mu.Lock()
+			c.inflight = nil
+			c.mu.Unlock()
+		}()
+	}
 	ctx, cancel := c.ctx()
 	defer cancel()
 	start := time.Now()
+	c.applies.Add(1)
 	resp, err := c.rpc.Apply(ctx, encodeApply(b, from, height, sync))
 	c.callLat.Since(start)
 	if err != nil {
@@ -483,15 +542,19 @@ func (c *Client) Apply(b *statedb.Batch, height uint64, sync bool) error {
 	if !resp.GetApplied() {
 		return c.lostErr(fmt.Sprintf("Apply from %d to %d", from, height), resp.GetHeight(), from)
 	}
-	var writes []statedb.Write
-	if b != nil {
-		writes = b.Writes
-	}
 	c.mu.Lock()
 	c.applied.Store(height)
 	c.cache.Apply(writes, height)
+	c.inflight = nil
 	c.mu.Unlock()
 	return nil
+}
+
+// inflightBatch is the batch of an Apply in flight: from and to heights
+// and the encoded keys it writes.
+type inflightBatch struct {
+	from, to uint64
+	keys     map[string]struct{}
 }
 
 // Savepoint implements statedb.DB: the applied height; once the node was
@@ -571,6 +634,8 @@ func (c *Client) Close() error {
 // Metrics returns the client's counters.
 func (c *Client) Metrics() ClientMetrics {
 	return ClientMetrics{CacheHits: c.cacheHits.Load(), RemoteReads: c.remoteReads.Load(), Unavailable: c.unavailable.Load(),
+		ValueCalls: c.valueCalls.Load(), VersionCalls: c.versionCalls.Load(), VersionReads: c.versionReads.Load(),
+		Applies: c.applies.Load(), StalePuts: c.stalePuts.Load(),
 		Losses: c.losses.Load(), CacheBytes: c.cache.Size(), Height: c.applied.Load(), CallLatency: c.callLat.Snapshot(),
 		ReadLatency: c.readLat.Snapshot(), Feed: c.follow.metrics()}
 }

@@ -43,7 +43,12 @@
 //     node's address; nothing is retried inside the client (the
 //     committer waits and retries; an endorsement fails and says why).
 //   - The writer's cache is written through by its own Apply, so with
-//     one writer it is never stale.
+//     one writer it is never stale. A remote answer is cached when it
+//     is the key's state at the cache's height: read at that height,
+//     or below it with no batch since writing the key (tiered.Cache's
+//     log), or at the height of the writer's Apply in flight, of a key
+//     that batch does not write; a versions-only answer is cached
+//     without its value (it answers the next MVCC check, not a Get).
 //   - Readers (ClientOptions.Follow: compute nodes that simulate and
 //     endorse while only the peer's committer writes) follow the change
 //     feed, Watch: a resync at the node's height, then per applied batch

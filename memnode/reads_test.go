@@ -182,3 +182,43 @@ func TestReadStreamLimit(t *testing.T) {
 		t.Fatalf("a second read stream: %v; want ResourceExhausted naming maxCallsPerClient and read streams", err)
 	}
 }
+
+// TestVersionReadsCached: a key's version read from the node (a
+// committer's MVCC check of a key its cache had evicted) is cached
+// without its value, so the next version read of it sends nothing,
+// while a read of its value still goes to the node; the client counts
+// its messages by kind.
+func TestVersionReadsCached(t *testing.T) {
+	_, _, w := writer(t, memnode.ServerOptions{}, 4<<10) // room for a few dozen keys
+	put(t, w, 1, "def", "definition")
+	for h := uint64(2); h < 12; h++ { // evicts def from the cache
+		var kv []string
+		for i := range 10 {
+			kv = append(kv, fmt.Sprint("k", h, "-", i), strings.Repeat("v", 40))
+		}
+		put(t, w, h, kv...)
+	}
+	keys := []statedb.Key{{Namespace: "ns", Key: "def"}}
+	out := make([]statedb.VersionResult, 1)
+	before := w.Metrics()
+	for i := range 2 {
+		if err := w.GetVersions(keys, out); err != nil {
+			t.Fatal(err)
+		}
+		if !out[0].Found || out[0].Version != (statedb.Version{Block: 1}) {
+			t.Fatalf("version read %d of def: %+v; want found at 1:0", i, out[0])
+		}
+	}
+	m := w.Metrics()
+	if m.VersionCalls != before.VersionCalls+1 || m.VersionReads != before.VersionReads+1 || m.CacheHits != before.CacheHits+1 {
+		t.Errorf("two version reads of an evicted key: %d version messages, %d keys, %d cache hits more; want 1, 1 and 1",
+			m.VersionCalls-before.VersionCalls, m.VersionReads-before.VersionReads, m.CacheHits-before.CacheHits)
+	}
+	v, found, err := w.Get("ns", "def")
+	if err != nil || !found || string(v.Data) != "definition" {
+		t.Fatalf("Get(def) after its version was cached: %q, %v, %v", v.Data, found, err)
+	}
+	if m2 := w.Metrics(); m2.ValueCalls != m.ValueCalls+1 || m2.Applies != before.Applies {
+		t.Errorf("Get of a key cached without its value: %d value messages, %d applies more; want 1 and 0", m2.ValueCalls-m.ValueCalls, m2.Applies-before.Applies)
+	}
+}

@@ -26,6 +26,10 @@ func writeTiers(w io.Writer, r *bench.Result) {
 		"remote reads p50 %.2f ms, p99 %.2f ms over %d calls; memory tier %d MiB per peer, %.1f MiB held, %d versions evicted; cache %d MiB per peer\n",
 		t.CachePct, t.MemoryPct, t.StoragePct, t.CacheHits, t.MemoryHits, t.StorageReads,
 		t.RemoteP50Ms, t.RemoteP99Ms, t.RemoteCalls, t.MemoryMB, t.MemoryHeldMB, t.Evicted, t.CacheMB)
+	if n := r.ThroughputTPS * r.ElapsedS; n > 0 {
+		fmt.Fprintf(w, "  messages to the memory nodes per committed tx (all peers): %.2f value multi-gets, %.2f version multi-gets (%.2f keys), %.2f applies; %.2f keys read remotely and not cached (a batch applied meanwhile)\n",
+			float64(t.ValueCalls)/n, float64(t.VersionCalls)/n, float64(t.VersionReads)/n, float64(t.Applies)/n, float64(t.StalePuts)/n)
+	}
 	if len(t.Endorsed) > 0 {
 		names := slices.Sorted(maps.Keys(t.Endorsed))
 		parts := make([]string, len(names))

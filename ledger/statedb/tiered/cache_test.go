@@ -2,6 +2,8 @@ package tiered
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"github.com/strand-ledger/strand/ledger/statedb"
@@ -26,14 +28,90 @@ func TestCache(t *testing.T) {
 	if got, max := c.Size(), int64(3*(cachedOverhead+11)); got > max {
 		t.Fatalf("cache holds %d bytes, bound %d", got, max)
 	}
-	k9 := string(statedb.AppendKey(nil, "n", "k9"))
-	c.Put(2, k9, statedb.Value{}, false) // read before height 3 was applied
-	if _, _, ok := c.Get(k9); ok {
-		t.Fatal("a read from height 2 was cached at height 3")
+	k3 := string(statedb.AppendKey(nil, "n", "k3"))
+	if c.Put(2, k3, statedb.Value{}, false) { // read before height 3 was applied, which wrote k3
+		t.Fatal("Put of k3 read at height 2 kept at height 3, which wrote it")
 	}
-	c.Put(3, k9, statedb.Value{}, false)
+	if v, found, ok := c.Get(k3); !ok || !found || string(v.Data) != "0123456" {
+		t.Fatalf("k3 after a stale Put: %q found %v cached %v; want the batch's value", v.Data, found, ok)
+	}
+	k9 := string(statedb.AppendKey(nil, "n", "k9"))
+	if !c.Put(2, k9, statedb.Value{}, false) { // height 3 did not write k9: its state at 2 is its state at 3
+		t.Fatal("Put of k9 read at height 2 dropped at height 3, which did not write it")
+	}
 	if _, found, ok := c.Get(k9); !ok || found {
-		t.Fatalf("absence read at the cache's height: cached %v found %v; want cached absent", ok, found)
+		t.Fatalf("absence read at height 2: cached %v found %v; want cached absent", ok, found)
+	}
+	if c.Put(4, k9, statedb.Value{Data: []byte("x")}, true) {
+		t.Fatal("Put of a read above the cache's height kept")
+	}
+	if c.Put(0, k9, statedb.Value{Data: []byte("x")}, true) {
+		t.Fatal("Put of a read below the log (height 0, the cache began at 1) kept")
+	}
+	if _, found, _ := c.Get(k9); found {
+		t.Fatal("k9 replaced by a dropped Put")
+	}
+}
+
+// TestCachePutBehind checks the rule for values read below the cache's
+// height against a model: batches of random writes are applied while
+// reads of random keys at earlier heights come back late, and after
+// each such Put the key's entry, if any, is its state at the cache's
+// height (an entry only Put can make wrong: Apply writes the batch's
+// values). Enough keys are written that the log of written keys turns
+// over.
+func TestCachePutBehind(t *testing.T) {
+	const keys = 20000
+	enc := func(k int) string { return string(statedb.AppendKey(nil, "n", fmt.Sprint(k))) }
+	written := make([][]uint64, keys) // key → the heights of the batches that wrote it, ascending
+	// at returns key k's state at height h: the value the last batch at
+	// or below h wrote (its height), if any.
+	at := func(k int, h uint64) (uint64, bool) {
+		i := sort.Search(len(written[k]), func(i int) bool { return written[k][i] > h })
+		if i == 0 {
+			return 0, false
+		}
+		return written[k][i-1], true
+	}
+	c := NewCache(1<<30, 0)
+	rng := rand.New(rand.NewPCG(1, 2))
+	kept, dropped := 0, 0
+	for h := uint64(1); h <= 400; h++ {
+		var writes []statedb.Write
+		for range 1 + rng.IntN(80) {
+			k := rng.IntN(keys)
+			if n := len(written[k]); n == 0 || written[k][n-1] != h {
+				written[k] = append(written[k], h)
+			}
+			writes = append(writes, statedb.Write{Namespace: "n", Key: fmt.Sprint(k), Value: []byte(fmt.Sprint(h)), Version: statedb.Version{Block: h}})
+		}
+		c.Apply(writes, h)
+		for range 20 { // reads that began at an earlier height and return now
+			read := uint64(rng.IntN(int(h) + 1))
+			k := rng.IntN(keys)
+			v, found := at(k, read)
+			val := statedb.Value{}
+			if found {
+				val = statedb.Value{Data: []byte(fmt.Sprint(v)), Version: statedb.Version{Block: v}}
+			}
+			if c.Put(read, enc(k), val, found) {
+				kept++
+			} else {
+				dropped++
+			}
+			got, found, ok := c.Get(enc(k))
+			if !ok {
+				continue
+			}
+			want, wantFound := at(k, h)
+			if found != wantFound || (found && string(got.Data) != fmt.Sprint(want)) {
+				t.Fatalf("height %d: key %d read at %d cached as %q (found %v), its state is %d (found %v)", h, k, read, got.Data, found, want, wantFound)
+			}
+		}
+	}
+	if kept == 0 || dropped == 0 || c.mu.since == 0 {
+		t.Fatalf("%d reads behind kept, %d dropped, the log begins at %d: want both kinds and a log turned over (the test would not check the rule)",
+			kept, dropped, c.mu.since)
 	}
 }
 
@@ -72,5 +150,40 @@ func TestCacheInvalidate(t *testing.T) {
 	}
 	if got, want := c.Size(), (&cached{key: enc("c"), val: statedb.Value{Data: []byte("c")}}).size(); got != want {
 		t.Errorf("size %d after dropping two of three entries, want %d", got, want)
+	}
+}
+
+// TestCachePutVersion: an entry of PutVersion answers VersionAt, not
+// Get; a value Put over it replaces it, and PutVersion keeps an entry
+// that holds the value; the height rule is Put's.
+func TestCachePutVersion(t *testing.T) {
+	enc := func(k string) string { return string(statedb.AppendKey(nil, "n", k)) }
+	c := NewCache(1<<20, 3)
+	if !c.PutVersion(3, enc("a"), statedb.Version{Block: 2}, true) || !c.PutVersion(3, enc("gone"), statedb.Version{}, false) {
+		t.Fatal("PutVersion at the cache's height dropped")
+	}
+	if ver, found, ok := c.VersionAt(enc("a"), 0); !ok || !found || ver != (statedb.Version{Block: 2}) {
+		t.Errorf("VersionAt(a) = %v, %v, %v; want 2:0, found, cached", ver, found, ok)
+	}
+	if _, found, ok := c.VersionAt(enc("gone"), 0); !ok || found {
+		t.Errorf("VersionAt(gone) found %v cached %v; want cached absent", found, ok)
+	}
+	if _, _, ok := c.Get(enc("a")); ok {
+		t.Error("Get answered from an entry without the value")
+	}
+	c.Put(3, enc("a"), statedb.Value{Data: []byte("va"), Version: statedb.Version{Block: 2}}, true)
+	c.PutVersion(3, enc("a"), statedb.Version{Block: 2}, true)
+	if v, _, ok := c.Get(enc("a")); !ok || string(v.Data) != "va" {
+		t.Errorf("Get(a) after Put and PutVersion = %q, %v; want the value kept", v.Data, ok)
+	}
+	c.Apply([]statedb.Write{{Namespace: "n", Key: "b", Value: []byte("vb"), Version: statedb.Version{Block: 3}}}, 4)
+	if c.PutVersion(3, enc("b"), statedb.Version{Block: 1}, true) {
+		t.Error("PutVersion of b read at 3 kept after the batch to 4 wrote b")
+	}
+	if ver, _, _ := c.VersionAt(enc("b"), 0); ver != (statedb.Version{Block: 3}) {
+		t.Errorf("VersionAt(b) = %v; want the batch's 3:0", ver)
+	}
+	if !c.PutVersion(3, enc("c"), statedb.Version{Block: 1}, true) {
+		t.Error("PutVersion of c read at 3 dropped after a batch that did not write c")
 	}
 }
