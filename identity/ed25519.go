@@ -3,11 +3,12 @@ package identity
 import (
 	"crypto/ed25519"
 	"crypto/rand"
-	"crypto/sha512"
 	"fmt"
 
 	"filippo.io/edwards25519"
 	"github.com/hdevalence/ed25519consensus"
+
+	"github.com/strand-ledger/strand/identity/zip215"
 )
 
 // Ed25519 signatures are verified under ZIP-215's rules, by every node and
@@ -100,24 +101,11 @@ func (b *Batch) Reset() {
 // canonical, R and A decoding) and returns false if that fails, as the
 // single check would; otherwise it adds the signature to b.
 func (b *Batch) add(k edKey, msg, sig []byte) bool {
-	if k.a == nil || len(sig) != ed25519.SignatureSize {
+	if k.a == nil {
 		return false
 	}
-	var s edwards25519.Scalar
-	if _, err := s.SetCanonicalBytes(sig[32:]); err != nil {
-		return false
-	}
-	var r edwards25519.Point
-	if _, err := r.SetBytes(sig[:32]); err != nil {
-		return false
-	}
-	h := sha512.New()
-	h.Write(sig[:32])
-	h.Write(k.pub)
-	h.Write(msg)
-	var digest [64]byte
-	var kh edwards25519.Scalar
-	if _, err := kh.SetUniformBytes(h.Sum(digest[:0])); err != nil {
+	sg, ok := zip215.Parse(k.pub, msg, sig)
+	if !ok {
 		return false
 	}
 	var zb [32]byte
@@ -139,9 +127,9 @@ func (b *Batch) add(k edKey, msg, sig []byte) bool {
 		b.index[enc] = i
 	}
 	key := &b.keys[i]
-	key.coef.MultiplyAdd(&z, &kh, &key.coef)
-	b.bsum.MultiplyAdd(&z, &s, &b.bsum)
-	b.rs = append(b.rs, r)
+	key.coef.MultiplyAdd(&z, &sg.K, &key.coef)
+	b.bsum.MultiplyAdd(&z, &sg.S, &b.bsum)
+	b.rs = append(b.rs, sg.R)
 	b.zs = append(b.zs, z)
 	return true
 }

@@ -240,10 +240,15 @@ func TestDeadline(t *testing.T) {
 	}
 }
 
+// TestGoContract's calls end by themselves (the hog at the memory cap,
+// the sleep on the virtual clock), so its deadline is only a bound on a
+// broken runtime, not part of what is checked: the hog's climb to the cap
+// took 0.06 s with copy-on-write and 0.99 s with copied memory under -race
+// on an idle machine here, and passed 2 s in a CI run on a loaded one.
 func TestGoContract(t *testing.T) {
 	for _, r := range resets {
 		t.Run(r.name, func(t *testing.T) {
-			testGoContract(t, wasm.Options{MemoryPages: 256, Timeout: 2 * time.Second, CopyOnWrite: r.cow})
+			testGoContract(t, wasm.Options{MemoryPages: 256, Timeout: time.Minute, CopyOnWrite: r.cow})
 		})
 	}
 }

@@ -168,33 +168,51 @@ var baseTable = sync.OnceValue(func() *multiples {
 // canonical y accepted), and [8](s·B − k·A − R) = 0 for k = SHA-512(R ‖
 // A ‖ msg) mod L. It is variable-time: keys and signatures are public.
 func (t *Table) Verify(msg, sig []byte) bool {
-	if len(sig) != ed25519.SignatureSize {
+	sg, ok := Parse(t.pub[:], msg, sig)
+	if !ok {
 		return false
 	}
-	var s edwards25519.Scalar
-	if _, err := s.SetCanonicalBytes(sig[32:]); err != nil {
-		return false
-	}
-	var r edwards25519.Point
-	if _, err := r.SetBytes(sig[:32]); err != nil {
-		return false
-	}
-	h := sha512.New()
-	h.Write(sig[:32])
-	h.Write(t.pub[:])
-	h.Write(msg)
-	var digest [sha512.Size]byte
-	var k edwards25519.Scalar
-	if _, err := k.SetUniformBytes(h.Sum(digest[:0])); err != nil {
-		return false // cannot happen: 64 bytes
-	}
+	k, r := &sg.K, &sg.R
 	var sb, kb [32]byte
-	copy(sb[:], sig[32:]) // canonical: its own encoding
+	copy(sb[:], sig[32:]) // s, canonical: its own encoding
 	copy(kb[:], k.Bytes())
 	acc := edwards25519.NewIdentityPoint()
 	baseTable().addMult(acc, &sb)
 	t.negA.addMult(acc, &kb)
-	acc.Subtract(acc, &r)
+	acc.Subtract(acc, r)
 	acc.MultByCofactor(acc)
 	return acc.Equal(edwards25519.NewIdentityPoint()) == 1
+}
+
+// Signature is what ZIP-215's rule reads of one signature before its
+// equation: s, k = SHA-512(R ‖ A ‖ M) mod L, and R.
+type Signature struct {
+	S, K edwards25519.Scalar
+	R    edwards25519.Point
+}
+
+// Parse checks what the rule checks of a signature alone (64 bytes, s
+// canonical, R decoding with non-canonical y accepted) and hashes k over
+// pub's bytes as given; ok is false, as the single check's answer, where
+// one of those fails. The single check (Table.Verify) and the batch
+// (identity.Batch) both start here, so they read a signature alike.
+func Parse(pub, msg, sig []byte) (sg Signature, ok bool) {
+	if len(sig) != ed25519.SignatureSize {
+		return sg, false
+	}
+	if _, err := sg.S.SetCanonicalBytes(sig[32:]); err != nil {
+		return sg, false
+	}
+	if _, err := sg.R.SetBytes(sig[:32]); err != nil {
+		return sg, false
+	}
+	h := sha512.New()
+	h.Write(sig[:32])
+	h.Write(pub)
+	h.Write(msg)
+	var digest [sha512.Size]byte
+	if _, err := sg.K.SetUniformBytes(h.Sum(digest[:0])); err != nil {
+		return sg, false // cannot happen: 64 bytes
+	}
+	return sg, true
 }
