@@ -16,6 +16,7 @@ import (
 	"github.com/strand-ledger/strand/bench/stats"
 	"github.com/strand-ledger/strand/bench/workload"
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/energy"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/gopool"
@@ -383,6 +384,11 @@ func (l *load) procs() []Proc {
 // peerPhases records the pipeline stages of the first peer's blocks
 // during the round; the returned func stops it. An embedded peer reports
 // each block; a --net peer's are read from its metrics (scrapedPhases).
+//
+// Clients count a commit when their own org's peer commits it, which
+// may be before the first peer does: stop therefore records until the
+// first peer has committed every block some peer had when the round
+// ended (or peerCatchUp passes), so no committed block's stages are lost.
 func (l *load) peerPhases() (stop func()) {
 	if !l.net.Embedded() {
 		return l.scrapedPhases()
@@ -390,32 +396,62 @@ func (l *load) peerPhases() (stop func()) {
 	if len(l.net.Peers) == 0 {
 		return func() {}
 	}
-	sub := l.net.Peers[0].Committer.Subscribe(1 << 14)
-	quit := make(chan struct{})
+	first := l.net.Peers[0].Committer
+	sub := first.Subscribe(1 << 14)
+	seen := first.Height()       // every block at or above it is published to sub
+	quit := make(chan uint64, 1) // the height to reach before returning
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		record := func(ev committer.BlockEvent) { // the first peer's blocks
+			n := len(ev.TxIDs)
+			if n == 0 || ev.Received.Before(l.t0) {
+				return
+			}
+			l.rec.Phase("verify", ev.Verified.Sub(ev.Received), n)
+			l.rec.Phase("validate", ev.Validated.Sub(ev.Verified), n)
+			l.rec.Phase("persist", ev.Committed.Sub(ev.Validated), n)
+		}
+		var until uint64
+		var deadline <-chan time.Time
 		for {
 			select {
-			case <-quit:
+			case until = <-quit:
+				if seen >= until {
+					return
+				}
+				deadline = time.After(peerCatchUp)
+				quit = nil
+			case <-deadline:
+				l.phaseWarn = fmt.Sprintf("peer stages: the first peer did not reach height %d within %v of the round's end; its later blocks' stages are not counted", until, peerCatchUp)
 				return
 			case ev, ok := <-sub.C:
 				if !ok {
 					return
 				}
-				n := len(ev.TxIDs)
-				if n == 0 || ev.Received.Before(l.t0) {
-					continue
+				record(ev)
+				seen = max(seen, ev.Number+1)
+				if quit == nil && seen >= until {
+					return
 				}
-				l.rec.Phase("verify", ev.Verified.Sub(ev.Received), n)
-				l.rec.Phase("validate", ev.Validated.Sub(ev.Verified), n)
-				l.rec.Phase("persist", ev.Committed.Sub(ev.Validated), n)
 			}
 		}
 	}()
-	return func() { close(quit); wg.Wait(); sub.Close() }
+	return func() {
+		var top uint64
+		for _, p := range l.net.Peers {
+			top = max(top, p.Committer.Height())
+		}
+		quit <- top
+		wg.Wait()
+		sub.Close()
+	}
 }
+
+// peerCatchUp bounds how long a round's end waits for the first peer to
+// commit what other peers already have.
+const peerCatchUp = 10 * time.Second
 
 // client runs one client: it takes a token per transaction, draws the
 // operation (the generator is this goroutine's alone) and runs it

@@ -91,9 +91,11 @@ func (b *readBatcher) get(keys []*api.MemKey, versionsOnly bool, do call) (uint6
 	return p.height, p.values, p.err
 }
 
-// send makes one call for the reads of batch, hands each its answer,
-// then frees its slot, or sends the reads queued meanwhile in the
-// background.
+// send makes one call for the reads of batch, frees its slot or takes
+// the reads queued meanwhile, and then hands each read its answer: so a
+// read that has its answer never sees its call's slot still held. The
+// queued reads go on in this goroutine, or in the background when the
+// batch's first read is its caller's, which has its answer.
 func (b *readBatcher) send(batch []*pendingRead, q *batchQueue, versionsOnly bool, do call) {
 	for {
 		keys := batch[0].keys
@@ -104,6 +106,12 @@ func (b *readBatcher) send(batch []*pendingRead, q *batchQueue, versionsOnly boo
 			}
 		}
 		height, values, err := do(keys, versionsOnly)
+		b.mu.Lock()
+		next := q.take()
+		if len(next) == 0 {
+			q.inflight--
+		}
+		b.mu.Unlock()
 		for _, p := range batch {
 			p.height, p.err = height, err
 			if err == nil {
@@ -113,17 +121,10 @@ func (b *readBatcher) send(batch []*pendingRead, q *batchQueue, versionsOnly boo
 				close(p.done)
 			}
 		}
-		b.mu.Lock()
-		next := q.take()
 		if len(next) == 0 {
-			q.inflight--
-			b.mu.Unlock()
 			return
 		}
-		b.mu.Unlock()
 		if batch[0].done == nil {
-			// The first read of this batch is its caller's, which has its
-			// answer: the queued reads go on in the background.
 			go b.send(next, q, versionsOnly, do)
 			return
 		}
