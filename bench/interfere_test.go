@@ -79,7 +79,12 @@ var strandBinary = sync.OnceValues(func() (string, error) {
 	}
 	binDir = dir
 	bin := filepath.Join(dir, "strand")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/strand-ledger/strand/cmd/strand").CombinedOutput()
+	// Built as .ci/run's smoke runs and deploy/image.sh build it (static,
+	// -trimpath), so that in CI every package is already compiled and
+	// this only links.
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/strand-ledger/strand/cmd/strand")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}

@@ -26,7 +26,7 @@ func (f *fixture) wasmEndorser(t *testing.T, c contract.Contract) *Endorser {
 
 func wasmModule(t *testing.T, code []byte) *wasm.Module {
 	t.Helper()
-	eng, err := wasm.NewEngine(wasm.Options{})
+	eng, err := wasm.NewEngine(wasm.Options{CacheDir: wasmtest.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,3 +19,7 @@ func SetCloseGrace(d time.Duration) time.Duration {
 	closeGrace = d
 	return old
 }
+
+// SetApplied makes s call f after each batch it applies, before the
+// Apply's answer is sent: a test holds an Apply in flight with it.
+func SetApplied(s *Server, f func(height uint64)) { s.svc.applied.Store(&f) }

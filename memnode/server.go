@@ -50,6 +50,9 @@ type service struct {
 	mu     sync.Mutex // serialises Apply's check and write, and guards claimed
 	// claimed is the writer once one applied (or was configured).
 	claimed *string
+	// applied, when set (tests only), runs after each batch is applied
+	// and published and before its answer is sent.
+	applied atomic.Pointer[func(height uint64)]
 	feed    *hub      // the Watch subscribers
 	streams streamSet // the open read streams (reads.go)
 	limits  *limiter  // each client's calls; nil in tests that call the service directly
@@ -197,6 +200,14 @@ func (s *service) Apply(ctx context.Context, req *api.MemApplyRequest) (*api.Mem
 	if err != nil {
 		return nil, statusOf("Apply", err)
 	}
+	var appliedTo uint64
+	if f := s.applied.Load(); f != nil {
+		defer func() { // after the unlock: reads go on while it runs
+			if appliedTo != 0 {
+				(*f)(appliedTo)
+			}
+		}()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.checkWriter(callerOf(ctx)); err != nil {
@@ -215,6 +226,7 @@ func (s *service) Apply(ctx context.Context, req *api.MemApplyRequest) (*api.Mem
 		s.applies.Add(1)
 		s.publish(b.Writes, h, req.GetHeight())
 		h = req.GetHeight()
+		appliedTo = h
 	case req.GetHeight() <= h && req.GetFrom() < h:
 		// Its first Apply may have been without sync, or its answer lost
 		// before the sync ended: a synced re-send is acknowledged only

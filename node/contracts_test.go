@@ -15,7 +15,7 @@ import (
 // name.
 func TestWasmContract(t *testing.T) {
 	code := wasmtest.C(t, "examples/kv-c/kv.c")
-	engine, err := wasm.NewEngine(wasm.Options{})
+	engine, err := wasm.NewEngine(wasm.Options{CacheDir: wasmtest.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,3 +99,8 @@ func DataDirHolder(dir string) (pid int, held bool) {
 	pid, _ = strconv.Atoi(strings.TrimSpace(string(raw[:n])))
 	return pid, true
 }
+
+// wasmCacheDir is where a node keeps the machine code of the WebAssembly
+// contracts it compiled (wasm.Options.CacheDir): a restarted node loads
+// it instead of compiling again. Deleting it costs only that compile.
+func wasmCacheDir(cfg *NodeConfig) string { return filepath.Join(cfg.DataDir, "wasm-cache") }

@@ -25,7 +25,7 @@ import (
 // not loaded again.
 func TestContractLoader(t *testing.T) {
 	code := wasmtest.C(t, "examples/kv-c/kv.c")
-	engine, err := wasm.NewEngine(wasm.Options{})
+	engine, err := wasm.NewEngine(wasm.Options{CacheDir: wasmtest.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

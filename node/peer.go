@@ -63,7 +63,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
+	if p.wasm, err = wasm.NewEngine(wasm.Options{CacheDir: wasmCacheDir(cfg)}); err != nil {
 		return nil, err
 	}
 	// External contract servers see the peer's own TLS certificate, and

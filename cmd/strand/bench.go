@@ -175,9 +175,9 @@ func runValidator(out io.Writer, f validatorFlags) error {
 		return err
 	}
 	defer stopProfile()
-	exe, err := os.Executable()
+	exe, err := nodeExe("the peer process")
 	if err != nil {
-		return fmt.Errorf("finding this executable to run the peer process: %w", err)
+		return err
 	}
 	if f.replayTraces != "" {
 		if err := os.MkdirAll(f.replayTraces, 0o755); err != nil {

@@ -173,9 +173,9 @@ func runBench(ctx context.Context, cmd *cobra.Command, out io.Writer, f benchRun
 		return err
 	}
 	chooseSource(&ecfg, os.Stderr)
-	exe, err := os.Executable()
+	exe, err := nodeExe("process networks and hogs")
 	if err != nil {
-		return fmt.Errorf("finding this executable to start process networks and hogs: %w", err)
+		return err
 	}
 	t := bench.Target{Net: f.net, Keep: f.keep, Energy: ecfg, Command: []string{exe},
 		Log: func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/signal"
 	"slices"
 	"strconv"
@@ -75,9 +74,9 @@ process ends; their files are deleted. The peers must have memory nodes (--memno
 			if err != nil {
 				return err
 			}
-			exe, err := os.Executable()
+			exe, err := nodeExe("the compute nodes")
 			if err != nil {
-				return fmt.Errorf("finding this executable to run the compute nodes: %w", err)
+				return err
 			}
 			out := cmd.OutOrStdout()
 			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

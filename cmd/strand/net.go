@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -121,9 +120,9 @@ func runNetUp(cmd *cobra.Command, dir string, spec localnet.Spec, wait time.Dura
 			fmt.Fprintf(out, "reusing the network in %s; %s ignored (they apply when a network is generated)\n", lay.Dir, strings.Join(set, ", "))
 		}
 	}
-	exe, err := os.Executable()
+	exe, err := nodeExe("the nodes")
 	if err != nil {
-		return fmt.Errorf("finding this executable to run the nodes: %w", err)
+		return err
 	}
 	procs, err := localnet.Up(lay, localnet.UpOptions{Command: []string{exe}, Wait: wait})
 	if err != nil {
@@ -299,9 +298,9 @@ func runNetAddOrg(cmd *cobra.Command, f orgFlags, wait time.Duration) error {
 	if err := lay.Save(); err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	exe, err := nodeExe(peer.Name)
 	if err != nil {
-		return fmt.Errorf("finding this executable to run %s: %w", peer.Name, err)
+		return err
 	}
 	procs, err := localnet.Up(lay, localnet.UpOptions{Command: []string{exe}, Wait: wait, Only: []string{peer.Name}})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,9 +18,10 @@ import (
 // cached by the SHA-256 of their code, so a module compiles once however
 // many channels or contracts name it. An Engine is safe for concurrent use.
 type Engine struct {
-	opts Options
-	rt   wazero.Runtime
-	m    counters
+	opts  Options
+	rt    wazero.Runtime
+	cache wazero.CompilationCache // nil: no CacheDir
+	m     counters
 
 	mu struct {
 		sync.Mutex
@@ -43,7 +45,15 @@ func NewEngine(opts Options) (*Engine, error) {
 	// wrong lines; errors keep only wazero's first line anyway.
 	// The call deadline closes the instance (WithCloseOnContextDone).
 	cfg = cfg.WithCloseOnContextDone(true).WithMemoryLimitPages(opts.MemoryPages).WithDebugInfoEnabled(false)
-	e := &Engine{opts: opts, rt: wazero.NewRuntimeWithConfig(ctx, cfg)}
+	var cache wazero.CompilationCache
+	if opts.CacheDir != "" && !opts.Interpreter {
+		var err error
+		if cache, err = openCache(opts.CacheDir); err != nil {
+			return nil, err
+		}
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	e := &Engine{opts: opts, rt: wazero.NewRuntimeWithConfig(ctx, cfg), cache: cache}
 	e.mu.modules = map[[32]byte]*Module{}
 	for name, fns := range map[string][]hostFunc{HostModule: hostFuncs, WASIModule: wasiFuncs} {
 		b := e.rt.NewHostModuleBuilder(name)
@@ -51,7 +61,7 @@ func NewEngine(opts Options) (*Engine, error) {
 			b.NewFunctionBuilder().WithGoModuleFunction(f.goFunc(), f.params, f.results).Export(f.name)
 		}
 		if _, err := b.Instantiate(ctx); err != nil {
-			e.rt.Close(ctx)
+			e.Close()
 			return nil, fmt.Errorf("wasm: defining host module %q: %w", name, err)
 		}
 	}
@@ -67,7 +77,11 @@ func (e *Engine) Close() error {
 	e.mu.closed = true
 	e.mu.modules = nil
 	e.mu.Unlock()
-	return e.rt.Close(context.Background())
+	err := e.rt.Close(context.Background())
+	if e.cache != nil {
+		err = errors.Join(err, e.cache.Close(context.Background()))
+	}
+	return err
 }
 
 // Hash is the hex SHA-256 of code: what a channel names a module by.

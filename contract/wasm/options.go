@@ -51,6 +51,15 @@ type Options struct {
 	// OutputBytes is how much of a call's stdout and stderr (WASI fd 1 and
 	// 2) is kept for its error message. Default 2048, 0 to 65536.
 	OutputBytes int
+	// CacheDir keeps the machine code of compiled modules on disk
+	// (wazero's compilation cache, keyed by the metered module and
+	// wazero's version), so that a process compiling a module some
+	// process compiled before with the same options loads it instead: a
+	// restarted peer does not compile its contracts again. "": memory
+	// only. The engine runs what it finds there, so the directory must be
+	// the node's own: NewEngine creates it with mode 0700 and refuses one
+	// that group or others may write. Not used with Interpreter.
+	CacheDir string
 }
 
 // Defaults.

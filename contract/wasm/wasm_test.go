@@ -13,8 +13,13 @@ import (
 	"github.com/strand-ledger/strand/contract/wasm/wasmtest"
 )
 
+// engine returns an engine with opts; one without a CacheDir shares the
+// test processes' (wasmtest.CacheDir).
 func engine(t testing.TB, opts wasm.Options) *wasm.Engine {
 	t.Helper()
+	if opts.CacheDir == "" {
+		opts.CacheDir = wasmtest.CacheDir(t)
+	}
 	e, err := wasm.NewEngine(opts)
 	if err != nil {
 		t.Fatal(err)

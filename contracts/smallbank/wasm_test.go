@@ -27,7 +27,7 @@ func cBank(t *testing.T) contract.Contract {
 
 func compileBank(t *testing.T, code []byte) contract.Contract {
 	t.Helper()
-	e, err := wasm.NewEngine(wasm.Options{})
+	e, err := wasm.NewEngine(wasm.Options{CacheDir: wasmtest.CacheDir(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

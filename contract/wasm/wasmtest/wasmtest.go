@@ -107,3 +107,17 @@ func Root() (string, error) {
 		dir = parent
 	}
 }
+
+// CacheDir is a compilation cache directory (wasm.Options.CacheDir)
+// shared by the test processes of this user on this machine, and kept
+// between runs: a module compiles once, not once per test and package
+// (a Go module takes seconds to compile, tens of seconds under -race).
+// Tests of compilation itself should not use it.
+func CacheDir(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("strand-wasmtest-cache-%d", os.Getuid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
