@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -434,12 +435,16 @@ func Generate(dir string, spec Spec) (*Layout, error) {
 	return g.lay, nil
 }
 
-// allocPorts returns n ports: consecutive from base, or free ones that the
-// kernel lends on 127.0.0.1 when base is 0, none of them in avoid. The
-// listeners stay open until all n are chosen, so the ports are distinct;
-// avoid holds the ports of nodes already generated, whose listeners were
-// closed long ago, so that a node added later (a compute node, an orderer)
-// never gets a port the kernel lends again while that node is stopped.
+// allocPorts returns n ports: consecutive from base, or, when base is 0,
+// free ones on 127.0.0.1 drawn at random below the kernel's ephemeral
+// range (freePortRange), none of them in avoid. Below that range no
+// outgoing connection is ever given the port, so a node that stops keeps
+// its port until it starts again: a port the kernel lends (port 0) would
+// go to any process's next connection while the node is down, and its
+// restart would fail with "address already in use". The listeners stay
+// open until all n are chosen, so the ports are distinct; avoid holds
+// the ports of nodes already generated, whose listeners were closed long
+// ago, so that a node added later never gets the port of a stopped one.
 func allocPorts(base, n int, avoid ...map[int]bool) ([]int, error) {
 	ports := make([]int, 0, n)
 	if base > 0 {
@@ -448,22 +453,41 @@ func allocPorts(base, n int, avoid ...map[int]bool) ([]int, error) {
 		}
 		return ports, nil
 	}
+	lo, hi := freePortRange()
+	taken := map[int]bool{}
 	for tries := 0; len(ports) < n; tries++ {
 		if tries > 100*n {
-			return nil, fmt.Errorf("localnet: find %d free ports on 127.0.0.1: the kernel kept lending ports this network's nodes use", n)
+			return nil, fmt.Errorf("localnet: find %d free ports on 127.0.0.1 in %d-%d: too many are in use", n, lo, hi)
 		}
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("localnet: find a free port on 127.0.0.1: %w", err)
-		}
-		defer l.Close() // held, taken or not, so it is not lent again here
-		port := l.Addr().(*net.TCPAddr).Port
-		if len(avoid) > 0 && avoid[0][port] {
+		port := lo + rand.IntN(hi-lo+1)
+		if taken[port] || len(avoid) > 0 && avoid[0][port] {
 			continue
 		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // in use
+		}
+		defer l.Close() // held until all are chosen
+		taken[port] = true
 		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// freePortRange is where allocPorts draws ports: the 12,000 ports below
+// the start of the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range; Linux's default start 32768
+// where it cannot be read), and never below 1024.
+func freePortRange() (lo, hi int) {
+	first := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 1024 {
+				first = v
+			}
+		}
+	}
+	return max(1024, first-12000), first - 1
 }
 
 // usedPorts returns the ports of every node of the layout, on any host.

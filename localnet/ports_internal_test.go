@@ -10,8 +10,12 @@ func TestAllocPortsAvoids(t *testing.T) {
 		t.Fatal(err)
 	}
 	used := map[int]bool{}
+	lo, hi := freePortRange()
 	for _, p := range first {
 		used[p] = true
+		if p < lo || p > hi {
+			t.Fatalf("port %d outside %d-%d, below the kernel's ephemeral ports", p, lo, hi)
+		}
 	}
 	if len(used) != 40 {
 		t.Fatalf("allocPorts gave repeated ports: %v", first)

@@ -45,6 +45,10 @@ type member struct {
 	clientTLS *tls.Config
 	logs      *syncBuffer
 	join      []RaftPeer // RaftConfig.Join: set for a member added by a config update
+	// lis holds addr's port from newMember to the first start: closing
+	// it in between would let the kernel give the port to any process's
+	// outgoing connection meanwhile (seen in CI: bind: address in use).
+	lis net.Listener
 
 	// while running
 	store *ledger.BlockStore
@@ -132,8 +136,12 @@ func (c *cluster) newMember() *member {
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	m.addr = lis.Addr().String()
-	lis.Close()
+	m.addr, m.lis = lis.Addr().String(), lis
+	c.t.Cleanup(func() {
+		if m.lis != nil { // never started
+			m.lis.Close()
+		}
+	})
 	c.members = append(c.members, m)
 	return m
 }
@@ -159,8 +167,9 @@ func (c *cluster) start(i int) {
 		store.Close()
 		c.t.Fatal(err)
 	}
-	var lis net.Listener
-	for try := 0; ; try++ { // the port was ours a moment ago; retry briefly
+	lis := m.lis
+	m.lis = nil
+	for try := 0; lis == nil; try++ { // a restart: the port was ours a moment ago; retry briefly
 		if lis, err = net.Listen("tcp", m.addr); err == nil || try == 50 {
 			break
 		}
