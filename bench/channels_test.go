@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,21 @@ func TestLaneOf(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// bench/rounds/channels.yaml is the channels preset's full form, so the
+// published figures and `--preset channels-full` cannot drift apart.
+func TestChannelsRoundsFileIsPreset(t *testing.T) {
+	file, err := LoadRounds("rounds/channels.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	preset, err := PresetRounds("channels-full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(file, preset) {
+		t.Fatalf("rounds/channels.yaml:\n%+v\npreset channels-full:\n%+v", file, preset)
 	}
 }
