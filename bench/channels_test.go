@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/strand-ledger/strand/localnet"
 )
 
 // TestRunTwoChannels drives two channels of one embedded network at once,
@@ -100,5 +102,25 @@ func TestChannelsRoundsFileIsPreset(t *testing.T) {
 	}
 	if !reflect.DeepEqual(file, preset) {
 		t.Fatalf("rounds/channels.yaml:\n%+v\npreset channels-full:\n%+v", file, preset)
+	}
+}
+
+// A --net round names the network's first channels, and one asking for
+// more channels than the network serves is refused naming both counts.
+func TestChannelIDs(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := localnet.Generate(dir, localnet.Spec{Orgs: 1, Channels: 2}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := OpenNet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := n.channelIDs(2)
+	if err != nil || !reflect.DeepEqual(ids, []string{"demo", "demo2"}) {
+		t.Fatalf("channelIDs(2) = %v, %v: want demo, demo2", ids, err)
+	}
+	if _, err := n.channelIDs(3); err == nil || !strings.Contains(err.Error(), "serves 2 channel(s): want at least 3") {
+		t.Fatalf("channelIDs(3) = %v: want an error naming 2 and 3", err)
 	}
 }

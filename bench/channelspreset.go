@@ -21,7 +21,7 @@ func init() {
 
 func channelsRounds(full bool) []Round {
 	network := pick(full, "", "processes")
-	sb := map[string]string{"accounts": "10000"}
+	sb := map[string]string{"accounts": pick(full, "1000", "10000")} // quick: a short setup
 	var rs []Round
 	for pass := range pick(full, 1, 3) {
 		for _, ch := range []int{1, 3} {
