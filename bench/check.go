@@ -30,9 +30,13 @@ func (l *load) result(ctl rate.Controller, elapsed time.Duration, u Usage) *Resu
 	if !l.net.Embedded() {
 		res.Network = l.net.Dir
 	}
-	l.mu.Lock()
-	res.Blocks = len(l.mu.blocks)
-	l.mu.Unlock()
+	for _, ln := range l.lanes {
+		res.Blocks += ln.blocks() // a block number names a block of one channel
+	}
+	res.Channels = channelResults(l.lanes, sec)
+	if len(l.lanes) > 1 {
+		res.Workload = workloadNames(l.lanes)
+	}
 	for _, p := range u.Procs {
 		res.CPUPercent[p.Name], res.RSSMB[p.Name] = p.CPUPercent, p.RSSMB
 	}

@@ -18,6 +18,10 @@
 // height with the same state, and for Smallbank the money invariant.
 // bench/report renders Results; docs/bench.md describes them.
 //
+// A round can drive several channels of one network at once
+// (channels.go): a lane per channel with its own workload, clients and
+// figures beside the aggregate, and checks per channel.
+//
 // On node processes a round can also run co-located CPU hogs (hog.go),
 // the QiOi controller (package isolation) and CPU quotas per node role
 // (interference.go for the fields, interfere.go for the order of events);

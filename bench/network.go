@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/strand-ledger/strand/identity"
@@ -18,6 +21,7 @@ import (
 type NetOptions struct {
 	Orgs          int               // peer orgs, one peer each; default 2
 	ClientsPerOrg int               // client identities per org; default 1
+	Channels      int               // channels every peer serves (localnet.Spec.Channels); default 1
 	Batch         node.BatchConfig  // the ordering service's batch limits
 	StateDB       string            // peers' state database backend; "" = the default (pebble)
 	Validation    string            // peers' pipeline.mode; "" = the default (sequential)
@@ -37,10 +41,14 @@ type Network struct {
 	Layout  *localnet.Layout
 	Orderer *node.Orderer
 	Peers   []*node.Peer
+	// others are an embedded network's further orderers (of its further
+	// channels, each ordered by an orderer of its own).
+	others  []*node.Orderer
 	keep    bool
 	owned   bool       // Dir was made here
 	procs   bool       // StartProcesses started its nodes: Close stops them
 	mem     *memLimits // the memory nodes' memory cgroups (memlimit.go); nil: none
+	stopped sync.Once
 }
 
 // Embedded reports whether the network runs in this process.
@@ -64,15 +72,31 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, nd := range n.Layout.Nodes {
+	// The orderers first: a peer of several channels follows each
+	// channel's orderers from its start.
+	nodes := slices.Clone(n.Layout.Nodes)
+	orderersFirst := func(n localnet.Node) int {
+		if n.Role == identity.RoleOrderer {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(nodes, func(a, b localnet.Node) int { return cmp.Compare(orderersFirst(a), orderersFirst(b)) })
+	for _, nd := range nodes {
 		cfg, err := node.LoadNode(nd.Config)
 		if err != nil {
 			return nil, err
 		}
 		cfg.Log.Level = "error" // the benchmark prints its own progress
 		if nd.Role == identity.RoleOrderer {
-			if n.Orderer, err = node.StartOrderer(cfg); err != nil {
+			o, err := node.StartOrderer(cfg)
+			if err != nil {
 				return nil, err
+			}
+			if n.Orderer == nil {
+				n.Orderer = o
+			} else {
+				n.others = append(n.others, o)
 			}
 			continue
 		}
@@ -93,7 +117,7 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 
 // spec is the network's localnet.Spec.
 func (o NetOptions) spec() localnet.Spec {
-	s := o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Batch: o.Batch, Wasm: o.Wasm, External: o.External})
+	s := o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Channels: o.Channels, Batch: o.Batch, Wasm: o.Wasm, External: o.External})
 	if o.Validation != "" {
 		tune := s.TuneNode
 		s.TuneNode = func(n *node.NodeConfig) {
@@ -119,21 +143,33 @@ func OpenNet(dir string) (*Network, error) {
 
 // Close stops an embedded network and removes its directory unless kept.
 func (n *Network) Close() {
-	for _, p := range n.Peers {
-		p.Close()
-	}
-	if n.Orderer != nil {
-		n.Orderer.Close()
-	}
-	if n.procs && n.Layout != nil {
-		localnet.Down(n.Layout, localnet.DownOptions{})
-	}
+	n.stop()
 	if err := n.mem.close(); err != nil {
 		n.mem.log("%v", err)
 	}
 	if n.owned && !n.keep && n.Dir != "" {
 		os.RemoveAll(n.Dir)
 	}
+}
+
+// stop stops the nodes the round started (embedded or processes), once,
+// and keeps their directories: checks may read their ledgers after it.
+// Embedded() stays true.
+func (n *Network) stop() {
+	n.stopped.Do(func() {
+		for _, p := range n.Peers {
+			p.Close()
+		}
+		if n.Orderer != nil {
+			n.Orderer.Close()
+		}
+		for _, o := range n.others {
+			o.Close()
+		}
+		if n.procs && n.Layout != nil {
+			localnet.Down(n.Layout, localnet.DownOptions{})
+		}
+	})
 }
 
 // clientsPerConn is how many clients share one gRPC connection: their

@@ -21,7 +21,10 @@ const stageMetric = "strand_committer_stage_seconds_bucket"
 // seconds → cumulative count.
 type stageBuckets map[string]map[float64]uint64
 
-// scrapeStages reads stageMetric from a node's Prometheus endpoint.
+// scrapeStages reads stageMetric from a node's Prometheus endpoint. A
+// peer of several channels has a series per channel (label channel):
+// their counts are summed, so a round's peer phases are then every
+// channel's blocks on that peer.
 func scrapeStages(addr string) (stageBuckets, error) {
 	c := http.Client{Timeout: 5 * time.Second}
 	resp, err := c.Get("http://" + addr + "/metrics")
@@ -69,7 +72,7 @@ func parseStages(r io.Reader) (stageBuckets, error) {
 		if out[stage] == nil {
 			out[stage] = map[float64]uint64{}
 		}
-		out[stage][bound] = uint64(n)
+		out[stage][bound] += uint64(n) // a peer of several channels: one series per channel, summed
 	}
 	return out, sc.Err()
 }

@@ -52,6 +52,13 @@ strand_committer_stage_seconds_bucket{stage="commit",le="+Inf"} 2
 	if n := got["persist"][50*time.Microsecond]; n != 2 || got["commit"] != nil {
 		t.Errorf("phases %v, want commit reported as persist: 2 blocks at 50 µs", got)
 	}
+	// A peer of several channels: a series per channel, summed.
+	two := scrape(`strand_committer_stage_seconds_bucket{channel="demo",stage="verify",le="0.0001"} 2
+strand_committer_stage_seconds_bucket{channel="demo2",stage="verify",le="0.0001"} 3
+`)
+	if n := two["verify"][0.0001]; n != 5 {
+		t.Errorf("two channels' verify buckets at 100 µs: %d, want 2+3", n)
+	}
 	if _, err := parseStages(strings.NewReader(`strand_committer_stage_seconds_bucket{stage="verify",le="x"} 1`)); err == nil {
 		t.Error("a bucket with a bad le parsed")
 	}

@@ -34,7 +34,14 @@ type Result struct {
 	ThroughputTPS float64 `json:"throughput_tps"` // committed per second, any code
 	GoodputTPS    float64 `json:"goodput_tps"`    // committed VALID per second
 	EvaluateTPS   float64 `json:"evaluate_tps"`   // evaluations answered per second
-	Blocks        int     `json:"blocks"`         // blocks holding the round's committed transactions
+	Blocks        int     `json:"blocks"`         // blocks holding the round's committed transactions (of all its channels)
+
+	// Channels are each channel's figures and checks, for a round that
+	// drives several (Round.Channels); the Result's own figures are then
+	// the aggregate, its Workload the channels' workloads joined by "+",
+	// its Params the first channel's, and its peer phases the first
+	// channel's on the first peer.
+	Channels []ChannelResult `json:"channels,omitempty"`
 
 	stats.Result
 	CPUPercent map[string]float64 `json:"cpu_percent"` // by process, % of one core

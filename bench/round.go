@@ -29,6 +29,16 @@ type Round struct {
 	// above what the network absorbs would otherwise grow without end).
 	MaxOutstanding int `yaml:"max_outstanding,omitempty" json:"max_outstanding,omitempty"`
 
+	// Channels drives this many channels of the network at once (unset:
+	// 1, the network's first), each with its own workload, clients and
+	// figures beside the aggregate (channels.go). A network the round
+	// starts serves exactly that many; a --net network at least that many.
+	Channels int `yaml:"channels,omitempty" json:"channels,omitempty"`
+	// ChannelWorkloads are the channels' workloads in channel order
+	// (demo, demo2, ...); a channel past the list runs the round's
+	// Workload and Params. Alone it sets Channels to its length.
+	ChannelWorkloads []ChannelWorkload `yaml:"channel_workloads,omitempty" json:"channel_workloads,omitempty"`
+
 	// Embedded network.
 	Orgs         int           `yaml:"orgs,omitempty" json:"orgs,omitempty"`
 	BatchMode    string        `yaml:"batch_mode,omitempty" json:"batch_mode,omitempty"`
@@ -86,6 +96,7 @@ func (r *Round) EnsureDefaults() {
 	if r.Label == "" {
 		r.Label = r.Workload
 	}
+	r.channelDefaults()
 }
 
 // embeddedDefaults fills the embedded network's fields.
@@ -119,6 +130,9 @@ func (r *Round) Validate(embedded bool) error {
 		return bad("duration", r.Duration, "at least 100ms")
 	case r.MaxOutstanding < 1:
 		return bad("max_outstanding", r.MaxOutstanding, "at least 1")
+	}
+	if err := r.validateChannels(embedded, bad); err != nil {
+		return err
 	}
 	switch {
 	case r.Rate.Of != "" && r.Rate.Kind != "fixed-rate":
@@ -198,7 +212,7 @@ func (r *Round) netOptions(keep bool) NetOptions {
 		perOrg = (r.Clients + r.Orgs - 1) / r.Orgs
 	}
 	o := NetOptions{
-		Orgs: r.Orgs, ClientsPerOrg: perOrg, Keep: keep, StateDB: r.StateDB, Validation: r.Validation, Disagg: r.Disagg,
+		Orgs: r.Orgs, ClientsPerOrg: perOrg, Keep: keep, Channels: r.Channels, StateDB: r.StateDB, Validation: r.Validation, Disagg: r.Disagg,
 		Batch: node.BatchConfig{Mode: r.BatchMode, MaxTxs: r.BlockSize, MaxBytes: 16 << 20, Timeout: r.BatchTimeout},
 	}
 	if r.CheckpointBlocks > 0 || r.CheckpointInterval > 0 {

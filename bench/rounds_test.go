@@ -79,7 +79,7 @@ func TestPresetsValidate(t *testing.T) {
 			}
 		}
 	}
-	if _, err := PresetRounds("fabric"); err == nil || !strings.Contains(err.Error(), "want one of default, external, flexchain-cache, flexchain-compute") {
+	if _, err := PresetRounds("fabric"); err == nil || !strings.Contains(err.Error(), "want one of channels, default, external, flexchain-cache") {
 		t.Errorf("unknown preset: %v", err)
 	}
 }

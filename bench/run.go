@@ -75,10 +75,10 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 	if err := r.Validate(embedded); err != nil {
 		return nil, err
 	}
-	env := workload.Env{Run: time.Now().UnixMilli()/100 + runCount.Add(1), Clients: r.Clients, Seed: r.Seed}
-	w, err := workload.New(r.Workload, r.Params, env)
+	run := time.Now().UnixMilli()/100 + runCount.Add(1)
+	ws, err := r.channelWorkloads(run, r.Orgs)
 	if err != nil {
-		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+		return nil, err
 	}
 	ctl, err := rate.New(r.Rate, r.Duration)
 	if err != nil {
@@ -130,20 +130,24 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 	}
 	defer CloseAll(conns)
 	orgConns := conns[:min(len(conns), len(n.Layout.Orgs()))]
-	if err := runSetup(ctx, w, conns, orgConns); err != nil {
-		return nil, fmt.Errorf("bench: round %q: setup: %w", r.Label, err)
+	if r.multiChannel() && len(orgConns) != r.Orgs { // a --net network's orgs spread the clients
+		if ws, err = r.channelWorkloads(run, len(orgConns)); err != nil {
+			return nil, err
+		}
 	}
-	if sum, ok := w.(workload.SetupSummarizer); ok {
-		t.logf("%s", sum.SetupSummary())
-	} else {
-		t.logf("setup of %s done", r.Workload)
+	lanes, err := r.makeLanes(n, ws, conns, orgConns)
+	if err != nil {
+		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
+	}
+	if err := setupLanes(ctx, lanes, t.logf); err != nil {
+		return nil, fmt.Errorf("bench: round %q: setup: %w", r.Label, err)
 	}
 
 	meter, err := openRoundMeter(t.Energy)
 	if err != nil {
 		return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 	}
-	l := newLoad(r, w, conns, n)
+	l := newLoad(r, lanes, n)
 	if r.Interference.cgroups() {
 		if l.in, err = startInterference(r, n, t.Command, t.logf); err != nil {
 			return nil, err
@@ -170,11 +174,14 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 	if res.Energy, err = meter.end(res); err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("no energy figures: %v", err))
 	}
-	res.Params = w.Params()
+	res.Params = ws[0].Params()
 	if embedded && t.Keep {
 		t.logf("network directory kept: %s", n.Dir)
 	}
-	if err := check(ctx, res, n, w, orgConns, l.delta.Load()); err != nil {
+	if len(lanes) > 1 {
+		return res, checkChannels(ctx, res, n, lanes, r.StateDB)
+	}
+	if err := check(ctx, res, n, ws[0], orgConns, lanes[0].delta.Load()); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -232,14 +239,13 @@ func runSetup(ctx context.Context, w workload.Workload, conns, orgConns []*local
 
 // load is one round's load: the control loop and the clients.
 type load struct {
-	r       Round
-	w       workload.Workload
-	conns   []*localnet.Conn
-	net     *Network
-	rec     *stats.Recorder
-	t0      time.Time
-	delta   atomic.Int64 // money VALID Smallbank transactions added
-	done    chan struct{}
+	r     Round
+	lanes []*lane // one per channel (channels.go)
+	net   *Network
+	rec   *stats.Recorder // the round's figures (all channels)
+	t0    time.Time
+	// done carries the lane of each finished transaction.
+	done    chan int
 	commits atomic.Int64
 	wg      sync.WaitGroup
 	// txs runs the transactions on reused goroutines: signing grows a
@@ -249,16 +255,25 @@ type load struct {
 	phaseWarn string
 	// in is the round's hogs, cgroups and controller (nil: none).
 	in *interfering
-	mu struct {
-		sync.Mutex
-		blocks map[uint64]struct{} // blocks holding the round's committed transactions
-	}
 }
 
-func newLoad(r Round, w workload.Workload, conns []*localnet.Conn, n *Network) *load {
-	l := &load{r: r, w: w, conns: conns, net: n, rec: stats.NewRecorder(), done: make(chan struct{}, r.MaxOutstanding+1)}
-	l.mu.blocks = map[uint64]struct{}{}
-	return l
+func newLoad(r Round, lanes []*lane, n *Network) *load {
+	return &load{r: r, lanes: lanes, net: n, rec: stats.NewRecorder(), done: make(chan int, r.MaxOutstanding+1)}
+}
+
+// laneFor picks the lane of the next start: under a fixed load the lane
+// of a finished transaction (freed, oldest first), so that each channel
+// keeps its share of the load; otherwise, and for the first starts, the
+// lanes in turn.
+func (l *load) laneFor(freed *[]int, turn *int) int {
+	if len(*freed) > 0 {
+		i := (*freed)[0]
+		*freed = (*freed)[1:]
+		return i
+	}
+	i := *turn % len(l.lanes)
+	*turn++
+	return i
 }
 
 // drainWait bounds how long the round waits for outstanding transactions
@@ -274,12 +289,24 @@ func (l *load) run(ctx context.Context, ctl rate.Controller, t Target) *Result {
 	if l.in != nil {
 		inErr = l.in.begin()
 	}
-	tokens := make(chan time.Time, l.r.MaxOutstanding)
-	for i, c := range l.conns {
-		l.wg.Add(1)
-		go l.client(ctx, c, l.w.Client(i), tokens)
+	for li, ln := range l.lanes {
+		for i, c := range ln.conns {
+			l.wg.Add(1)
+			go l.client(ctx, li, c, ln.w.Client(i))
+		}
 	}
+	// freed holds, under a fixed load with several lanes, the lanes of
+	// finished transactions whose successors have not started yet.
+	follow := l.r.Rate.Kind == "fixed-load" && len(l.lanes) > 1
+	var freed []int
+	turn := 0
 	var c rate.Counts
+	laneDone := func(lane int) {
+		c.Completed++
+		if follow {
+			freed = append(freed, lane)
+		}
+	}
 	var heldBack int64
 	timer := time.NewTimer(0)
 	lastProgress := time.Time{}
@@ -297,7 +324,7 @@ loop:
 		}
 		now := time.Now()
 		for range start {
-			tokens <- now
+			l.lanes[l.laneFor(&freed, &turn)].tokens <- now
 			c.Started++
 		}
 		if t.Progress != nil && now.Sub(lastProgress) >= 250*time.Millisecond {
@@ -314,12 +341,12 @@ loop:
 		}
 		timer.Reset(wait)
 		select {
-		case <-l.done:
-			c.Completed++
+		case ln := <-l.done:
+			laneDone(ln)
 			for drained := false; !drained; {
 				select {
-				case <-l.done:
-					c.Completed++
+				case ln := <-l.done:
+					laneDone(ln)
 				default:
 					drained = true
 				}
@@ -330,7 +357,9 @@ loop:
 			break loop
 		}
 	}
-	close(tokens)
+	for _, ln := range l.lanes {
+		close(ln.tokens)
+	}
 	var iso *IsolationResult
 	if l.in != nil && inErr == nil {
 		iso, inErr = l.in.end()
@@ -456,39 +485,60 @@ const peerCatchUp = 10 * time.Second
 // client runs one client: it takes a token per transaction, draws the
 // operation (the generator is this goroutine's alone) and runs it
 // concurrently, so that an open-loop rate is not bounded by the clients.
-func (l *load) client(ctx context.Context, c *localnet.Conn, g workload.Generator, tokens <-chan time.Time) {
+func (l *load) client(ctx context.Context, lane int, c *localnet.Conn, g workload.Generator) {
 	defer l.wg.Done()
-	for intended := range tokens {
+	ln := l.lanes[lane]
+	for intended := range ln.tokens {
 		op := g.Next()
 		l.wg.Add(1)
 		l.txs.Go(func() {
 			defer l.wg.Done()
-			l.exec(ctx, c, op, intended)
-			l.done <- struct{}{}
+			l.exec(ctx, ln, c, op, intended)
+			l.done <- lane
 		})
 	}
 }
 
-// exec runs one operation and records it.
-func (l *load) exec(ctx context.Context, c *localnet.Conn, op workload.Op, intended time.Time) {
+// recorders are where a transaction of lane ln is recorded: the round's
+// recorder, and the lane's own when the round has several.
+func (l *load) recorders(ln *lane) []*stats.Recorder {
+	if ln.rec == nil {
+		return []*stats.Recorder{l.rec}
+	}
+	return []*stats.Recorder{l.rec, ln.rec}
+}
+
+// exec runs one operation of lane ln and records it.
+func (l *load) exec(ctx context.Context, ln *lane, c *localnet.Conn, op workload.Op, intended time.Time) {
+	recs := l.recorders(ln)
 	at := intended.Sub(l.t0)
-	l.rec.Sent(at)
+	for _, rec := range recs {
+		rec.Sent(at)
+	}
+	failed := func(class string, err error) {
+		for _, rec := range recs {
+			rec.Failed(at, class, err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, drainWait)
 	defer cancel()
 	ct := c.Contract(op.Contract)
 	if !op.Submit {
 		_, err := ct.Evaluate(ctx, op.Function, op.Args...)
 		if err != nil {
-			l.rec.Failed(at, errorClass("evaluate", err), err)
+			failed(errorClass("evaluate", err), err)
 			return
 		}
-		l.rec.Evaluated(time.Since(l.t0), time.Since(intended))
+		end, lat := time.Since(l.t0), time.Since(intended)
+		for _, rec := range recs {
+			rec.Evaluated(end, lat)
+		}
 		return
 	}
 	tx, err := ct.Endorse(ctx, op.Function, op.Args...)
 	tEndorsed := time.Now()
 	if err != nil {
-		l.rec.Failed(at, errorClass("endorse", err), err)
+		failed(errorClass("endorse", err), err)
 		return
 	}
 	// One call: the gateway answers once the transaction is committed on
@@ -502,10 +552,10 @@ func (l *load) exec(ctx context.Context, c *localnet.Conn, op workload.Op, inten
 	case errors.As(err, &ce):
 		code, block = ce.Code.String(), ce.Block
 	case errors.As(err, &se) && se.Status == http.StatusGatewayTimeout:
-		l.rec.Failed(at, errorClass("commit", err), err)
+		failed(errorClass("commit", err), err)
 		return
 	case err != nil:
-		l.rec.Failed(at, errorClass("submit", err), err)
+		failed(errorClass("submit", err), err)
 		return
 	default:
 		code, block = commit.Code.String(), commit.Block
@@ -513,18 +563,21 @@ func (l *load) exec(ctx context.Context, c *localnet.Conn, op workload.Op, inten
 	end := time.Now()
 	// The gateway's word, kept within the call it describes.
 	tSubmitted := tEndorsed.Add(min(max(commit.Admitted, 0), end.Sub(tEndorsed)))
-	l.mu.Lock()
-	l.mu.blocks[block] = struct{}{}
-	l.mu.Unlock()
+	ln.mu.Lock()
+	ln.mu.blocks[block] = struct{}{}
+	ln.mu.Unlock()
 	if code == "VALID" {
-		l.delta.Add(op.Delta)
+		ln.delta.Add(op.Delta)
 		if op.Debit {
-			l.delta.Add(-op.Delta - debited(commit))
+			ln.delta.Add(-op.Delta - debited(commit))
 		}
 	}
 	l.commits.Add(1)
-	l.rec.Committed(end.Sub(l.t0), code, end.Sub(intended), map[string]time.Duration{
-		"endorse": tEndorsed.Sub(intended), "submit": tSubmitted.Sub(tEndorsed), "commit": end.Sub(tSubmitted)})
+	phases := map[string]time.Duration{
+		"endorse": tEndorsed.Sub(intended), "submit": tSubmitted.Sub(tEndorsed), "commit": end.Sub(tSubmitted)}
+	for _, rec := range recs {
+		rec.Committed(end.Sub(l.t0), code, end.Sub(intended), phases)
+	}
 }
 
 // errorClass groups errors by step and status: "endorse 404", "submit 429".

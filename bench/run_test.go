@@ -74,6 +74,13 @@ func TestRunRejectsBadRounds(t *testing.T) {
 		{Round{Rate: rate.Config{Kind: "fixed-rate"}}, Target{}, "tps = 0: want more than 0"},
 		{Round{BlockSize: 10}, Target{Net: t.TempDir()}, "only apply to an embedded network"},
 		{Round{Workload: "ycsb", Params: map[string]string{"mix": "z"}}, Target{}, `parameter mix = "z"`},
+		{Round{Channels: 17}, Target{}, "channels = 17: want 1 to 16"},
+		{Round{Channels: 3, Clients: 2}, Target{}, "clients = 2: want at least channels (3)"},
+		{Round{Channels: 1, ChannelWorkloads: []ChannelWorkload{{Workload: "ycsb"}, {Workload: "ycsb"}}}, Target{}, "channel_workloads = 2 entries: want at most channels (1)"},
+		{Round{ChannelWorkloads: []ChannelWorkload{{Workload: "ycsb"}, {Workload: "tpcc"}}}, Target{}, `channel_workloads[1].workload = "tpcc"`},
+		{Round{Channels: 2, ContractRuntime: "wasm"}, Target{}, "builtin with channels > 1"},
+		{Round{Channels: 2, StateDB: "memory"}, Target{}, "a database on disk with channels > 1"},
+		{Round{Channels: 2, ChannelWorkloads: []ChannelWorkload{{Workload: "ycsb", Params: map[string]string{"mix": "z"}}}}, Target{}, `channel 1: `},
 	} {
 		_, err := Run(context.Background(), tc.r, tc.target)
 		if err == nil || !strings.Contains(err.Error(), tc.errHas) || errors.Is(err, ErrCheckFailed) {

@@ -122,6 +122,7 @@ func roundHTML(b *strings.Builder, i int, r *bench.Result) {
 	b.WriteString(timeChart(fmt.Sprintf("cpu-%d", i), "CPU by process", "seconds into the round", "% of one core", r.ElapsedS, cpu))
 	b.WriteString(barChart(fmt.Sprintf("rss-%d", i), "peak resident memory by process", "MiB", procs, []line{{"RSS", nil, rss}}))
 	energyHTML(b, r)
+	channelsHTML(b, i, r)
 	// Codes, checks and configuration.
 	b.WriteString("<table><tr><th>validation code</th><th>transactions</th></tr>")
 	for _, c := range r.Codes() {
@@ -152,7 +153,7 @@ func configRows(r *bench.Result) [][2]string {
 	rd := r.Round
 	rows := [][2]string{{"workload", r.Workload}, {"parameters", paramString(r.Params)}, {"rate", r.Rate},
 		{"clients", fmt.Sprint(rd.Clients)}, {"duration", rd.Duration.String()}, {"seed", fmt.Sprint(rd.Seed)},
-		{"network", r.Network}}
+		{"network", r.Network}, {"channels", channelCount(r)}}
 	if r.Network == "embedded" {
 		rows = append(rows, [2]string{"orgs", fmt.Sprint(rd.Orgs)}, [2]string{"batch mode", rd.BatchMode},
 			[2]string{"block size", fmt.Sprint(rd.BlockSize)}, [2]string{"batch timeout", rd.BatchTimeout.String()},

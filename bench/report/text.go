@@ -150,6 +150,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 		for _, e := range slices.Sorted(maps.Keys(r.ByError)) {
 			fmt.Fprintf(w, "  %-28s %10d   (first: %s)\n", "not committed: "+e, r.ByError[e], clip(r.Examples[e], 200))
 		}
+		writeChannelCodes(w, r)
 		if len(r.Phases) > 0 {
 			fmt.Fprintf(w, "  phases p50/p99 ms:")
 			for _, p := range phaseOrder(r) {
@@ -193,6 +194,7 @@ func WriteTable(w io.Writer, rs []*bench.Result) {
 			fmt.Fprintf(w, "  warning: %s\n", wn)
 		}
 	}
+	writeChannelsTable(w, rs)
 	writeIsolationTable(w, rs)
 	writeTiersTable(w, rs)
 }
@@ -235,12 +237,16 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 	for _, r := range rs {
 		codes = append(codes, r.Codes()...)
 		params = append(params, slices.Collect(maps.Keys(r.Params))...)
+		for _, c := range r.Channels {
+			codes = append(codes, c.Codes()...)
+			params = append(params, slices.Collect(maps.Keys(c.Params))...)
+		}
 	}
 	slices.Sort(codes)
 	slices.Sort(params)
 	codes, params = slices.Compact(codes), slices.Compact(params)
 	cw := csv.NewWriter(w)
-	head := slices.Clone(configHead)
+	head := append(slices.Clone(configHead), "channels", "channel")
 	for _, c := range columns {
 		head = append(head, c.csv)
 	}
@@ -256,8 +262,8 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 	if err := cw.Write(head); err != nil {
 		return err
 	}
-	for _, r := range rs {
-		row := configRow(r)
+	write := func(r *bench.Result, channels, channel string, tiers []string) error {
+		row := append(configRow(r), channels, channel)
 		for _, c := range columns {
 			row = append(row, c.get(r))
 		}
@@ -267,8 +273,16 @@ func WriteCSV(w io.Writer, rs []*bench.Result) error {
 		for _, p := range params {
 			row = append(row, r.Params[p])
 		}
-		if err := cw.Write(append(row, tiersCells(r)...)); err != nil {
+		return cw.Write(append(row, tiers...))
+	}
+	for _, r := range rs {
+		if err := write(r, channelCount(r), "", tiersCells(r)); err != nil {
 			return err
+		}
+		for _, c := range r.Channels {
+			if err := write(channelOf(r, c), channelCount(r), c.Channel, make([]string, len(tiersCSV))); err != nil {
+				return err
+			}
 		}
 	}
 	cw.Flush()
@@ -360,6 +374,7 @@ func Compare(w io.Writer, a, b []*bench.Result) {
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%s\t\n", label, m.name, va, vb, ratio)
 		}
 		compareEnergy(tw, ra.Label, ra, rb)
+		compareChannels(tw, ra.Label, ra, rb)
 	}
 	tw.Flush()
 }
@@ -398,7 +413,7 @@ func setupRows(r *bench.Result) [][2]string {
 	rd := r.Round
 	return [][2]string{
 		{"workload", r.Workload}, {"parameters", paramString(r.Params)}, {"rate", r.Rate},
-		{"clients", strconv.Itoa(rd.Clients)}, {"duration", rd.Duration.String()}, {"network", r.Network},
+		{"clients", strconv.Itoa(rd.Clients)}, {"duration", rd.Duration.String()}, {"network", r.Network}, {"channels", channelCount(r)},
 		{"orgs", strconv.Itoa(rd.Orgs)}, {"batch mode", rd.BatchMode}, {"block size", strconv.Itoa(rd.BlockSize)},
 		{"batch timeout", rd.BatchTimeout.String()}, {"state database", rd.StateDB},
 		{"strand", r.Build.Version + " " + r.Build.ShortCommit()}, {"go", r.Build.GoVersion},
