@@ -3,7 +3,6 @@ package bench
 import (
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"maps"
@@ -427,17 +426,12 @@ func dumpHash(cfg *node.NodeConfig, id, stateDB string) (string, error) {
 		db.Close()
 		return "", fmt.Errorf("state database %s cannot be dumped", cmp.Or(stateDB, cfg.StateDB.Backend))
 	}
-	h, keys := sha256.New(), 0
-	sp, err := d.Dump(func(ns, key string, v statedb.Value) error {
-		keys++
-		fmt.Fprintf(h, "%d:%s/%d:%s=%d:%s@%s;", len(ns), ns, len(key), key, len(v.Data), v.Data, v.Version)
-		return nil
-	})
+	sp, keys, sum, err := statedb.Digest(d)
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("savepoint %d, %d keys, sha256 %s", sp, keys, hex.EncodeToString(h.Sum(nil))[:16]), nil
+	return fmt.Sprintf("savepoint %d, %d keys, sha256 %s", sp, keys, hex.EncodeToString(sum[:])[:16]), nil
 }

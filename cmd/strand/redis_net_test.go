@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -104,19 +103,14 @@ func compareStates(t *testing.T, n *raftNet, peers ...string) {
 		if err != nil {
 			t.Fatalf("opening %s's state (%s): %v", name, cfg.StateDB.Backend, err)
 		}
-		h, keys := sha256.New(), 0
-		sp, err := db.(statedb.Dumper).Dump(func(ns, key string, v statedb.Value) error {
-			keys++
-			fmt.Fprintf(h, "%d:%s/%d:%s=%d:%s@%s;", len(ns), ns, len(key), key, len(v.Data), v.Data, v.Version)
-			return nil
-		})
+		sp, keys, sum, err := statedb.Digest(db.(statedb.Dumper))
 		if cerr := db.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		s := fmt.Sprintf("savepoint %d, %d keys, state %s", sp, keys, hex.EncodeToString(h.Sum(nil)))
+		s := fmt.Sprintf("savepoint %d, %d keys, state %s", sp, keys, hex.EncodeToString(sum[:]))
 		got[s] = append(got[s], name+" ("+cfg.StateDB.Backend+")")
 	}
 	if len(got) != 1 {

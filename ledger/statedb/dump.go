@@ -1,6 +1,10 @@
 package statedb
 
-import "bytes"
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+)
 
 // Dumper is a DB that can read its whole state from one point-in-time
 // view: what a snapshot of the ledger exports. Every backend implements it
@@ -26,3 +30,18 @@ var (
 
 // MaxNamespaceLen is the longest namespace CheckNamespace accepts.
 const MaxNamespaceLen = 128
+
+// Digest hashes everything d holds, as one Dump sees it: every
+// namespace, key, value and version, each length-prefixed, in Dump's
+// order. Two databases with the same digest and savepoint hold the same
+// state; tests and benchmarks compare peers' states with it.
+func Digest(d Dumper) (savepoint uint64, keys int, sum [sha256.Size]byte, err error) {
+	h := sha256.New()
+	savepoint, err = d.Dump(func(ns, key string, v Value) error {
+		keys++
+		fmt.Fprintf(h, "%d:%s/%d:%s=%d:%s@%s;", len(ns), ns, len(key), key, len(v.Data), v.Data, v.Version)
+		return nil
+	})
+	h.Sum(sum[:0])
+	return savepoint, keys, sum, err
+}
