@@ -280,7 +280,7 @@ func parseHosts(vals []string) (map[string]string, error) {
 func printLayout(out io.Writer, lay *localnet.Layout) {
 	fmt.Fprintf(out, "network in %s (channel file %s)\n", lay.Dir, rel(lay.Dir, lay.Channel))
 	for _, c := range lay.Channels {
-		fmt.Fprintf(out, "every peer also serves the channel of %s\n", rel(lay.Dir, c))
+		fmt.Fprintf(out, "every peer and orderer also serves the channel of %s\n", rel(lay.Dir, c))
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)

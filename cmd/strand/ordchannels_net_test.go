@@ -87,6 +87,11 @@ func TestNetOrdererChannels(t *testing.T) {
 		}
 	}
 
+	// net status reads the first channel's labelled series.
+	if out := mustCLI(t, "net", "status", "--dir", n.dir); !strings.Contains(out, "(Raft leader)") {
+		t.Errorf("net status shows no Raft leader of demo:\n%s", out)
+	}
+
 	// An unknown channel, refused by name: Deliver and Submit (Broadcast).
 	nd, _ := n.lay.Node("orderer0")
 	cl, err := n.lay.Client("Org1")
