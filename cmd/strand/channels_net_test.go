@@ -8,7 +8,7 @@ import (
 
 // TestNetChannels runs `net up --channels 2` as real processes (this
 // test binary standing in for strand): one peer process serving demo and
-// demo2, each ordered by an orderer of its own; invoke, query and events
+// demo2, both ordered by one orderer process; invoke, query and events
 // address a channel with --channel (the network's first by default), and
 // an unknown channel is refused by name.
 func TestNetChannels(t *testing.T) {
