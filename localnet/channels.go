@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 
 	"gopkg.in/yaml.v3"
 
@@ -15,18 +14,19 @@ import (
 )
 
 // channelID is what AddChannel accepts as a channel id: it names a file
-// (channel-<id>.yaml), an orderer (orderer-<id>) and a data directory.
+// (channel-<id>.yaml) and a data directory.
 var channelID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$`)
 
 // AddChannel adds channel id to a network that has not started yet (or
-// whose peers have no ledger yet): a channel file channel-<id>.yaml with
-// the network channel's orgs, peers, contracts and batch limits, ordered
-// by an orderer of its own, orderer-<id> of OrdererOrg (new keys, free
-// ports, in the layout, so that `net up` starts it); and every peer's
-// node file then lists both channels under channels (node.NodeConfig.
-// Channels), so each peer process serves them all. A peer that already
-// has a single-channel ledger refuses to start with channels (its error
-// says how to move the ledger). It returns the new orderer.
+// whose nodes have no ledger yet): a channel file channel-<id>.yaml with
+// the network channel's orgs, peers, orderers, contracts and batch
+// limits; every peer's and every orderer's node file then lists both
+// channels under channels (node.NodeConfig.Channels), so each peer
+// process serves them all and the network's orderers (one Raft cluster,
+// if more than one) order them all, each channel its own Raft group. A
+// node that already has a single-channel ledger refuses to start with
+// channels (its error says how to move the ledger). It returns the
+// channel's first orderer.
 func AddChannel(l *Layout, id string) (Node, error) {
 	if !channelID.MatchString(id) {
 		return Node{}, fmt.Errorf("localnet: bad channel id %q: want a letter or digit, then up to 47 letters, digits, '-' or '_'", id)
@@ -38,30 +38,27 @@ func AddChannel(l *Layout, id string) (Node, error) {
 	if base.Channel == id || slices.ContainsFunc(l.Channels, func(f string) bool { return filepath.Base(f) == "channel-"+id+".yaml" }) {
 		return Node{}, fmt.Errorf("localnet: the network in %s already has channel %q", l.Dir, id)
 	}
-	name := "orderer-" + id
-	if _, ok := l.Node(name); ok {
-		return Node{}, fmt.Errorf("localnet: the network in %s already has a node %q", l.Dir, name)
+	eps := base.Orderers()
+	if len(eps) == 0 {
+		return Node{}, fmt.Errorf("localnet: channel %q in %s has no orderer", base.Channel, l.Channel)
 	}
-	ca, err := loadCA(l.Dir, OrdererOrg)
-	if err != nil {
-		return Node{}, err
-	}
-	ports, err := allocPorts(0, 2, l.usedPorts())
-	if err != nil {
-		return Node{}, err
+	first, ok := l.Node(eps[0].Name)
+	if !ok {
+		return Node{}, fmt.Errorf("localnet: orderer %q of channel %q is not a node of the network in %s", eps[0].Name, base.Channel, l.Dir)
 	}
 	file := filepath.Join(l.Dir, "channel-"+id+".yaml")
-	g := &gen{dir: l.Dir, lay: l, metrics: ports[1:], channel: filepath.Base(file)}
-	ep := node.EndpointConfig{Name: name, Address: "127.0.0.1:" + strconv.Itoa(ports[0])}
-	if err := writeChannelLike(l.Channel, file, id, ep); err != nil {
-		return Node{}, err
-	}
-	if err := g.node(ca, ep, name, identity.RoleOrderer, nil); err != nil {
+	if err := writeChannelLike(l.Channel, file, id); err != nil {
 		return Node{}, err
 	}
 	l.Channels = append(l.Channels, file)
+	orders := map[string]bool{}
+	for _, ep := range eps {
+		orders[ep.Name] = true
+	}
 	for _, n := range l.Nodes {
-		if n.Role == identity.RolePeer {
+		// An orderer a config update added (its node file joins the
+		// network's channel) orders that channel only.
+		if n.Role == identity.RolePeer || (n.Role == identity.RoleOrderer && orders[n.Name]) {
 			if err := addChannelTo(n.Config, file); err != nil {
 				return Node{}, err
 			}
@@ -70,8 +67,7 @@ func AddChannel(l *Layout, id string) (Node, error) {
 	if err := l.Save(); err != nil {
 		return Node{}, err
 	}
-	n, _ := l.Node(name)
-	return n, nil
+	return first, nil
 }
 
 // loadCA reads the CA of org from crypto/<org>/ (ca.pem, ca-key.pem).
@@ -92,25 +88,19 @@ func loadCA(dir, org string) (*identity.CA, error) {
 	return ca, nil
 }
 
-// writeChannelLike writes to file the channel file from, renamed id and
-// with OrdererOrg's orderers replaced by ep. It edits the YAML tree, so
-// every other field (and relative path) stays as it was.
-func writeChannelLike(from, file, id string, ep node.EndpointConfig) error {
+// writeChannelLike writes to file the channel file from, renamed id. It
+// edits the YAML tree, so every other field (and relative path) stays as
+// it was: the same orgs, peers and orderers.
+func writeChannelLike(from, file, id string) error {
 	var doc map[string]any
 	if err := readYAMLMap(from, &doc); err != nil {
 		return err
 	}
 	doc["channel"] = id
-	orgs, _ := doc["orgs"].([]any)
-	for _, o := range orgs {
-		if m, ok := o.(map[string]any); ok && m["id"] == OrdererOrg {
-			m["orderers"] = []any{map[string]any{"name": ep.Name, "address": ep.Address}}
-		}
-	}
 	return writeYAMLMap(file, "Channel "+id+" of a local strand network, written by localnet.AddChannel.\n# Fields: docs/config.md.", doc)
 }
 
-// addChannelTo makes the peer node file at path list the channel file
+// addChannelTo makes the node file at path list the channel file
 // (the network's directory holds both): channel becomes channels.
 func addChannelTo(path, channelFile string) error {
 	var doc map[string]any
@@ -124,7 +114,7 @@ func addChannelTo(path, channelFile string) error {
 	}
 	delete(doc, "channel")
 	doc["channels"] = append(list, rel)
-	return writeYAMLMap(path, "Node file of a local strand network's peer, written by localnet (AddChannel added channels).\n# Paths are relative to this file. Fields: docs/config.md.", doc)
+	return writeYAMLMap(path, "Node file of a local strand network's "+fmt.Sprint(doc["role"])+", written by localnet (AddChannel added channels).\n# Paths are relative to this file. Fields: docs/config.md.", doc)
 }
 
 func readYAMLMap(path string, doc *map[string]any) error {

@@ -10,36 +10,35 @@ import (
 	"github.com/strand-ledger/strand/node"
 )
 
-// TestAddChannel: the added channel file names the new channel and its
-// own orderer, every peer's node file lists both channels (and loads),
-// the layout keeps it across Load, and bad or repeated ids are refused.
+// TestAddChannel: the added channel file names the new channel and the
+// network's own orderers (no orderer of its own), every peer's and
+// orderer's node file lists both channels (and loads), the layout keeps
+// it across Load, and bad or repeated ids are refused.
 func TestAddChannel(t *testing.T) {
-	l, err := Generate(t.TempDir(), Spec{Orgs: 2, Orderers: 1})
+	l, err := Generate(t.TempDir(), Spec{Orgs: 2, Orderers: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
+	nodes := len(l.Nodes)
 	o, err := AddChannel(l, "two")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Name != "orderer-two" || o.Role != identity.RoleOrderer {
-		t.Errorf("added orderer %+v", o)
+	if o.Name != "orderer0" || o.Role != identity.RoleOrderer || len(l.Nodes) != nodes {
+		t.Errorf("AddChannel returned %+v and made %d nodes of %d, want orderer0 and no new node", o, len(l.Nodes), nodes)
 	}
 	ch, err := node.LoadChannel(filepath.Join(l.Dir, "channel-two.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if eps := ch.Orderers(); ch.Channel != "two" || len(eps) != 1 || eps[0].Name != "orderer-two" {
-		t.Errorf("channel %q ordered by %v, want two by orderer-two", ch.Channel, eps)
+	base, err := node.LoadChannel(l.Channel)
+	if err != nil {
+		t.Fatal(err)
 	}
-	oc, err := node.LoadNode(o.Config)
-	if err != nil || oc.Channel != filepath.Join(l.Dir, "channel-two.yaml") {
-		t.Errorf("orderer-two's node file: %v, channel %v", err, oc)
+	if eps := ch.Orderers(); ch.Channel != "two" || !slices.Equal(eps, base.Orderers()) {
+		t.Errorf("channel %q ordered by %v, want two by the network's orderers %v", ch.Channel, eps, base.Orderers())
 	}
 	for _, n := range l.Nodes {
-		if n.Role != identity.RolePeer {
-			continue
-		}
 		cfg, err := node.LoadNode(n.Config)
 		if err != nil {
 			t.Fatal(err)

@@ -25,8 +25,8 @@ var ErrNoNetwork = errors.New("localnet: no network")
 // that the directory can be moved.
 type layoutFile struct {
 	Channel string `json:"channel"`
-	// Channels are the channel files AddChannel added (each ordered by an
-	// orderer of its own, served by every peer).
+	// Channels are the channel files AddChannel added (ordered by the
+	// network's orderers, served by every peer).
 	Channels []string     `json:"channels,omitempty"`
 	Nodes    []nodeFile   `json:"nodes"`
 	Clients  []clientFile `json:"clients"`

@@ -29,10 +29,11 @@ type Spec struct {
 	PeersPerOrg int
 	// Orderers is the number of orderers of OrdererOrg. Default 1.
 	Orderers int
-	// Channels is the number of channels every peer process serves: the
-	// network's channel (demo) and, for each one more, a channel AddChannel
-	// adds (demo2, demo3, ...), ordered by an orderer of its own on free
-	// ports. Default 1. More than one cannot go with Memnodes or Compute.
+	// Channels is the number of channels every peer process serves and
+	// the network's orderers order: the network's channel (demo) and, for
+	// each one more, a channel AddChannel adds (demo2, demo3, ...), each
+	// its own ledger and, with several orderers, its own Raft group on the
+	// same orderer processes. Default 1. More than one cannot go with Memnodes or Compute.
 	Channels int
 	// ClientsPerOrg is the number of client identities of each peer org,
 	// client0..clientN-1 (benchmarks give each client its own). Default 1.
@@ -122,7 +123,8 @@ type Layout struct {
 	Dir     string
 	Channel string // channel.yaml
 	// Channels are the files of the channels AddChannel added
-	// (channel-<id>.yaml), which every peer serves beside Channel.
+	// (channel-<id>.yaml), which every peer serves and every orderer
+	// orders beside Channel.
 	Channels []string
 	Nodes    []Node
 	Clients  []Client

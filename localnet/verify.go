@@ -2,6 +2,7 @@ package localnet
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,6 +71,9 @@ type VerifyOptions struct {
 	Settle time.Duration
 	// Retry is the pause between two reads. Default 250ms.
 	Retry time.Duration
+	// Channel is the file of the channel to verify (Layout.Channels):
+	// default the network's channel (Layout.Channel).
+	Channel string
 }
 
 // Verify reads the chain of every node of the network through its API
@@ -103,7 +107,7 @@ func Verify(ctx context.Context, l *Layout, opts VerifyOptions) ([]Chain, error)
 	if opts.Retry == 0 {
 		opts.Retry = 250 * time.Millisecond
 	}
-	ch, err := node.LoadChannel(l.Channel)
+	ch, err := node.LoadChannel(cmp.Or(opts.Channel, l.Channel))
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +209,7 @@ func (l *Layout) readChains(ctx context.Context, ch *node.ChannelConfig, check f
 		if n.Role != identity.RolePeer {
 			continue
 		}
-		height, err := l.peerChain(ctx, n, idle, v)
+		height, err := l.peerChain(ctx, ch.Channel, n, idle, v)
 		out[i].Height = height
 		switch {
 		case errors.Is(err, ErrDisagree):
@@ -329,12 +333,13 @@ func (l *Layout) ordererChain(ctx context.Context, ch *node.ChannelConfig, n Nod
 
 // peerChain reads peer n's block events and checks them against the
 // reference chain and the other peers' codes; it returns n's height.
-func (l *Layout) peerChain(ctx context.Context, n Node, idle time.Duration, v *verifier) (uint64, error) {
-	conn, err := l.ConnectReader(n)
+func (l *Layout) peerChain(ctx context.Context, channel string, n Node, idle time.Duration, v *verifier) (uint64, error) {
+	reader, err := l.ConnectReader(n)
 	if err != nil {
 		return 0, err
 	}
-	defer conn.Close()
+	defer reader.Close()
+	conn := reader.OnChannel(channel)
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if v.codBy == "" {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -35,35 +34,6 @@ type base struct {
 	metrics *metricsServer
 	lock    *dirLock // on the data directory, released last
 	wg      sync.WaitGroup
-}
-
-// open loads and checks the node's channel and credentials, locks its
-// data directory and opens its block store. The credentials are read
-// first, so that a missing or wrong certificate is reported as such even
-// when the data directory is busy.
-func (b *base) open(cfg *NodeConfig) (*ChannelConfig, *nodeCreds, error) {
-	b.start(cfg)
-	ch, err := LoadChannel(cfg.Channel)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := cfg.CheckChannel(ch); err != nil {
-		return nil, nil, err
-	}
-	creds := &nodeCreds{}
-	if creds.signer, err = cfg.Signer(); err != nil {
-		return nil, nil, err
-	}
-	if creds.serverTLS, creds.clientTLS, err = LoadTLS(cfg, ch); err != nil {
-		return nil, nil, err
-	}
-	if b.lock, err = lockDataDir(cfg.DataDir, cfg.Name); err != nil {
-		return nil, nil, err
-	}
-	if b.Store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{Logger: b.log}); err != nil {
-		return nil, nil, err
-	}
-	return ch, creds, nil
 }
 
 // start names the node, makes its log, logs its start and applies its

@@ -8,7 +8,7 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 )
 
-// maxChannels bounds the channels one peer serves.
+// maxChannels bounds the channels one peer serves or one orderer orders.
 const maxChannels = 256
 
 // checkChannels checks channel and channels: exactly one of them, and
@@ -22,14 +22,11 @@ func (n *NodeConfig) checkChannels(ck *checker) {
 	case len(n.Channels) == 0 && n.Channel == "":
 		ck.bad("channel", n.Channel, "a path, relative to this file or absolute")
 		return
-	case len(n.Channels) > 0 && n.Role == "orderer":
-		ck.bad("channels", n.Channels, "empty for an orderer: an orderer serves one channel (channel); only a peer serves several")
-		return
 	case len(n.Channels) > maxChannels:
 		ck.bad("channels", len(n.Channels), fmt.Sprintf("at most %d channel files", maxChannels))
 		return
 	case len(n.Channels) > 0 && n.Join != "":
-		ck.bad("join", n.Join, "empty with channels: a peer of an added org joins one channel, configured with channel")
+		ck.bad("join", n.Join, "empty with channels: a peer of an added org, or an orderer a config update adds, joins one channel, configured with channel")
 	case len(n.Channels) > 1 && (n.StateDB.Backend == backend.Memnode || n.StateDB.Backend == backend.Redis):
 		ck.bad("stateDB.backend", n.StateDB.Backend, "a local backend with several channels: a memory node or Redis database keeps one channel's state, and channels share nothing")
 	}
@@ -105,8 +102,8 @@ func (n *NodeConfig) checkLayout(chs []*ChannelConfig) error {
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(n.DataDir, "blocks")); err == nil {
-		return fmt.Errorf("%w: %s: dataDir %s holds the ledger of a peer configured with one channel (blocks/, state/); "+
-			"with channels each channel's ledger is in channels/<channel id>/: move blocks/ and state/ into channels/%s/ "+
+		return fmt.Errorf("%w: %s: dataDir %s holds the ledger of a node configured with one channel (blocks/, and state/ or raft/); "+
+			"with channels each channel's ledger is in channels/<channel id>/: move blocks/ and state/ (a peer's) or raft/ (an orderer's) into channels/%s/ "+
 			"(the id of that ledger's channel), or configure channel instead of channels", ErrConfig, n.file, n.DataDir, chs[0].Channel)
 	}
 	return nil

@@ -16,7 +16,7 @@ func TestChannelsErrors(t *testing.T) {
 		{"both", "log:", "channel: channel.yaml\nchannels: [channel.yaml, b.yaml]\nlog:", []string{"channels = [", "not both"}},
 		{"same file twice", "log:", "channels: [channel.yaml, ./channel.yaml]\nlog:", []string{"channels[1] = \"", "channels[0] is the same file"}},
 		{"empty path", "log:", "channels: [channel.yaml, \"\"]\nlog:", []string{"channels[1] = \"\": want a path"}},
-		{"orderer", "role: peer", "role: orderer", []string{"channels = [", "empty for an orderer"}},
+		{"orderer join", "role: peer", "role: orderer\njoin: update.json", []string{"update.json\": want empty with channels"}},
 		{"memnode", "log:", "stateDB: {backend: memnode}\nlog:", []string{"stateDB.backend = \"memnode\": want a local backend with several channels"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,7 +70,7 @@ func TestLoadChannels(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(n.DataDir, "blocks"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.checkLayout(chs); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "move blocks/ and state/ into channels/demo/") {
+	if err := n.checkLayout(chs); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "into channels/demo/") {
 		t.Errorf("checkLayout of a single-channel data dir: %v", err)
 	}
 

@@ -2,12 +2,15 @@ package node
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -23,14 +26,29 @@ import (
 	"github.com/strand-ledger/strand/orderer"
 )
 
-// Orderer is a running ordering node: the single-node consenter when the
-// channel has one orderer, a member of a Raft cluster when it has more.
+// Orderer is a running ordering process: the channels it orders (each
+// an ordererChannel: block store, registry, and an orderer that is the
+// single-node consenter when the channel has one orderer, a member of
+// the channel's Raft cluster when it has more) and what they share: one
+// gRPC listener routing every call by its channel (orderer.Channels), the
+// connections to the other orderers (orderer.ClusterConns), the metrics
+// endpoint and the lock on the data directory.
 type Orderer struct {
 	base
+	// Orderer (and Store, in base) are those of the first channel (the
+	// only one of a single-channel orderer).
 	Orderer *orderer.Orderer
+	// Channels route to every channel's orderer.
+	Channels *orderer.Channels
+
+	channels []*ordererChannel // in the config's order
+	regs     atomic.Pointer[[]*identity.Registry]
+	conns    *orderer.ClusterConns
 }
 
-// StartOrderer starts the orderer a node config describes.
+// StartOrderer starts the orderer a node config describes: with channel,
+// one channel whose ledger is in dataDir (blocks/, raft/); with
+// channels, each channel's in dataDir/channels/<id>/.
 func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	o := &Orderer{}
 	defer func() {
@@ -38,64 +56,129 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 			o.Close()
 		}
 	}()
-	ch, creds, err := o.open(cfg)
+	chs, creds, err := o.openProcess(cfg)
 	if err != nil {
 		return nil, err
 	}
-	reg, err := ch.Registry()
-	if err != nil {
+	// One connection to each other orderer, whatever channels they order
+	// together: it trusts every channel's CAs and refuses a certificate
+	// any of them revoked; each channel's Raft transport then serves only
+	// that channel's members.
+	o.conns = orderer.NewClusterConns(ExpectServer(withRevocations(creds.clientTLS, o.registries), identity.RoleOrderer))
+	keyTables := cfg.KeyTableBytes() / int64(len(chs))
+	ords := make([]*orderer.Orderer, len(chs))
+	for i, ch := range chs {
+		c, err := o.openChannel(cfg.forChannel(cfg.ChannelFiles()[i], ch.Channel), ch, creds, o.conns, keyTables)
+		if err != nil {
+			return nil, err
+		}
+		ords[i] = c.ord
+	}
+	o.Orderer, o.Store = o.channels[0].ord, o.channels[0].store
+	if o.Channels, err = orderer.NewChannels(ords...); err != nil {
 		return nil, err
 	}
-	reg.SetKeyTableLimit(cfg.KeyTableBytes())
-	signer, serverTLS, clientTLS := creds.signer, WithRevocation(creds.serverTLS, reg), WithRevocation(creds.clientTLS, reg)
-	raft, err := raftConfig(cfg, ch, clientTLS)
-	if err != nil {
-		return nil, err
+	svc := o.Channels.Server()
+	maxBytes := 0
+	for _, ch := range chs {
+		batch := ch.OrdererBatch()
+		batch.EnsureDefaults()
+		maxBytes = max(maxBytes, batch.MaxBytes)
 	}
-	if o.Orderer, err = orderer.New(orderer.Config{
-		Channel: ch.Channel, Format: ch.TxFormat(), Registry: reg, Readers: ch.ReadRule(), Signer: signer, Batch: ch.OrdererBatch(), Checkpoints: ch.OrdererCheckpoints(), Store: o.Store, Log: o.log,
-		Genesis: ch.Genesis(), Raft: raft,
-	}); err != nil {
-		return nil, err
-	}
-	svc := orderer.NewServer(o.Orderer)
-	batch := ch.OrdererBatch()
-	batch.EnsureDefaults()
-	isOrderer := ordererCert(reg)
+	isOrderer := anyOrdererCert(o.registries)
 	route := func(leaf *x509.Certificate) int {
 		if isOrderer(leaf) == nil {
 			return 1
 		}
 		return 0
 	}
-	if err := o.serve(cfg.Listen, serverTLS, route,
+	if err := o.serve(cfg.Listen, withRevocations(creds.serverTLS, o.registries), route,
 		grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, tap: refuseCluster(isOrderer), register: func(s grpc.ServiceRegistrar) {
 			api.RegisterOrdererServer(s, svc)
-			orderer.RegisterAdmin(s, o.Orderer)
+			o.Channels.RegisterAdmin(s)
 		}},
-		grpcServer{maxRecv: api.BlockMessage(batch.MaxBytes), register: func(s grpc.ServiceRegistrar) {
+		grpcServer{maxRecv: api.BlockMessage(maxBytes), register: func(s grpc.ServiceRegistrar) {
 			api.RegisterOrdererServer(s, svc)
-			orderer.RegisterCluster(s, o.Orderer)
-			orderer.RegisterAdmin(s, o.Orderer)
+			o.Channels.RegisterCluster(s)
+			o.Channels.RegisterAdmin(s)
 		}},
 	); err != nil {
 		return nil, err
 	}
-	ready := func(context.Context) error { return o.Orderer.Ready() }
-	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, ready, o.log,
-		NewStructCollector("orderer", func() any { return o.Orderer.Metrics() }),
-		NewStructCollector("blockstore", func() any { return o.Store.Stats() }),
-		NewStructCollector("key_tables", func() any { return reg.KeyTableMetrics() }),
-		NewStructCollector("tls", func() any { return o.TLSMetrics() }),
-	); err != nil {
+	collectors := []prometheus.Collector{NewStructCollector("tls", func() any { return o.TLSMetrics() })}
+	for _, c := range o.channels {
+		collectors = append(collectors, c.collectors(len(o.channels) > 1)...)
+	}
+	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, o.ready, o.log, collectors...); err != nil {
 		return nil, err
 	}
-	consensus := "single node"
-	if raft != nil {
-		consensus = fmt.Sprintf("raft member %d of %d", raft.ID, len(raft.Peers))
+	for _, c := range o.channels {
+		consensus := "single node"
+		if rc := c.ord.ConfigInfo(); len(rc.Orderers) > 0 {
+			consensus = fmt.Sprintf("raft, %d orderers", len(rc.Orderers))
+		}
+		o.log.Info("orderer started", "listen", o.Addr, "height", c.ord.Height(), "channel", c.name, "consensus", consensus)
 	}
-	o.log.Info("orderer started", "listen", o.Addr, "height", o.Orderer.Height(), "channel", ch.Channel, "consensus", consensus)
 	return o, nil
+}
+
+// openProcess loads the node's credentials and channel files, locks its
+// data directory and checks its layout: what the orderer's channels
+// share. The credentials are read first, so that a missing or wrong
+// certificate is reported as such even when the data directory is busy.
+// The TLS configurations trust the CAs of every channel's orgs (one
+// listener serves them all, one connection reaches each other orderer).
+func (o *Orderer) openProcess(cfg *NodeConfig) ([]*ChannelConfig, *nodeCreds, error) {
+	o.start(cfg)
+	chs, err := cfg.LoadChannels()
+	if err != nil {
+		return nil, nil, err
+	}
+	creds := &nodeCreds{}
+	if creds.signer, err = cfg.Signer(); err != nil {
+		return nil, nil, err
+	}
+	all := &ChannelConfig{Channel: chs[0].Channel}
+	for _, ch := range chs {
+		all.Orgs = append(all.Orgs, ch.Orgs...)
+	}
+	if creds.serverTLS, creds.clientTLS, err = LoadTLS(cfg, all); err != nil {
+		return nil, nil, err
+	}
+	if o.lock, err = lockDataDir(cfg.DataDir, cfg.Name); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.checkLayout(chs); err != nil {
+		return nil, nil, err
+	}
+	return chs, creds, nil
+}
+
+// registries are the registries of the channels opened so far, read at
+// TLS handshakes.
+func (o *Orderer) registries() []*identity.Registry {
+	if r := o.regs.Load(); r != nil {
+		return *r
+	}
+	return nil
+}
+
+func (o *Orderer) addRegistry(reg *identity.Registry) {
+	regs := append(slices.Clone(o.registries()), reg)
+	o.regs.Store(&regs)
+}
+
+// ready is the orderer's /readyz: every channel is ready.
+func (o *Orderer) ready(context.Context) error {
+	for _, c := range o.channels {
+		if err := c.ord.Ready(); err != nil {
+			if len(o.channels) == 1 {
+				return err
+			}
+			return fmt.Errorf("channel %s: %w", c.name, err)
+		}
+	}
+	return nil
 }
 
 // ordererCert returns the check that a verified TLS client certificate
@@ -142,15 +225,16 @@ func refuseCluster(isOrderer func(*x509.Certificate) error) tap.ServerInHandle {
 }
 
 // raftConfig makes this orderer a Raft member when the channel lists more
-// than one orderer, nil otherwise. Raft ids are positions in
+// than one orderer, nil otherwise; cfg is the config of that channel
+// (NodeConfig.forChannel), whose DataDir holds the Raft log in raft/. Raft ids are positions in
 // ChannelConfig.Orderers() plus one: the same on every member, and stable
 // while orderers are only ever added at the end of the list.
-func raftConfig(cfg *NodeConfig, ch *ChannelConfig, clientTLS *tls.Config) (*orderer.RaftConfig, error) {
+func raftConfig(cfg *NodeConfig, ch *ChannelConfig) (*orderer.RaftConfig, error) {
 	eps := ch.Orderers()
 	if len(eps) < 2 && cfg.Join == "" {
 		return nil, nil
 	}
-	rc := &orderer.RaftConfig{Dir: filepath.Join(cfg.DataDir, "raft"), ClientTLS: ExpectServer(clientTLS, identity.RoleOrderer)}
+	rc := &orderer.RaftConfig{Dir: filepath.Join(cfg.DataDir, "raft")}
 	for i, ep := range eps {
 		id := uint64(i + 1)
 		rc.Peers = append(rc.Peers, orderer.RaftPeer{ID: id, Org: ep.Org, Name: ep.Name, Address: ep.Cluster})
@@ -209,12 +293,17 @@ func ordererNames(eps []OrdererEndpoint) string {
 	return strings.Join(names, ", ")
 }
 
-// Close stops serving, persists what is pending and closes the log.
+// Close stops serving, persists what is pending in every channel and
+// closes their logs and block stores.
 func (o *Orderer) Close() error {
 	o.stopServing()
 	var errs []error
-	if o.Orderer != nil {
-		errs = append(errs, o.Orderer.Close())
+	for _, c := range o.channels {
+		errs = append(errs, c.close())
 	}
+	if o.conns != nil {
+		errs = append(errs, o.conns.Close())
+	}
+	o.Store = nil // the first channel's, closed above
 	return o.closeRest(errs...)
 }

@@ -67,7 +67,11 @@ func transferLeaderHandler(srv any, ctx context.Context, dec func(any) error, ic
 		return nil, err
 	}
 	h := func(ctx context.Context, req any) (any, error) {
-		return srv.(*Orderer).transferLeaderRPC(ctx, req.(*wrapperspb.UInt64Value))
+		o, err := srv.(adminRouter).adminTo(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return o.transferLeaderRPC(ctx, req.(*wrapperspb.UInt64Value))
 	}
 	if icpt == nil {
 		return h(ctx, in)
@@ -101,7 +105,10 @@ func configHandler(srv any, ctx context.Context, dec func(any) error, icpt grpc.
 		return nil, err
 	}
 	h := func(ctx context.Context, _ any) (any, error) {
-		o := srv.(*Orderer)
+		o, err := srv.(adminRouter).adminTo(ctx)
+		if err != nil {
+			return nil, err
+		}
 		if _, err := o.admin(ctx); err != nil {
 			return nil, status.Errorf(codes.PermissionDenied, "orderer: Config refused: %v", err)
 		}
@@ -146,7 +153,7 @@ func (o *Orderer) ConfigInfo() ConfigInfo {
 // orderer org's admin).
 func ConfigClient(ctx context.Context, cc grpc.ClientConnInterface) (ConfigInfo, error) {
 	out := new(wrapperspb.BytesValue)
-	if err := cc.Invoke(ctx, "/"+adminService+"/Config", new(emptypb.Empty), out); err != nil {
+	if err := cc.Invoke(ctx, "/"+adminService+"/Config", new(emptypb.Empty), out, plainCall); err != nil {
 		return ConfigInfo{}, err
 	}
 	var info ConfigInfo
@@ -237,8 +244,13 @@ type transferReq struct {
 // admin's) and returns the leader it reports.
 func TransferLeaderClient(ctx context.Context, cc grpc.ClientConnInterface, to uint64) (uint64, error) {
 	out := new(wrapperspb.UInt64Value)
-	if err := cc.Invoke(ctx, "/"+adminService+"/TransferLeader", wrapperspb.UInt64(to), out); err != nil {
+	if err := cc.Invoke(ctx, "/"+adminService+"/TransferLeader", wrapperspb.UInt64(to), out, plainCall); err != nil {
 		return 0, err
 	}
 	return out.GetValue(), nil
 }
+
+// plainCall makes an Admin call a plain gRPC call even over a mux.Conn,
+// whose stream carries no metadata: the call's ChannelHeader (OnChannel)
+// must reach the orderer.
+var plainCall = grpc.WaitForReady(false)

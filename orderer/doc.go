@@ -5,6 +5,14 @@
 // of a Raft cluster (see "Raft" below), and Raft slots in between the
 // cutter and seal.
 //
+// A process that orders several channels runs one Orderer per channel
+// (each its own cutter, store, Raft group and log) behind one gRPC
+// server: Channels (channels.go) routes every call to its channel's
+// Orderer, and ClusterConns (clusterconns.go) gives every channel's Raft
+// transport the process's one connection to each other orderer, over
+// which each channel's Raft messages travel on a stream named by
+// ChannelHeader. docs/channels.md has the routing table.
+//
 //	Submit (caller's goroutine, all cores): decode, channel, creator, signature
 //	   │ bounded queue (Config.Queue; full → ErrOverloaded, never blocks)
 //	   ▼

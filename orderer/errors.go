@@ -53,11 +53,11 @@ func StatusOf(err error) int32 {
 	switch {
 	case err == nil:
 		return StatusOK
-	case errors.Is(err, ErrMalformed):
+	case errors.Is(err, ErrMalformed), errors.Is(err, ErrNoChannel):
 		return StatusBadRequest
 	case errors.Is(err, ErrForbidden):
 		return StatusForbidden
-	case errors.Is(err, ErrWrongChannel):
+	case errors.Is(err, ErrWrongChannel), errors.Is(err, ErrUnknownChannel):
 		return StatusNotFound
 	case errors.Is(err, ErrOverloaded):
 		return StatusTooMany

@@ -51,6 +51,11 @@ type RaftConfig struct {
 	// ClientTLS is used to dial the other orderers: it must present this
 	// orderer's TLS certificate and trust the channel's CAs.
 	ClientTLS *tls.Config
+	// Conns, if set, are the process's connections to the other
+	// orderers, shared with its other channels (one per address); then
+	// ClientTLS is not used. Nil: this member dials its own, with
+	// ClientTLS.
+	Conns *ClusterConns
 	// TickInterval is one Raft tick. Default 100 ms.
 	TickInterval time.Duration
 	// ElectionTicks is the election timeout in ticks (default 10) and
@@ -103,7 +108,7 @@ func (c *RaftConfig) Validate() error {
 		return fmt.Errorf("%w: RaftConfig.ID is 0, want this orderer's Raft id (one of Peers)", ErrBadConfig)
 	case c.Dir == "":
 		return fmt.Errorf("%w: RaftConfig.Dir is empty, want a directory for the Raft log", ErrBadConfig)
-	case c.ClientTLS == nil && len(c.Peers) > 1:
+	case c.ClientTLS == nil && c.Conns == nil && len(c.Peers) > 1:
 		return fmt.Errorf("%w: RaftConfig.ClientTLS is nil, want the TLS config to dial the other orderers", ErrBadConfig)
 	case c.TickInterval <= 0:
 		return fmt.Errorf("%w: RaftConfig.TickInterval is %s, want more than 0", ErrBadConfig, c.TickInterval)

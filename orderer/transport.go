@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -24,7 +24,6 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/caller"
-	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/mux"
 )
 
@@ -85,7 +84,12 @@ func forwardHandler(srv any, ctx context.Context, dec func(any) error, icpt grpc
 		return nil, err
 	}
 	h := func(ctx context.Context, req any) (any, error) {
-		return srv.(*transport).forwarded(ctx, req.(*wrapperspb.BytesValue))
+		in := req.(*wrapperspb.BytesValue)
+		t, err := srv.(clusterRouter).forwardTo(in.GetValue())
+		if err != nil {
+			return nil, err
+		}
+		return t.forwarded(ctx, in)
 	}
 	if icpt == nil {
 		return h(ctx, in)
@@ -93,7 +97,13 @@ func forwardHandler(srv any, ctx context.Context, dec func(any) error, icpt grpc
 	return icpt(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/" + clusterService + "/Forward"}, h)
 }
 
-func stepHandler(srv any, stream grpc.ServerStream) error { return srv.(*transport).step(stream) }
+func stepHandler(srv any, stream grpc.ServerStream) error {
+	t, err := srv.(clusterRouter).stepTo(stream.Context())
+	if err != nil {
+		return err
+	}
+	return t.step(stream)
+}
 
 // transport is one member's end of the Cluster service: the server side
 // authenticates and hands messages to the Raft loop; the client side
@@ -102,6 +112,7 @@ type transport struct {
 	o         *Orderer
 	self      uint64
 	clientTLS *tls.Config
+	conns     *ClusterConns    // nil: the links' own connections
 	recv      chan *pb.Message // to the Raft loop
 	reports   chan report      // unreachable peers, snapshot outcomes → Raft loop
 	stop      chan struct{}
@@ -135,8 +146,11 @@ type report struct {
 type link struct {
 	p    RaftPeer
 	conn *mux.Conn // Step streams go over gRPC; Forward calls over the mux stream
-	out  chan *pb.Message
-	gone chan struct{} // closed when the member leaves the cluster
+	// release hands conn back (ClusterConns, shared with the process's
+	// other channels) or closes it (the link's own).
+	release func()
+	out     chan *pb.Message
+	gone    chan struct{} // closed when the member leaves the cluster
 	// up is whether the last message to the member went out on an open
 	// stream (false until one has): what quorum reports as reachable.
 	up atomic.Bool
@@ -144,7 +158,7 @@ type link struct {
 
 func newTransport(o *Orderer, rc *RaftConfig) (*transport, error) {
 	t := &transport{
-		o: o, self: rc.ID, clientTLS: rc.ClientTLS,
+		o: o, self: rc.ID, clientTLS: rc.ClientTLS, conns: rc.Conns,
 		recv: make(chan *pb.Message, 4096), reports: make(chan report, 256), stop: make(chan struct{}),
 	}
 	t.mu.peers, t.mu.members, t.mu.removed = map[uint64]*link{}, map[string]uint64{}, map[string][]byte{}
@@ -171,7 +185,7 @@ func (t *transport) setPeers(peers []RaftPeer) error {
 	for id, l := range t.mu.peers {
 		if p, ok := want[id]; !ok || p != l.p {
 			close(l.gone)
-			l.conn.Close()
+			l.release()
 			delete(t.mu.peers, id)
 		}
 	}
@@ -179,13 +193,11 @@ func (t *transport) setPeers(peers []RaftPeer) error {
 		if _, ok := t.mu.peers[p.ID]; ok || p.ID == t.self {
 			continue
 		}
-		opts := append(grpctune.DialOptions(), grpc.WithTransportCredentials(credentials.NewTLS(t.clientTLS)), Redial,
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRaftMsg)))
-		cc, err := grpc.NewClient(p.Address, opts...)
+		conn, release, err := t.dial(p.Address)
 		if err != nil {
 			return fmt.Errorf("%w: orderer %d (%s/%s) at %q: %w", ErrBadConfig, p.ID, p.Org, p.Name, p.Address, err)
 		}
-		l := &link{p: p, conn: mux.NewConn(cc), out: make(chan *pb.Message, 4096), gone: make(chan struct{})}
+		l := &link{p: p, conn: conn, release: release, out: make(chan *pb.Message, 4096), gone: make(chan struct{})}
 		t.mu.peers[p.ID] = l
 		if t.mu.started {
 			t.wg.Add(1)
@@ -194,6 +206,20 @@ func (t *transport) setPeers(peers []RaftPeer) error {
 	}
 	t.mu.members = members
 	return nil
+}
+
+// dial returns a connection to addr: the process's shared one
+// (ClusterConns) or one of the link's own.
+func (t *transport) dial(addr string) (*mux.Conn, func(), error) {
+	if t.conns != nil {
+		return t.conns.get(addr)
+	}
+	cc, err := dialOrderer(addr, t.clientTLS)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn := mux.NewConn(cc)
+	return conn, func() { conn.Close() }, nil
 }
 
 // links returns the links to the other members now.
@@ -244,7 +270,7 @@ func (t *transport) close() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, l := range t.mu.peers {
-		l.conn.Close()
+		l.release()
 	}
 }
 
@@ -273,7 +299,9 @@ func (t *transport) report(r report) {
 // sender streams l's queue to the member, reconnecting after errors.
 func (t *transport) sender(l *link) {
 	defer t.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
+	// The stream names its channel: the process at the other end may
+	// order several (Channels routes the stream by it).
+	ctx, cancel := context.WithCancel(metadata.AppendToOutgoingContext(context.Background(), ChannelHeader, t.o.cfg.Channel))
 	defer cancel()
 	go func() {
 		select {

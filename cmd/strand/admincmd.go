@@ -55,6 +55,7 @@ func transferLeaderCmd() *cobra.Command {
 			defer conn.Close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
+			ctx = orderer.OnChannel(ctx, ch.Channel) // the orderers may order several channels
 			start := time.Now()
 			leader, err := orderer.TransferLeaderClient(ctx, conn, id)
 			if err != nil {

@@ -97,6 +97,7 @@ func runChannelUpdate(cmd *cobra.Command, f updateFlags) error {
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
+	ctx = orderer.OnChannel(ctx, ch.Channel) // the orderers may order several channels
 	info, err := orderer.ConfigClient(ctx, conn)
 	if err != nil {
 		return fmt.Errorf("reading the channel config from %s at %s as %s: %w", at.Name, at.Address, admin, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
 )
 
 const defaultNetDir = "./strand-net"
@@ -411,7 +412,7 @@ func printStatus(ctx context.Context, out io.Writer, lay *localnet.Layout) {
 			case p.Role == identity.RolePeer:
 				height = peerHeight(ctx, lay, p.Node)
 			case p.Role == identity.RoleOrderer:
-				height = ordererHeight(ctx, p.Node)
+				height = ordererHeight(ctx, lay, p.Node)
 			}
 		}
 		metrics := p.Metrics
@@ -466,14 +467,24 @@ func scrapeValues(ctx context.Context, addr string) (map[string]string, error) {
 }
 
 // ordererHeight is an orderer's block store height, read from its
-// metrics, and in a Raft cluster whether it leads now.
-func ordererHeight(ctx context.Context, n localnet.Node) string {
+// metrics, and in a Raft cluster whether it leads now: on the network's
+// first channel, whose series an orderer of several channels labels.
+func ordererHeight(ctx context.Context, lay *localnet.Layout, n localnet.Node) string {
 	if n.Metrics == "" {
 		return "-"
 	}
 	m, err := scrapeValues(ctx, n.Metrics)
 	if err != nil {
 		return "? (" + err.Error() + ")"
+	}
+	if len(lay.Channels) > 0 {
+		if ch, err := node.LoadChannel(lay.Channel); err == nil {
+			for _, name := range []string{"strand_blockstore_height", "strand_orderer_raft_id", "strand_orderer_raft_leader"} {
+				if v, ok := m[name+`{channel="`+ch.Channel+`"}`]; ok {
+					m[name] = v
+				}
+			}
+		}
 	}
 	h := m["strand_blockstore_height"]
 	id, leader := m["strand_orderer_raft_id"], m["strand_orderer_raft_leader"]

@@ -88,7 +88,7 @@ func (f *specFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.orgs, "orgs", 2, "peer orgs, Org1..OrgN")
 	fl.IntVar(&f.peers, "peers", 1, "peers per org")
 	fl.IntVar(&f.orderers, "orderers", 3, "orderers of OrdererOrg; more than one form a Raft cluster (3 tolerates one failure, 5 two)")
-	fl.IntVar(&f.channels, "channels", 1, "channels every peer process serves: demo, then demo2..demoN, each more one ordered by an orderer of its own, orderer-demoN (docs/channels.md)")
+	fl.IntVar(&f.channels, "channels", 1, "channels every peer process serves and the orderers order: demo, then demo2..demoN, each its own ledger and Raft group (docs/channels.md)")
 	fl.IntVar(&f.basePort, "base-port", 0, "first port; nodes take consecutive ports, then their metrics endpoints (0: free ports)")
 	fl.BoolVar(&f.profile, "profile", false, "serve Go's profiles (/debug/pprof/) on every node's metrics address")
 	fl.BoolVar(&f.memnodes, "memnodes", false, "give every peer a memory node of its own (strand memnode start) that keeps its state (stateDB.backend: memnode); its ports come after all the others")
@@ -280,7 +280,7 @@ func parseHosts(vals []string) (map[string]string, error) {
 func printLayout(out io.Writer, lay *localnet.Layout) {
 	fmt.Fprintf(out, "network in %s (channel file %s)\n", lay.Dir, rel(lay.Dir, lay.Channel))
 	for _, c := range lay.Channels {
-		fmt.Fprintf(out, "every peer also serves the channel of %s\n", rel(lay.Dir, c))
+		fmt.Fprintf(out, "every peer and orderer also serves the channel of %s\n", rel(lay.Dir, c))
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
