@@ -223,9 +223,18 @@ func TestFollowResync(t *testing.T) {
 // older state (ErrStateLost) while the writer re-applies, and follows
 // again, cache live, once the node is back at the height it had shown.
 func TestFollowKillRestart(t *testing.T) {
-	n, w, r := follow(t, memnode.ServerOptions{Tiers: tiered.Options{FlushBlocks: 4, FlushInterval: time.Hour}})
+	n, w, r := follow(t, memnode.ServerOptions{Tiers: tiered.Options{FlushBlocks: 6, FlushInterval: time.Hour}})
 	for h := uint64(1); h <= 10; h++ {
 		put(t, w, h, fmt.Sprint("k", h%3), fmt.Sprint("v", h))
+		// A flush writes every batch applied by the time it runs: wait
+		// for block 6's before applying 7, so that the savepoint the
+		// restarted node comes back at is 6, with 7 to 10 lost (a late
+		// flush would take more).
+		for deadline := time.Now().Add(30 * time.Second); h == 6 && n.Server().Metrics().Tiers.Durable < 6; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("storage savepoint %d 30 s after block 6: want 6 (FlushBlocks)", n.Server().Metrics().Tiers.Durable)
+			}
+		}
 	}
 	synced(t, r, 10)
 	get(t, r, "k0", "v9")
@@ -233,19 +242,9 @@ func TestFollowKillRestart(t *testing.T) {
 	if r.Metrics().CacheBytes == 0 {
 		t.Fatal("nothing cached before the kill")
 	}
-	// Flushes run in the background every 4 blocks: wait for the one at
-	// 8, the last before the kill, so that the savepoint the restarted
-	// node comes back at is known.
-	deadline := time.Now().Add(10 * time.Second)
-	for n.Server().Metrics().Tiers.Durable < 8 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
 	durable := n.Server().Metrics().Tiers.Durable
-	if durable != 8 {
-		t.Fatalf("storage savepoint %d after 10 blocks flushed every 4: want 8", durable)
-	}
-	if durable >= 10 {
-		t.Fatalf("storage savepoint %d: want blocks above it, so that the kill loses them", durable)
+	if durable != 6 {
+		t.Fatalf("storage savepoint %d after 10 blocks flushed every 6: want 6", durable)
 	}
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)

@@ -23,9 +23,12 @@ func TestKillAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Flush every 4 blocks, never by time: blocks 9 and 10 stay only in
-	// the memory tier.
-	n, err := memnodetest.Start(tl, t.TempDir(), tiered.Options{FlushBlocks: 4, FlushInterval: time.Hour})
+	// Flush every 6 blocks, never by time: once block 6 is written to
+	// storage, blocks 7 to 10 stay only in the memory tier. (A flush
+	// writes every batch applied by the time it runs, so the test waits
+	// for block 6's before applying 7: with Apply racing ahead, a late
+	// flush took storage to 10 in a CI run.)
+	n, err := memnodetest.Start(tl, t.TempDir(), tiered.Options{FlushBlocks: 6, FlushInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,6 +44,11 @@ func TestKillAndRestart(t *testing.T) {
 		if err := c.Apply(&batches[h], h, false); err != nil {
 			t.Fatalf("Apply %d: %v", h, err)
 		}
+		for deadline := time.Now().Add(30 * time.Second); h == 6 && n.Server().Metrics().Tiers.Durable < 6; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("storage savepoint %d 30 s after block 6: want 6 (FlushBlocks)", n.Server().Metrics().Tiers.Durable)
+			}
+		}
 	}
 	c2, err := n.Dial(0) // at height 10 too; it will meet the loss on Apply
 	if err != nil {
@@ -48,8 +56,8 @@ func TestKillAndRestart(t *testing.T) {
 	}
 	defer c2.Close()
 	durable := n.Server().Metrics().Tiers.Durable
-	if durable >= 10 {
-		t.Fatalf("storage savepoint %d: want blocks above it, so that the kill loses them", durable)
+	if durable != 6 {
+		t.Fatalf("storage savepoint %d: want 6, with blocks 7 to 10 above it for the kill to lose", durable)
 	}
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func TestBenchRunBadInput(t *testing.T) {
 		errHas string
 	}{
 		{[]string{"bench", "run", "--rounds", rounds}, `rounds.yaml: line 3: unknown field "durration", want one of label, workload`},
-		{[]string{"bench", "run", "--preset", "nope"}, `unknown preset "nope": want one of default`},
+		{[]string{"bench", "run", "--preset", "nope"}, `unknown preset "nope": want one of channels, default,`},
 		{[]string{"bench", "run", "--preset", "default", "--clients", "3"}, "--clients describe one round, which --rounds or --preset replaces"},
 		{[]string{"bench", "run", "--workload", "tpcc"}, `workload = "tpcc": want one of empty`},
 		{[]string{"bench", "run", "--param", "mix=q", "--workload", "ycsb"}, `parameter mix = "q"`},
