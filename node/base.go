@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/tap"
@@ -34,6 +36,10 @@ type base struct {
 	metrics *metricsServer
 	lock    *dirLock // on the data directory, released last
 	wg      sync.WaitGroup
+	// regs are the registries (memberships and revocations) of the
+	// channels opened so far, read at TLS handshakes, which may begin
+	// while later channels open.
+	regs atomic.Pointer[[]*identity.Registry]
 }
 
 // start names the node, makes its log, logs its start and applies its
@@ -42,6 +48,53 @@ func (b *base) start(cfg *NodeConfig) {
 	b.Name, b.log = cfg.Name, cfg.Logger()
 	b.log.Info("starting", append([]any{"role", cfg.Role, "config", cfg.file}, buildinfo.Read().LogAttrs()...)...)
 	gctune.Apply(cfg.GCPercent(), cfg.MemoryLimitMB())
+}
+
+// openProcess loads the node's credentials and channel files, locks its
+// data directory and checks its layout: what its channels share. The
+// credentials are read first, so that a missing or wrong certificate is
+// reported as such even when the data directory is busy. The TLS
+// configurations trust the CAs of every channel's orgs: one listener
+// serves them all (and an orderer reaches each other orderer over one
+// connection; a peer's channels dial with their own, openChannel).
+func (b *base) openProcess(cfg *NodeConfig) ([]*ChannelConfig, *nodeCreds, error) {
+	b.start(cfg)
+	chs, err := cfg.LoadChannels()
+	if err != nil {
+		return nil, nil, err
+	}
+	creds := &nodeCreds{}
+	if creds.signer, err = cfg.Signer(); err != nil {
+		return nil, nil, err
+	}
+	all := &ChannelConfig{Channel: chs[0].Channel}
+	for _, ch := range chs {
+		all.Orgs = append(all.Orgs, ch.Orgs...)
+	}
+	if creds.serverTLS, creds.clientTLS, err = LoadTLS(cfg, all); err != nil {
+		return nil, nil, err
+	}
+	if b.lock, err = lockDataDir(cfg.DataDir, cfg.Name); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.checkLayout(chs); err != nil {
+		return nil, nil, err
+	}
+	return chs, creds, nil
+}
+
+// registries are the registries of the channels opened so far.
+func (b *base) registries() []*identity.Registry {
+	if r := b.regs.Load(); r != nil {
+		return *r
+	}
+	return nil
+}
+
+// addRegistry adds a channel's registry to registries.
+func (b *base) addRegistry(reg *identity.Registry) {
+	regs := append(slices.Clone(b.registries()), reg)
+	b.regs.Store(&regs)
 }
 
 // nodeCreds are a node's signing identity and TLS configurations.

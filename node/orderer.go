@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -42,7 +40,6 @@ type Orderer struct {
 	Channels *orderer.Channels
 
 	channels []*ordererChannel // in the config's order
-	regs     atomic.Pointer[[]*identity.Registry]
 	conns    *orderer.ClusterConns
 }
 
@@ -120,52 +117,6 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		o.log.Info("orderer started", "listen", o.Addr, "height", c.ord.Height(), "channel", c.name, "consensus", consensus)
 	}
 	return o, nil
-}
-
-// openProcess loads the node's credentials and channel files, locks its
-// data directory and checks its layout: what the orderer's channels
-// share. The credentials are read first, so that a missing or wrong
-// certificate is reported as such even when the data directory is busy.
-// The TLS configurations trust the CAs of every channel's orgs (one
-// listener serves them all, one connection reaches each other orderer).
-func (o *Orderer) openProcess(cfg *NodeConfig) ([]*ChannelConfig, *nodeCreds, error) {
-	o.start(cfg)
-	chs, err := cfg.LoadChannels()
-	if err != nil {
-		return nil, nil, err
-	}
-	creds := &nodeCreds{}
-	if creds.signer, err = cfg.Signer(); err != nil {
-		return nil, nil, err
-	}
-	all := &ChannelConfig{Channel: chs[0].Channel}
-	for _, ch := range chs {
-		all.Orgs = append(all.Orgs, ch.Orgs...)
-	}
-	if creds.serverTLS, creds.clientTLS, err = LoadTLS(cfg, all); err != nil {
-		return nil, nil, err
-	}
-	if o.lock, err = lockDataDir(cfg.DataDir, cfg.Name); err != nil {
-		return nil, nil, err
-	}
-	if err := cfg.checkLayout(chs); err != nil {
-		return nil, nil, err
-	}
-	return chs, creds, nil
-}
-
-// registries are the registries of the channels opened so far, read at
-// TLS handshakes.
-func (o *Orderer) registries() []*identity.Registry {
-	if r := o.regs.Load(); r != nil {
-		return *r
-	}
-	return nil
-}
-
-func (o *Orderer) addRegistry(reg *identity.Registry) {
-	regs := append(slices.Clone(o.registries()), reg)
-	o.regs.Store(&regs)
 }
 
 // ready is the orderer's /readyz: every channel is ready.

@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +15,6 @@ import (
 	"github.com/strand-ledger/strand/contract/external"
 	"github.com/strand-ledger/strand/contract/wasm"
 	"github.com/strand-ledger/strand/gateway"
-	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/mux"
@@ -42,7 +39,6 @@ type Peer struct {
 	Pool *gateway.Pool
 
 	channels []*peerChannel // in the config's order
-	regs     atomic.Pointer[[]*identity.Registry]
 	router   *gateway.Router
 	wasm     *wasm.Engine      // runs the channels' WebAssembly contracts (modules cached by code hash)
 	ext      *external.Runtime // runs their external (gRPC) contracts
@@ -115,54 +111,6 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}
 	p.log.Info("peer started", "listen", p.Addr, "channels", p.Channels())
 	return p, nil
-}
-
-// openProcess loads the node's credentials and channel files, locks its
-// data directory and checks its layout: what the peer's channels share.
-// The credentials are read first, so that a missing or wrong certificate
-// is reported as such even when the data directory is busy. The server
-// TLS configuration trusts the CAs of every channel's orgs (one listener
-// serves them all); each channel dials with its own (openChannel).
-func (p *Peer) openProcess(cfg *NodeConfig) ([]*ChannelConfig, *nodeCreds, error) {
-	p.start(cfg)
-	chs, err := cfg.LoadChannels()
-	if err != nil {
-		return nil, nil, err
-	}
-	creds := &nodeCreds{}
-	if creds.signer, err = cfg.Signer(); err != nil {
-		return nil, nil, err
-	}
-	all := &ChannelConfig{Channel: chs[0].Channel}
-	for _, ch := range chs {
-		all.Orgs = append(all.Orgs, ch.Orgs...)
-	}
-	if creds.serverTLS, creds.clientTLS, err = LoadTLS(cfg, all); err != nil {
-		return nil, nil, err
-	}
-	if p.lock, err = lockDataDir(cfg.DataDir, cfg.Name); err != nil {
-		return nil, nil, err
-	}
-	if err := cfg.checkLayout(chs); err != nil {
-		return nil, nil, err
-	}
-	return chs, creds, nil
-}
-
-// registries are the registries (memberships and revocations) of the
-// channels opened so far, read at TLS handshakes, which may begin while
-// later channels open (an external contract server dialled).
-func (p *Peer) registries() []*identity.Registry {
-	if r := p.regs.Load(); r != nil {
-		return *r
-	}
-	return nil
-}
-
-// addRegistry adds a channel's registry to registries.
-func (p *Peer) addRegistry(reg *identity.Registry) {
-	regs := append(slices.Clone(p.registries()), reg)
-	p.regs.Store(&regs)
 }
 
 // Channels are the ids of the channels the peer serves, in the config's
