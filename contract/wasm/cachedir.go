@@ -3,6 +3,7 @@ package wasm
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/tetratelabs/wazero"
 )
@@ -29,4 +30,16 @@ func openCache(dir string) (wazero.CompilationCache, error) {
 		return nil, fmt.Errorf("%w: CacheDir %s: %v", ErrBadOptions, dir, err)
 	}
 	return cache, nil
+}
+
+// clearCache removes the files under dir, keeping its directories
+// (wazero made them when the engine opened the cache): the next compile
+// writes a fresh entry.
+func clearCache(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		return os.Remove(path)
+	})
 }

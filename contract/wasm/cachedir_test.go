@@ -38,6 +38,21 @@ func TestCacheDir(t *testing.T) {
 		t.Fatalf("echo from the cached module = %q, want a|b", got)
 	}
 
+	// A flipped byte in a cached module (a failing disk): the engine
+	// must not run it, and must still serve the contract.
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(path)
+			b[len(b)/2] ^= 0x40
+			os.WriteFile(path, b, 0o600)
+		}
+		return err
+	})
+	third := engine(t, wasm.Options{CacheDir: dir})
+	if got := call(t, compile(t, third, misbehave(t)), "echo", "a", "b"); got != "a|b" {
+		t.Fatalf("echo after a flipped byte in the cache = %q, want a|b", got)
+	}
+
 	open := filepath.Join(t.TempDir(), "open")
 	if err := os.Mkdir(open, 0o777); err != nil {
 		t.Fatal(err)

@@ -143,6 +143,14 @@ func (e *Engine) compile(code []byte, hash [32]byte) (*Module, error) {
 		return nil, fmt.Errorf("module sha256 %x: %w", hash, err)
 	}
 	cm, err := e.rt.CompileModule(ctx, metered)
+	if err != nil && e.cache != nil && strings.Contains(err.Error(), "compilationcache:") {
+		// A cached entry that does not read back (a failed checksum: a
+		// damaged disk) is never run: the cache is emptied and the
+		// module compiled again.
+		if cerr := clearCache(e.opts.CacheDir); cerr == nil {
+			cm, err = e.rt.CompileModule(ctx, metered)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %d bytes, sha256 %x: %v", ErrCompile, len(code), hash, err)
 	}
