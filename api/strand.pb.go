@@ -419,7 +419,16 @@ type SignedProposal struct {
 	// whose endorser and gateway get the proposal; empty means the peer's
 	// only channel. The channel that counts is the signed header's: a
 	// proposal whose header names another channel is refused.
-	Channel       string `protobuf:"bytes,3,opt,name=channel,proto3" json:"channel,omitempty"`
+	Channel string `protobuf:"bytes,3,opt,name=channel,proto3" json:"channel,omitempty"`
+	// Freshness, unsigned: the endorser simulates on state holding at
+	// least this many blocks. One behind waits for its state to get there
+	// (up to a second), then answers, or refuses with 503 (retryable). A
+	// gateway sets it to its own peer's height when the proposal comes, so
+	// a client whose last transaction its gateway reported committed reads
+	// that transaction's writes at every endorser it asks next: other
+	// orgs' peers and its own peer's compute nodes (read-your-writes).
+	// A client may set a higher one (a height it saw elsewhere). 0: none.
+	MinHeight     uint64 `protobuf:"varint,4,opt,name=min_height,json=minHeight,proto3" json:"min_height,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -473,6 +482,13 @@ func (x *SignedProposal) GetChannel() string {
 		return x.Channel
 	}
 	return ""
+}
+
+func (x *SignedProposal) GetMinHeight() uint64 {
+	if x != nil {
+		return x.MinHeight
+	}
+	return 0
 }
 
 // KVRead records a key read during simulation and the version it had.
@@ -1473,11 +1489,13 @@ const file_strand_proto_rawDesc = "" +
 	"\x06header\x18\x01 \x01(\v2\x14.strand.api.TxHeaderR\x06header\x12\x1a\n" +
 	"\bcontract\x18\x02 \x01(\tR\bcontract\x12\x1a\n" +
 	"\bfunction\x18\x03 \x01(\tR\bfunction\x12\x12\n" +
-	"\x04args\x18\x04 \x03(\fR\x04args\"d\n" +
+	"\x04args\x18\x04 \x03(\fR\x04args\"\x83\x01\n" +
 	"\x0eSignedProposal\x12\x1a\n" +
 	"\bproposal\x18\x01 \x01(\fR\bproposal\x12\x1c\n" +
 	"\tsignature\x18\x02 \x01(\fR\tsignature\x12\x18\n" +
-	"\achannel\x18\x03 \x01(\tR\achannel\"I\n" +
+	"\achannel\x18\x03 \x01(\tR\achannel\x12\x1d\n" +
+	"\n" +
+	"min_height\x18\x04 \x01(\x04R\tminHeight\"I\n" +
 	"\x06KVRead\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12-\n" +
 	"\aversion\x18\x02 \x01(\v2\x13.strand.api.VersionR\aversion\"N\n" +

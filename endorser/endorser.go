@@ -65,6 +65,10 @@ type Config struct {
 	// carry it (ProposalResponse.Height) so that a gateway can tell a
 	// peer behind the others from a disagreement.
 	Height func() uint64
+	// Synced, optional with Height, waits until the state simulations
+	// read holds at least h blocks, or ctx ends (a compute node's waits on
+	// its change feed). nil: Height is polled (catchUpPoll).
+	Synced func(ctx context.Context, h uint64) error
 	// Timeout bounds one simulation; zero means DefaultTimeout.
 	Timeout time.Duration
 	// MaxOverdue bounds the calls of one contract still running after
@@ -95,6 +99,7 @@ type Endorser struct {
 	state      State
 	seen       func(string) (bool, error)
 	height     func() uint64
+	synced     func(ctx context.Context, h uint64) error
 	timeout    time.Duration
 	clock      func() time.Time
 	metrics    counters
@@ -158,7 +163,7 @@ func New(cfg Config) (*Endorser, error) {
 	}
 	e := &Endorser{
 		channel: cfg.Channel, reg: cfg.Registry, signer: cfg.Signer, state: cfg.State,
-		seen: cfg.Seen, height: cfg.Height, timeout: cfg.Timeout, clock: cfg.Clock, maxOverdue: cfg.MaxOverdue,
+		seen: cfg.Seen, height: cfg.Height, synced: cfg.Synced, timeout: cfg.Timeout, clock: cfg.Clock, maxOverdue: cfg.MaxOverdue,
 	}
 	if e.timeout == 0 {
 		e.timeout = DefaultTimeout
@@ -224,7 +229,7 @@ func (e *Endorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal) 
 		height = e.height() // before simulating: a lower bound of the state read
 	}
 	set := e.contracts.Load()
-	resp, p, err := e.processProposal(ctx, set, sp)
+	resp, p, err := e.processProposal(ctx, set, sp, &height)
 	var seq uint64
 	if p != nil {
 		seq = set.defs[p.Contract].Sequence
@@ -289,11 +294,18 @@ func writes(rw *api.RWSet) (n int, first string) {
 // processProposal endorses sp with the contracts of set. It returns the
 // proposal once decoded, on failure too, so the answer can name its
 // contract's sequence.
-func (e *Endorser) processProposal(ctx context.Context, set *contractSet, sp *api.SignedProposal) (resp *api.ProposalResponse, p *api.Proposal, err error) {
+func (e *Endorser) processProposal(ctx context.Context, set *contractSet, sp *api.SignedProposal, height *uint64) (resp *api.ProposalResponse, p *api.Proposal, err error) {
 	defer recoverInto(&err)
 	p, member, c, err := e.admit(set, sp)
 	if err != nil {
 		return nil, p, err
+	}
+	if min := sp.GetMinHeight(); min > *height && e.height != nil {
+		// Waited for after admission: a proposal that is not a member's
+		// holds no goroutine here.
+		if *height, err = e.catchUp(ctx, p.Header.TxId, min); err != nil {
+			return nil, p, err
+		}
 	}
 	payload, err := e.simulate(ctx, set, p, member, c, true)
 	if err != nil {

@@ -125,7 +125,7 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("metric went from %d to %d, want +1", before, after)
 			}
 			// The error behind the message wraps the sentinel.
-			_, _, err := f.e(t).processProposal(t.Context(), f.e(t).contracts.Load(), sp)
+			_, _, err := f.e(t).processProposal(t.Context(), f.e(t).contracts.Load(), sp, new(uint64))
 			if !errors.Is(err, tc.is) || StatusOf(err) != tc.status {
 				t.Errorf("error %v (status %d), want one wrapping %v with status %d", err, StatusOf(err), tc.is, tc.status)
 			}
@@ -269,5 +269,16 @@ func TestSequenceInAnswers(t *testing.T) {
 	}
 	if r := ask("other", "do", "put", "k", "v"); r.Sequence != 1 {
 		t.Errorf("other after SetDefinitions: sequence %d, want 1", r.Sequence)
+	}
+}
+
+// TestRefusedCountsOthersAsInternal: an error that is no refusal counts
+// as internal, not under the last reason.
+func TestRefusedCountsOthersAsInternal(t *testing.T) {
+	var c counters
+	c.refused(errors.New("disk on fire"))
+	c.refused(refuse(ErrBehind, nil, "behind"))
+	if m := c.snapshot(); m.Internal != 1 || m.Behind != 1 || m.Refused() != 2 {
+		t.Fatalf("%+v; want one internal, one behind", m)
 	}
 }

@@ -32,6 +32,9 @@ var (
 	// state (statedb.ErrUnavailable, statedb.ErrStateLost: a memory node
 	// down or restarted). Retryable: 503.
 	ErrStateUnavailable = errors.New("endorser: state unavailable (retryable)")
+	// ErrBehind: the endorser's state did not reach the proposal's
+	// MinHeight within CatchUpWait. Retryable: 503.
+	ErrBehind = errors.New("endorser: state behind the proposal's min height (retryable)")
 
 	// Errors the stub returns to a contract.
 	ErrSimulationOver = errors.New("endorser: simulation is over")
@@ -77,7 +80,7 @@ func statusFor(sentinel error) int32 {
 		return http.StatusConflict
 	case ErrTimedOut:
 		return http.StatusGatewayTimeout
-	case ErrQuarantined, ErrStateUnavailable:
+	case ErrQuarantined, ErrStateUnavailable, ErrBehind:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError

@@ -40,6 +40,12 @@ type Metrics struct {
 	// 503: the state database did not answer or had lost state (a
 	// memory node down or restarted); retryable.
 	StateUnavailable uint64 `metric:"counter,family=refused,reason=state_unavailable"`
+	// 503: the state did not reach the proposal's min height (its
+	// gateway's peer's height) while it moved (CatchUpWait); retryable.
+	Behind uint64 `metric:"counter,family=refused,reason=behind"`
+	// Proposals that waited for the state to reach their min height
+	// before simulating (answered or refused).
+	CaughtUp uint64 `metric:"counter"`
 
 	// Contract calls still running after their deadline (each holds a
 	// goroutine; see run).
@@ -49,7 +55,7 @@ type Metrics struct {
 // Refused returns the number of proposals refused for any reason.
 func (m Metrics) Refused() uint64 {
 	return m.BadProposal + m.WrongChannel + m.BadCreator + m.Expired + m.BadTxID + m.BadSignature +
-		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Quarantined + m.QueryWrites + m.Internal + m.StateUnavailable
+		m.DuplicateTxID + m.UnknownContract + m.ContractFailed + m.Panicked + m.TimedOut + m.Quarantined + m.QueryWrites + m.Internal + m.StateUnavailable + m.Behind
 }
 
 // String formats the snapshot on a few readable lines, leaving out zero
@@ -70,7 +76,7 @@ func (m Metrics) String() string {
 		{"duplicate tx id", m.DuplicateTxID}, {"unknown contract", m.UnknownContract},
 		{"contract error", m.ContractFailed}, {"contract panic", m.Panicked}, {"timed out", m.TimedOut},
 		{"quarantined contract", m.Quarantined}, {"query that writes", m.QueryWrites}, {"internal error", m.Internal},
-		{"state unavailable", m.StateUnavailable},
+		{"state unavailable", m.StateUnavailable}, {"state behind", m.Behind},
 	} {
 		if r.n > 0 {
 			fmt.Fprintf(&b, "  refused, %s: %d\n", r.name, r.n)
@@ -81,16 +87,19 @@ func (m Metrics) String() string {
 
 // counters are the live counters behind Metrics.
 type counters struct {
-	proposals, endorsed atomic.Uint64
-	reasons             [numReasons]atomic.Uint64
+	proposals, endorsed, caughtUp atomic.Uint64
+	reasons                       [numReasons]atomic.Uint64
 }
 
 // reasons, in the order of reasonSentinels.
-const numReasons = 15
+const (
+	numReasons     = 16
+	internalReason = 13 // ErrInternal's index
+)
 
 var reasonSentinels = [numReasons]error{
 	ErrBadProposal, ErrWrongChannel, ErrBadCreator, ErrExpired, ErrBadTxID, ErrBadSignature,
-	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrQuarantined, ErrQueryWrites, ErrInternal, ErrStateUnavailable,
+	ErrDuplicateTxID, ErrUnknownContract, ErrContractFailed, ErrPanicked, ErrTimedOut, ErrQuarantined, ErrQueryWrites, ErrInternal, ErrStateUnavailable, ErrBehind,
 }
 
 // refused counts err under its refusal's own sentinel (not one its cause
@@ -105,15 +114,15 @@ func (c *counters) refused(err error) {
 			}
 		}
 	}
-	c.reasons[numReasons-1].Add(1)
+	c.reasons[internalReason].Add(1)
 }
 
 func (c *counters) snapshot() Metrics {
 	r := func(i int) uint64 { return c.reasons[i].Load() }
 	return Metrics{
-		Proposals: c.proposals.Load(), Endorsed: c.endorsed.Load(),
+		Proposals: c.proposals.Load(), Endorsed: c.endorsed.Load(), CaughtUp: c.caughtUp.Load(),
 		BadProposal: r(0), WrongChannel: r(1), BadCreator: r(2), Expired: r(3), BadTxID: r(4), BadSignature: r(5),
 		DuplicateTxID: r(6), UnknownContract: r(7), ContractFailed: r(8), Panicked: r(9), TimedOut: r(10), Quarantined: r(11),
-		QueryWrites: r(12), Internal: r(13), StateUnavailable: r(14),
+		QueryWrites: r(12), Internal: r(internalReason), StateUnavailable: r(14), Behind: r(15),
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contracts/smallbank"
@@ -174,4 +176,56 @@ func TestEndorseWaitsForPeerBehind(t *testing.T) {
 			t.Fatalf("Endorse answered in %v, before the local peer caught up (%v)", d, lag)
 		}
 	})
+}
+
+// TestEndorseReadsYourWrites: the local endorser (a compute node's, say)
+// and Org2's peer are behind the gateway's peer by the same block, so
+// they agree on what they read, but it is older than a deposit this
+// gateway's peer has committed. The gateway asks for its peer's height
+// (MinHeight): both wait for it, and the transaction they endorse
+// commits VALID where it would have been MVCC_READ_CONFLICT.
+func TestEndorseReadsYourWrites(t *testing.T) {
+	n := testnet.Start(t, testnet.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	user := n.Issue(t, "Org1", "user", identity.RoleClient)
+	p := n.Peers[0]
+	gw := gatewayClient(t, p.Addr)
+	submit(t, ctx, gw, user, "create_account", "a", "A", "5", "5")
+	keys := []string{"account_a", "checking_a", "savings_a"}
+	local, remote := newCatchUp(t, n, "Org1"), newCatchUp(t, n, "Org2")
+	for _, c := range []*catchUp{local, remote} {
+		if err := c.copyFrom(p, keys...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(t, ctx, gw, user, "deposit_checking", "a", "1")
+	g, err := gateway.New(gateway.Config{Channel: testnet.Channel, LocalOrg: "Org1", Local: local.e,
+		Remote:   map[string][]api.EndorserClient{"Org2": {api.NewEndorserClient(dial(t, serveEndorser(t, remote.e)))}},
+		Policies: map[string]*policy.Policy{smallbank.Name: policy.MustParse("AND('Org1.peer','Org2.peer')")},
+		Orderers: []api.OrdererClient{api.NewOrdererClient(dial(t, n.OrdererAddr))},
+		Ledger:   gateway.PeerLedger(p.Store, p.Committer), Blocks: p.Store, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lag = 100 * time.Millisecond
+	local.release(t, p, lag, keys...)
+	remote.release(t, p, lag, keys...)
+	start := time.Now()
+	er, _ := g.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
+	if er.Status != http.StatusOK {
+		t.Fatalf("Endorse with both endorsers behind: %d %s; want 200 once they caught up", er.Status, er.Message)
+	}
+	if d := time.Since(start); d < lag {
+		t.Fatalf("Endorse answered in %v, before the endorsers caught up (%v): it endorsed what they read behind", d, lag)
+	}
+	sig, _ := user.Sign(er.Payload)
+	raw, _ := proto.Marshal(&api.Transaction{Payload: er.Payload, Signature: sig})
+	sr, err := gw.Submit(ctx, &api.SubmitRequest{Transaction: raw, WaitCommit: true})
+	if err != nil || sr.Status != http.StatusOK || sr.Commit.GetCode() != api.TxValidationCode_VALID {
+		t.Fatalf("the endorsed deposit: %v %d %s, committed %v; want VALID", err, sr.GetStatus(), sr.GetMessage(), sr.GetCommit().GetCode())
+	}
+	if m := local.e.Metrics(); m.CaughtUp != 1 || m.Behind != 0 {
+		t.Fatalf("local endorser %+v; want one proposal that waited and caught up", m)
+	}
 }

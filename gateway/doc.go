@@ -18,6 +18,15 @@
 //     New). Every endorser must return byte-identical ResponsePayloads;
 //     the returned TxPayload carries exactly those bytes and the proposal's
 //     header and contract, so the client can check and sign it.
+//   - Read-your-writes: Endorse asks every endorser for state of at least
+//     Ledger.Height() blocks as the proposal came
+//     (api.SignedProposal.MinHeight), so a transaction this gateway
+//     reported committed is read by the client's next proposal at a
+//     compute node or another org's peer too, not only at this peer. An
+//     endorser behind waits for that height while its state moves
+//     (endorser.CatchUpWait), else refuses with 503. Without it two
+//     endorsers behind by the same block agree on what they read, and the
+//     transaction fails its MVCC check at commit.
 //   - Peers at different heights simulate on different state: they sign
 //     different payloads, or a peer behind refuses (a key it has not seen
 //     yet). When the endorsers disagree, or a remote peer refuses what the

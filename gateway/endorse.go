@@ -85,6 +85,7 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 			return refusal(http.StatusConflict, "gateway: tx id %s is already used; build a new proposal with a new nonce", p.Header.TxId), nil
 		}
 	}
+	sp = withMinHeight(sp, g.cfg.Ledger.Height())
 	backoff := 20 * time.Millisecond
 	var routes map[string]*route // orgs with a remote peer found behind
 	for attempt := 1; ; {
@@ -131,6 +132,18 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 			return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the peers agreed (heights %d to %d); last answer: %s", err, lo, hi, r.Message), nil
 		}
 	}
+}
+
+// withMinHeight returns sp asking its endorsers for state of at least
+// height blocks (the gateway's peer's height when it came), or sp itself
+// if it asks for as much already: a client whose transaction this gateway
+// reported committed reads its writes in its next proposal, at a compute
+// node or another org's peer too (api.SignedProposal.MinHeight).
+func withMinHeight(sp *api.SignedProposal, height uint64) *api.SignedProposal {
+	if sp.GetMinHeight() >= height {
+		return sp
+	}
+	return &api.SignedProposal{Proposal: sp.Proposal, Signature: sp.Signature, Channel: sp.Channel, MinHeight: height}
 }
 
 // unavailableRetry is the retry hint of a 503 Endorse answer: about the

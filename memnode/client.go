@@ -616,6 +616,19 @@ func (c *Client) ReadHeight() uint64 {
 	return max(c.readAt.Load(), c.applied.Load())
 }
 
+// FeedHeight is, for a reader, its change feed's height: every answer,
+// a cache hit or a read of the node, is of state at a height no lower
+// than the feed's when the read began (type follower), which ReadHeight
+// is not for a hit. A compute node reports it as the height its
+// simulations read at, and waits for it with Synced. For the writer,
+// whose cache is written through, it is the applied height.
+func (c *Client) FeedHeight() uint64 {
+	if c.follow == nil {
+		return c.applied.Load()
+	}
+	return c.follow.height.Load()
+}
+
 // Close implements statedb.DB; the memory node keeps running.
 func (c *Client) Close() error {
 	if err := c.gate.Shut(); err != nil {

@@ -115,8 +115,10 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 		// No tx index here: the primary's gateway refuses a used tx id
 		// before it asks a compute node, and its committer invalidates a
 		// duplicate that slips through (DUPLICATE_TXID).
-		Seen:   func(string) (bool, error) { return false, nil },
-		Height: c.state.ReadHeight,
+		Seen: func(string) (bool, error) { return false, nil },
+		// The feed's height, not ReadHeight: a cache hit is as fresh as
+		// the feed. A proposal's MinHeight waits for the feed.
+		Height: c.state.FeedHeight, Synced: c.state.Synced,
 	})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,8 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/endorser.Metrics.BadProposal":               "Proposals refused, by reason: bad_proposal (400: undecodable, no header, creator or nonce), wrong_channel (404), bad_creator (403: unknown org, untrusted certificate, wrong role), expired (403: the creator's certificate is past NotAfter), bad_tx_id (400), bad_signature (403), duplicate_tx_id (409), unknown_contract (404), contract_failed (the contract returned an error), panicked (500), timed_out (504: the deadline passed or the caller gave up), quarantined (503: the contract has too many calls past their deadline), query_writes (400: an evaluation that wrote), internal (500: state, tx index, encoding or signing failed).",
 	"github.com/strand-ledger/strand/endorser.Metrics.BadSignature":              "403",
 	"github.com/strand-ledger/strand/endorser.Metrics.BadTxID":                   "400",
+	"github.com/strand-ledger/strand/endorser.Metrics.Behind":                    "503: the state did not reach the proposal's min height (its gateway's peer's height) while it moved (CatchUpWait); retryable.",
+	"github.com/strand-ledger/strand/endorser.Metrics.CaughtUp":                  "Proposals that waited for the state to reach their min height before simulating (answered or refused).",
 	"github.com/strand-ledger/strand/endorser.Metrics.ContractFailed":            "the contract returned an error",
 	"github.com/strand-ledger/strand/endorser.Metrics.DuplicateTxID":             "409",
 	"github.com/strand-ledger/strand/endorser.Metrics.Endorsed":                  "Proposals answered with an endorsement.",
