@@ -75,6 +75,7 @@ type Committer struct {
 	}
 	fatal  atomic.Pointer[error]
 	height atomic.Uint64 // blocks durably committed
+	moved  heightSignal  // wakes WaitHeight when height moves
 
 	subs    subscribers
 	metrics metrics

@@ -286,6 +286,9 @@ func (c *Committer) commitGroup(group []*persistWork) error {
 		c.height.Store(height)
 	}
 	c.stateMu.Unlock()
+	if err == nil {
+		c.moved.signal()
+	}
 	if err != nil {
 		return fmt.Errorf("state batch for blocks %d-%d: %w", entries[0].Number, height-1, err)
 	}

@@ -132,7 +132,7 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 	contracts, contractDefs := loader.load(defs)
 	if c.endorser, err = endorser.New(endorser.Config{
 		Channel: ch.Channel, Registry: c.reg, Signer: creds.signer, Contracts: contracts, Definitions: contractDefs,
-		State: c.committer.State(), Seen: endorser.SeenIn(c.store.TxLocation), Height: c.committer.Height,
+		State: c.committer.State(), Seen: endorser.SeenIn(c.store.TxLocation), Height: c.committer.Height, Synced: c.committer.WaitHeight,
 	}); err != nil {
 		return nil, err
 	}

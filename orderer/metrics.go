@@ -78,7 +78,13 @@ type RaftMetrics struct {
 	Snapshots     uint64            `metric:"counter"` // Raft log compactions here.
 	SnapshotsIn   uint64            `metric:"counter"` // Raft snapshots installed from the leader.
 	CatchUpBlocks uint64            `metric:"counter"` // Blocks fetched from other members to catch up.
-	WAL           raftlog.Stats     // the Raft log's disk activity
+	// Quiesced is whether this member's Raft group is idle and neither
+	// ticks nor heartbeats (quiesce.go); Quiesces counts the times it
+	// went quiet, MessagesOut the Raft messages it sent.
+	Quiesced    bool          `metric:"gauge"`   // Whether this member's Raft group is quiesced: idle, no ticks, no heartbeats.
+	Quiesces    uint64        `metric:"counter"` // Times this member's Raft group went quiet.
+	MessagesOut uint64        `metric:"counter"` // Raft messages this member sent.
+	WAL         raftlog.Stats // the Raft log's disk activity
 	// ConfigSeq is the number of config updates the channel has applied
 	// (as of this member), Orderers the size of its orderer set, and
 	// ConfigUpdates the updates this member applied since it started.
@@ -176,6 +182,7 @@ type counters struct {
 	raftSendErrors, raftDropped, raftStale                       atomic.Uint64
 	raftRefused                                                  [nRefusals]atomic.Uint64
 	snapshots, snapshotsIn, catchUpBlocks                        atomic.Uint64
+	quiesces, raftSent                                           atomic.Uint64
 	configUpdates                                                atomic.Uint64
 	membersUpdates                                               atomic.Uint64
 }
@@ -252,6 +259,7 @@ func (o *Orderer) raftMetrics() *RaftMetrics {
 		ForwardedOut: c.forwardedOut.Load(), ForwardedIn: c.forwardedIn.Load(),
 		SendErrors: c.raftSendErrors.Load(), SendDropped: c.raftDropped.Load(), StaleTerm: c.raftStale.Load(),
 		Snapshots: c.snapshots.Load(), SnapshotsIn: c.snapshotsIn.Load(), CatchUpBlocks: c.catchUpBlocks.Load(),
+		Quiesced: r.quiescedNow.Load(), Quiesces: c.quiesces.Load(), MessagesOut: c.raftSent.Load(),
 		WAL: r.log.Stats(), ConfigSeq: conf.Seq, Orderers: len(conf.Peers), ConfigUpdates: c.configUpdates.Load(),
 	}
 }

@@ -41,9 +41,11 @@ type raftNode struct {
 	props     chan batch       // loop → run: cut batches to propose
 	transfers chan transferReq // TransferLeader → run
 	done      chan struct{}    // closed when run has returned
+	wakes     chan struct{}    // Orderer.route → run: wake from quiescence (quiesce.go)
 	kill      chan struct{}    // tests: stop at once, like a crash
 
 	leader, term, commit, applied atomic.Uint64
+	quiescedNow                   atomic.Bool // quiesced, for metrics
 	// confView is the latest config state (conf), for other goroutines:
 	// admission of config updates, the Admin service, metrics.
 	confView atomic.Pointer[configState]
@@ -71,6 +73,10 @@ type raftNode struct {
 	// once the config block is handed to seal.
 	conf    configState
 	removed bool
+	// quiesced: this member does not tick (quiesce.go); settledTicks
+	// counts the leader's ticks with nothing in flight.
+	quiesced     bool
+	settledTicks int
 }
 
 // newRaftNode opens the Raft log and builds the node; run starts it.
@@ -86,7 +92,7 @@ func newRaftNode(o *Orderer, rc RaftConfig) (*raftNode, error) {
 	if rep.TruncatedAt >= 0 {
 		o.cfg.Log.Warn("raft log: truncated a torn tail", "dir", rc.Dir, "offset", rep.TruncatedAt, "dropped_bytes", rep.Dropped, "reason", rep.Reason)
 	}
-	r := &raftNode{o: o, cfg: rc, log: log, props: make(chan batch, cutDepth), transfers: make(chan transferReq), done: make(chan struct{}),
+	r := &raftNode{o: o, cfg: rc, log: log, props: make(chan batch, cutDepth), transfers: make(chan transferReq), done: make(chan struct{}), wakes: make(chan struct{}, 1),
 		kill: make(chan struct{}), own: map[uint64]time.Time{}, refusals: newRateLog(refusalLogBurst, refusalLogEvery, time.Now)}
 	// Applied: the log may keep entries before its latest snapshot
 	// (KeepEntries); they are in the snapshot's blocks, so raft must not
@@ -173,7 +179,7 @@ func (r *raftNode) run(behind *snapState) {
 	for {
 		select {
 		case <-ticker.C:
-			r.rn.Tick()
+			r.tick()
 			r.expire()
 			r.maybeSnapshot()
 			if !drainUntil.IsZero() && time.Now().After(drainUntil) {
@@ -184,8 +190,12 @@ func (r *raftNode) run(behind *snapState) {
 			if err := r.rn.Step(m); err != nil {
 				r.o.cfg.Log.Debug("raft: step", "raft_id", r.cfg.ID, "type", m.GetType(), "from", m.GetFrom(), "err", err)
 			}
+			r.stepped(m)
 		case rep := <-r.tr.reports:
+			r.wake()
 			r.reported(rep)
+		case <-r.wakes:
+			r.wake()
 		case b, ok := <-props:
 			if !ok {
 				// Close: give this member's last proposals up to one
@@ -194,8 +204,10 @@ func (r *raftNode) run(behind *snapState) {
 				drainUntil = time.Now().Add(time.Duration(r.cfg.ElectionTicks) * r.cfg.TickInterval)
 				break
 			}
+			r.wake()
 			r.propose(b)
 		case req := <-r.transfers:
+			r.wake()
 			req.done <- r.transfer(req.to)
 		case <-r.kill:
 			return
@@ -551,6 +563,7 @@ func (r *raftNode) maybeSnapshot() {
 // reported passes a transport outcome to raft.
 func (r *raftNode) reported(rep report) {
 	switch {
+	case rep.lost: // the loop woke for it; raft learns of losses by sending
 	case rep.removedBy != nil:
 		r.removedHint(rep.to, rep.removedBy)
 	case rep.snapshot && rep.ok:

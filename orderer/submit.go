@@ -60,10 +60,12 @@ func (o *Orderer) route(ctx context.Context, a admitted) error {
 		return o.enqueue(ctx, a) // refuses it with the reason
 	case lead == 0:
 		o.m.refusedUnavailable.Add(1)
+		o.raft.wakeUp() // a quiesced member must tick to elect one
 		return o.noLeader("tx " + a.id + ": ")
 	default:
 		if err := o.raft.tr.forward(ctx, lead, a); err != nil {
 			o.m.refusedUnavailable.Add(1)
+			o.raft.wakeUp() // the leader may be gone while the group was quiesced
 			return err
 		}
 		o.m.admitted.Add(1)

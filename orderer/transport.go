@@ -140,6 +140,10 @@ type report struct {
 	// removedBy: member to refused this member as removed, with this
 	// config update as evidence (removedError).
 	removedBy []byte
+	// lost: the stream from member to ended (its process died or
+	// closed, or the connection broke): nothing for raft, but a quiesced
+	// member wakes, so that the loss of a quiesced leader is noticed.
+	lost bool
 }
 
 // link is the connection to one other member.
@@ -283,6 +287,7 @@ func (t *transport) send(m *pb.Message) {
 	}
 	select {
 	case l.out <- m:
+		t.o.m.raftSent.Add(1)
 	default:
 		t.o.m.raftDropped.Add(1)
 		t.report(report{to: m.GetTo(), snapshot: m.GetType() == pb.MessageType_MsgSnap})
@@ -455,6 +460,7 @@ func (t *transport) step(stream grpc.ServerStream) error {
 	if err != nil {
 		return t.refuse("raft stream", refuseNotMember, err)
 	}
+	defer t.report(report{to: from, lost: true})
 	in := &wrapperspb.BytesValue{}
 	for {
 		if err := stream.RecvMsg(in); err != nil {

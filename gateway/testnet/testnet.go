@@ -170,7 +170,7 @@ func (n *Network) startPeer(t testing.TB, ctx context.Context, org string, lis n
 	e, err := endorser.New(endorser.Config{Channel: Channel, Registry: n.Registry,
 		Signer:    n.Issue(t, org, "peer0."+org, identity.RolePeer),
 		Contracts: map[string]contract.Contract{smallbank.Name: smallbank.New()},
-		State:     db, Seen: endorser.SeenIn(store.TxLocation), Height: c.Height})
+		State:     db, Seen: endorser.SeenIn(store.TxLocation), Height: c.Height, Synced: c.WaitHeight})
 	check(t, err)
 	gw, err := gateway.New(gateway.Config{Channel: Channel, LocalOrg: org, Local: e, Remote: remote,
 		Policies: ch.Policies, Orderers: []api.OrdererClient{gateway.BatchSubmits(gateway.NamedOrderer(n.OrdererAddr, api.NewOrdererClient(dial(t, n.OrdererAddr))))},
