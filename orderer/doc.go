@@ -167,6 +167,9 @@
 //     Signer in its seal stage (off the Raft loop); peers accept a block
 //     signed by any orderer of the channel, so blocks differ between
 //     members only in that signature.
+//   - Quiescence: an idle group stops ticking and heartbeating
+//     (quiesce.go) and wakes on any message, proposal or lost member
+//     stream, so a channel with no traffic costs an orderer almost no CPU.
 //   - Follower Submit: admitted (decoded, creator and signature checked)
 //     on the follower, so the crypto spreads over every member, then
 //     forwarded to the leader over the Cluster service, which queues it

@@ -78,13 +78,10 @@ type RaftMetrics struct {
 	Snapshots     uint64            `metric:"counter"` // Raft log compactions here.
 	SnapshotsIn   uint64            `metric:"counter"` // Raft snapshots installed from the leader.
 	CatchUpBlocks uint64            `metric:"counter"` // Blocks fetched from other members to catch up.
-	// Quiesced is whether this member's Raft group is idle and neither
-	// ticks nor heartbeats (quiesce.go); Quiesces counts the times it
-	// went quiet, MessagesOut the Raft messages it sent.
-	Quiesced    bool          `metric:"gauge"`   // Whether this member's Raft group is quiesced: idle, no ticks, no heartbeats.
-	Quiesces    uint64        `metric:"counter"` // Times this member's Raft group went quiet.
-	MessagesOut uint64        `metric:"counter"` // Raft messages this member sent.
-	WAL         raftlog.Stats // the Raft log's disk activity
+	Quiesced      bool              `metric:"gauge"`   // Whether this member's Raft group is quiesced: idle, no ticks, no heartbeats.
+	Quiesces      uint64            `metric:"counter"` // Times this member's Raft group went quiet.
+	MessagesOut   uint64            `metric:"counter"` // Raft messages this member sent.
+	WAL           raftlog.Stats     // the Raft log's disk activity
 	// ConfigSeq is the number of config updates the channel has applied
 	// (as of this member), Orderers the size of its orderer set, and
 	// ConfigUpdates the updates this member applied since it started.

@@ -19,7 +19,8 @@ import (
 //     settled (settled: every member's log matches the leader's, all of
 //     it committed and applied here, no proposal or config change in
 //     flight, no leader transfer). It sends each follower one heartbeat
-//     whose context is quiesceCtx, then stops calling Tick.
+//     whose context is quiesceCtx, then stops calling Tick
+//     (and its ticker: a quiesced member's loop does not wake at all).
 //   - A follower that steps such a heartbeat from its leader, with
 //     nothing of its own in flight, stops calling Tick as well. Stepping
 //     it reset the follower's election timer, so it wakes with a full
@@ -148,12 +149,13 @@ func (r *raftNode) setQuiesced(q bool) {
 		return
 	}
 	r.quiesced = q
+	r.quiescedNow.Store(q)
 	if q {
 		r.o.m.quiesces.Add(1)
-		r.quiescedNow.Store(true)
+		r.ticker.Stop()
 		return
 	}
-	r.quiescedNow.Store(false)
+	r.ticker.Reset(r.cfg.TickInterval)
 }
 
 // wakeUp asks the loop to wake (another goroutine: Orderer.route).

@@ -77,6 +77,7 @@ type raftNode struct {
 	// counts the leader's ticks with nothing in flight.
 	quiesced     bool
 	settledTicks int
+	ticker       *time.Ticker // stopped while quiesced: no wakeups at all
 }
 
 // newRaftNode opens the Raft log and builds the node; run starts it.
@@ -172,13 +173,13 @@ func (r *raftNode) run(behind *snapState) {
 	if behind != nil {
 		r.o.cuts <- batch{sync: behind}
 	}
-	ticker := time.NewTicker(r.cfg.TickInterval)
-	defer ticker.Stop()
+	r.ticker = time.NewTicker(r.cfg.TickInterval)
+	defer r.ticker.Stop()
 	props := r.props
 	var drainUntil time.Time // set when the loop has closed props (Close)
 	for {
 		select {
-		case <-ticker.C:
+		case <-r.ticker.C:
 			r.tick()
 			r.expire()
 			r.maybeSnapshot()
@@ -201,6 +202,7 @@ func (r *raftNode) run(behind *snapState) {
 				// Close: give this member's last proposals up to one
 				// election timeout to commit and apply, then stop.
 				props = nil
+				r.wake()
 				drainUntil = time.Now().Add(time.Duration(r.cfg.ElectionTicks) * r.cfg.TickInterval)
 				break
 			}

@@ -226,7 +226,7 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.ProposalLatencyMax":     "The longest time from proposal to apply of this member's proposals.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.Proposals":              "Batches proposed to Raft (this member's cuts, as leader).",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.ProposalsApplied":       "Proposals of this member applied.",
-	"github.com/strand-ledger/strand/orderer.RaftMetrics.Quiesced":               "Quiesced is whether this member's Raft group is idle and neither ticks nor heartbeats (quiesce.go); Quiesces counts the times it went quiet, MessagesOut the Raft messages it sent.",
+	"github.com/strand-ledger/strand/orderer.RaftMetrics.Quiesced":               "Whether this member's Raft group is quiesced: idle, no ticks, no heartbeats.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.Quiesces":               "Times this member's Raft group went quiet.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.Refused":                "Callers, messages and fetched blocks refused, all kinds.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.RefusedBy":              "RefusedBy counts refusals by kind: not_member (the TLS certificate is no member orderer), wrong_sender (a message's From or To), malformed (bytes that do not decode), bad_block (a catch-up block that is not the next one, breaks the hash chain, or lacks an orderer's valid signature).",
