@@ -5,6 +5,7 @@ import (
 
 	"go.etcd.io/raft/v3"
 	raftquorum "go.etcd.io/raft/v3/quorum"
+	"go.etcd.io/raft/v3/tracker"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -97,7 +98,9 @@ func (r *raftNode) settled() (raft.Status, bool) {
 	// the group when it comes back: it campaigns, or it is sent to.
 	holding := map[uint64]bool{}
 	for id, pr := range st.Progress {
-		if pr.Match == st.GetCommit() && !pr.IsPaused() {
+		// Replicate only: raft answers a probing member's heartbeat
+		// response with an append, which would wake the group again.
+		if pr.Match == st.GetCommit() && pr.State == tracker.StateReplicate && !pr.IsPaused() {
 			holding[id] = true
 			continue
 		}
