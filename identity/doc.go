@@ -26,7 +26,8 @@
 //     exactly what single checks decide.
 //   - Verification against keys seen before uses precomputed per-key
 //     tables (identity/p256, identity/zip215) within a byte budget
-//     (keyTables): pinned for the channel's peers, orderers and admins,
+//     (keyTables): pinned for the channel's peers, orderers and admins
+//     (built at a key's first check, so TLS-only certificates get none),
 //     earned by client keys after KeyTablePromoteAfter checks. A table
 //     changes the cost of a check, never its answer.
 //   - Members and Identities handed out are shared: callers treat them as

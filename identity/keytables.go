@@ -177,23 +177,30 @@ func wideSize(m *Member) int64 {
 	return int64(zip215.TableSize(zip215.PinnedWindow))
 }
 
-// pin builds the table of a non-client member at validation: at the
-// pinned width for peers and orderers, whose keys sign every endorsement
-// and block (P-256: 396 KiB, 18% faster a check than the default width;
-// Ed25519: see zip215.PinnedWindow), and at the default width for
-// admins, who sign rarely.
-func (k *keyTables) pin(m *Member) {
-	if k.stock {
-		return
+// pin builds the table of a non-client member at its first signature
+// check: at the pinned width for peers and orderers, whose keys sign
+// every endorsement and block (P-256: 396 KiB, 18% faster a check than
+// the default width; Ed25519: see zip215.PinnedWindow), and at the
+// default width for admins, who sign rarely. Not at validation: a
+// certificate that only authenticates a TLS connection (a node's TLS
+// identity, which the cluster and read policies check as a member) never
+// verifies a signature, and its table would be memory and a build spent
+// for nothing (an idle Ed25519 network's orderer held two P-256 tables
+// for the TLS certificates of nodes that had called it). Exactly one caller builds (the member's
+// first use); checks that come meanwhile use the library.
+func (k *keyTables) pin(m *Member) *keyTable {
+	if k.stock || m.uses.Add(1) != 1 {
+		return nil
 	}
 	t, err := buildTable(m, m.Role != RoleAdmin)
 	if err != nil {
 		k.buildErrors.Add(1) // the library path still verifies (and rejects)
-		return
+		return nil
 	}
 	m.tab.Store(t)
 	k.pinnedKeys.Add(1)
 	k.pinnedBytes.Add(t.size)
+	return t
 }
 
 // table returns the member's table for one verification, counting the
@@ -212,7 +219,10 @@ func (k *keyTables) table(m *Member) *keyTable {
 		}
 		return t
 	}
-	if m.Role != RoleClient || k.limit <= 0 {
+	if m.Role != RoleClient {
+		return k.pin(m)
+	}
+	if k.limit <= 0 {
 		return nil
 	}
 	k.misses.Add(1)

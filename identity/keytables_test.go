@@ -48,8 +48,22 @@ func testKeyTablesPromoteAndEvict(t *testing.T, alg Algorithm) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if mp.tab.Load() != nil {
+		t.Fatal("peer member has a table after validation alone; want it built at its first check (a TLS identity never verifies)")
+	}
+	msg := []byte("a block header")
+	sig, err := peer.Sign(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mp.Verify(msg, sig); err != nil {
+		t.Fatal(err)
+	}
 	if mp.tab.Load() == nil {
-		t.Fatal("peer member has no table after validation")
+		t.Fatal("peer member has no table after its first check")
+	}
+	if err := mp.Verify(msg, sig); err != nil {
+		t.Fatalf("with its table: %v", err)
 	}
 	if w := mp.tab.Load().Window(); w != pinned {
 		t.Fatalf("peer member's table is %d bits wide, expected %d", w, pinned)
@@ -58,7 +72,7 @@ func testKeyTablesPromoteAndEvict(t *testing.T, alg Algorithm) {
 	// Room for two client tables: the third admission must evict one.
 	f.reg.SetKeyTableLimit(2*narrowSize + 1)
 
-	msg := []byte("tx")
+	msg = []byte("tx")
 	var members []*Member
 	for i := 0; i < clients; i++ {
 		s := mustIssue(t, ca, "user"+string(rune('a'+i)), RoleClient, alg)

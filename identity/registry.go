@@ -283,10 +283,7 @@ func (st *orgState) validate(der []byte) (*Member, error) {
 	case Ed25519:
 		m.ed = newEdKey(cert.PublicKey.(ed25519.PublicKey))
 	}
-	m.keys = st.keys
-	if role != RoleClient {
-		st.keys.pin(m) // the channel's own nodes and admins: built once
-	}
+	m.keys = st.keys // a node's or admin's table is built at its first check (keyTables.pin)
 	return m, nil
 }
 
