@@ -90,6 +90,26 @@ type Contract struct {
 	g       *Gateway
 	channel string
 	name    string
+	// minHeight asks the endorsers for state of at least this many
+	// blocks (After); 0: the gateway's peer's height.
+	minHeight uint64
+}
+
+// After returns a handle on the same contract whose proposals, queries
+// included, read state that holds commit's block: every endorser, the
+// gateway's own peer too, waits until it has committed that block (a
+// second at most while it catches up; else 503, which SubmitWithRetry
+// retries). A client that moves to another gateway, or reads through
+// one gateway what it wrote through another, passes the last Commit it
+// saw and reads its own writes. Through one gateway it needs nothing:
+// the gateway asks for its peer's height anyway. A nil commit returns c.
+func (c *Contract) After(commit *Commit) *Contract {
+	if commit == nil {
+		return c
+	}
+	d := *c
+	d.minHeight = max(c.minHeight, commit.Block+1)
+	return &d
 }
 
 // Commit is a transaction committed on the gateway's peer.
@@ -133,7 +153,7 @@ func (c *Contract) propose(fn string, args []string) (*proposal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: signing proposal %s: %w", hdr.TxId, err)
 	}
-	return &proposal{signed: &api.SignedProposal{Proposal: raw, Signature: sig, Channel: c.channel}, header: hdr}, nil
+	return &proposal{signed: &api.SignedProposal{Proposal: raw, Signature: sig, Channel: c.channel, MinHeight: c.minHeight}, header: hdr}, nil
 }
 
 // Evaluate runs fn as a query on the gateway's peer and returns its

@@ -250,8 +250,8 @@ func (e *Endorser) Sequence(contract string) uint64 {
 }
 
 // Evaluate runs a signed proposal as a query: the same checks as
-// ProcessProposal (signature, creator, tx id, contract) and the same
-// simulation, but nothing is signed, since nothing will be ordered. A
+// ProcessProposal (signature, creator, tx id, contract), the same wait
+// for its MinHeight, and the same simulation, but nothing is signed, since nothing will be ordered. A
 // simulation that writes is refused (ErrQueryWrites): its writes would be
 // silently lost. On failure StatusOf(err) is the status to report.
 func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api.ResponsePayload, err error) {
@@ -266,6 +266,11 @@ func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api
 	p, member, c, err := e.admit(set, sp)
 	if err != nil {
 		return nil, err
+	}
+	if min := sp.GetMinHeight(); e.height != nil && min > e.height() {
+		if _, err := e.catchUp(ctx, p.Header.TxId, min); err != nil {
+			return nil, err
+		}
 	}
 	payload, err := e.simulate(ctx, set, p, member, c, false) // nothing is ordered: no definition to bind
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 type clientFlags struct {
 	dir, org, contract, channel string
 	timeout                     time.Duration
+	after                       uint64 // --after-block: read state holding this block
 }
 
 func (f *clientFlags) bind(cmd *cobra.Command, withContract bool) {
@@ -36,7 +37,17 @@ func (f *clientFlags) bind(cmd *cobra.Command, withContract bool) {
 	fl.StringVar(&f.channel, "channel", "", "the channel to address, on a peer that serves several (default: the network's channel)")
 	if withContract {
 		fl.StringVar(&f.contract, "contract", "smallbank", "the contract to call")
+		fl.Uint64Var(&f.after, "after-block", 0, "read state that holds this block (the block another invoke printed): every endorser waits for it, so a write made through one org's peer is read through another's")
 	}
+}
+
+// contractOf is --contract on conn, reading state that holds --after-block.
+func (f *clientFlags) contractOf(conn *localnet.Conn) *client.Contract {
+	c := conn.Contract(f.contract)
+	if f.after > 0 {
+		c = c.After(&client.Commit{Block: f.after})
+	}
+	return c
 }
 
 // connect loads the network and connects as the org's client, checking
@@ -76,7 +87,7 @@ arguments that start with a dash.`,
 			defer conn.Close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
-			commit, err := conn.Contract(f.contract).SubmitWithRetry(ctx, retries, args[0], args[1:]...)
+			commit, err := f.contractOf(conn).SubmitWithRetry(ctx, retries, args[0], args[1:]...)
 			if commit != nil {
 				printCommit(cmd.OutOrStdout(), commit)
 			}
@@ -162,7 +173,7 @@ func queryCmd() *cobra.Command {
 			defer conn.Close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 			defer cancel()
-			res, err := conn.Contract(f.contract).Evaluate(ctx, args[0], args[1:]...)
+			res, err := f.contractOf(conn).Evaluate(ctx, args[0], args[1:]...)
 			if err != nil {
 				return f.explain(conn, f.contract+"."+args[0], err)
 			}
