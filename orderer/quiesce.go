@@ -5,8 +5,8 @@ import (
 
 	"go.etcd.io/raft/v3"
 	raftquorum "go.etcd.io/raft/v3/quorum"
-	"go.etcd.io/raft/v3/tracker"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 )
 
