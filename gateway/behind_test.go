@@ -209,9 +209,9 @@ func TestEndorseReadsYourWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	const lag = 100 * time.Millisecond
+	start := time.Now() // before the releases: they catch up at lag after them
 	local.release(t, p, lag, keys...)
 	remote.release(t, p, lag, keys...)
-	start := time.Now()
 	er, _ := g.Endorse(ctx, proposal(t, user, smallbank.Name, "deposit_checking", "a", "1"))
 	if er.Status != http.StatusOK {
 		t.Fatalf("Endorse with both endorsers behind: %d %s; want 200 once they caught up", er.Status, er.Message)
