@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/strand-ledger/strand/api"
 )
 
 // CatchUpWait bounds how long a proposal waits for the endorser's state
@@ -20,6 +22,17 @@ const (
 
 // catchUpPoll is how often Height is asked while waiting without Synced.
 const catchUpPoll = time.Millisecond
+
+// atLeast returns height, the state's height as read before, if it
+// meets sp's MinHeight, else the height once the state has caught up
+// (catchUp). Callers call it after admission: a proposal that is not a
+// member's holds no goroutine here. It needs Config.Height.
+func (e *Endorser) atLeast(ctx context.Context, sp *api.SignedProposal, p *api.Proposal, height uint64) (uint64, error) {
+	if want := sp.GetMinHeight(); want > height {
+		return e.catchUp(ctx, p.GetHeader().GetTxId(), want)
+	}
+	return height, nil
+}
 
 // catchUp waits until the state holds want blocks, while it moves (see
 // CatchUpWait), and returns the height then: a lower bound of the state

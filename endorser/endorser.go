@@ -251,7 +251,8 @@ func (e *Endorser) Sequence(contract string) uint64 {
 
 // Evaluate runs a signed proposal as a query: the same checks as
 // ProcessProposal (signature, creator, tx id, contract), the same wait
-// for its MinHeight, and the same simulation, but nothing is signed, since nothing will be ordered. A
+// for its MinHeight (atLeast), and the same simulation, but nothing is
+// signed, since nothing will be ordered. A
 // simulation that writes is refused (ErrQueryWrites): its writes would be
 // silently lost. On failure StatusOf(err) is the status to report.
 func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api.ResponsePayload, err error) {
@@ -267,8 +268,8 @@ func (e *Endorser) Evaluate(ctx context.Context, sp *api.SignedProposal) (_ *api
 	if err != nil {
 		return nil, err
 	}
-	if min := sp.GetMinHeight(); e.height != nil && min > e.height() {
-		if _, err := e.catchUp(ctx, p.Header.TxId, min); err != nil {
+	if e.height != nil {
+		if _, err := e.atLeast(ctx, sp, p, e.height()); err != nil {
 			return nil, err
 		}
 	}
@@ -305,10 +306,8 @@ func (e *Endorser) processProposal(ctx context.Context, set *contractSet, sp *ap
 	if err != nil {
 		return nil, p, err
 	}
-	if min := sp.GetMinHeight(); min > *height && e.height != nil {
-		// Waited for after admission: a proposal that is not a member's
-		// holds no goroutine here.
-		if *height, err = e.catchUp(ctx, p.Header.TxId, min); err != nil {
+	if e.height != nil {
+		if *height, err = e.atLeast(ctx, sp, p, *height); err != nil {
 			return nil, p, err
 		}
 	}

@@ -206,6 +206,17 @@ func (c *cluster) stop(i int, crash bool) {
 	m.o, m.store, m.srv = nil, nil, nil
 }
 
+// except returns the indexes of every member but i.
+func (c *cluster) except(i int) []int {
+	var idx []int
+	for k := range c.members {
+		if k != i {
+			idx = append(idx, k)
+		}
+	}
+	return idx
+}
+
 // leader waits until every running member agrees on one leader and
 // returns its index.
 func (c *cluster) leader() int {

@@ -114,12 +114,7 @@ func TestRaftLeaderCrashAndRestart(t *testing.T) {
 	if lead == old {
 		t.Fatalf("orderer %d still leads after its crash", old+1)
 	}
-	var live []int
-	for i := range cl.members {
-		if i != old {
-			live = append(live, i)
-		}
-	}
+	live := cl.except(old)
 	for id := range cl.submitN(30, "b", live...) {
 		want[id] = true
 	}

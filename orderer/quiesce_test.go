@@ -35,12 +35,7 @@ func TestRaftQuiesce(t *testing.T) {
 	if next == lead {
 		t.Fatalf("orderer %d still leads after its crash", lead+1)
 	}
-	var live []int
-	for i := range cl.members {
-		if i != lead {
-			live = append(live, i)
-		}
-	}
+	live := cl.except(lead)
 	for id := range cl.submitN(5, "c", live...) {
 		want[id] = true
 	}
