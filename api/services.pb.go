@@ -234,6 +234,244 @@ func (x *JoinEvent) GetHeight() uint64 {
 	return 0
 }
 
+type ChannelJoinRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Genesis       []byte                 `protobuf:"bytes,1,opt,name=genesis,proto3" json:"genesis,omitempty"` // the channel's genesis document, as strand channel create writes it
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelJoinRequest) Reset() {
+	*x = ChannelJoinRequest{}
+	mi := &file_services_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelJoinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelJoinRequest) ProtoMessage() {}
+
+func (x *ChannelJoinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelJoinRequest.ProtoReflect.Descriptor instead.
+func (*ChannelJoinRequest) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ChannelJoinRequest) GetGenesis() []byte {
+	if x != nil {
+		return x.Genesis
+	}
+	return nil
+}
+
+type ChannelLeaveRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Channel       string                 `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelLeaveRequest) Reset() {
+	*x = ChannelLeaveRequest{}
+	mi := &file_services_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelLeaveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelLeaveRequest) ProtoMessage() {}
+
+func (x *ChannelLeaveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelLeaveRequest.ProtoReflect.Descriptor instead.
+func (*ChannelLeaveRequest) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ChannelLeaveRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+type ChannelListRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelListRequest) Reset() {
+	*x = ChannelListRequest{}
+	mi := &file_services_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelListRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelListRequest) ProtoMessage() {}
+
+func (x *ChannelListRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelListRequest.ProtoReflect.Descriptor instead.
+func (*ChannelListRequest) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{6}
+}
+
+type ChannelInfo struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Channel string                 `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	Height  uint64                 `protobuf:"varint,2,opt,name=height,proto3" json:"height,omitempty"` // blocks in the node's ledger of the channel
+	Hash    string                 `protobuf:"bytes,3,opt,name=hash,proto3" json:"hash,omitempty"`      // SHA-256 of the genesis document, hex
+	// joined: through ChannelAdmin.Join (and left with Leave), not listed
+	// in the node file.
+	Joined        bool `protobuf:"varint,4,opt,name=joined,proto3" json:"joined,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelInfo) Reset() {
+	*x = ChannelInfo{}
+	mi := &file_services_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelInfo) ProtoMessage() {}
+
+func (x *ChannelInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelInfo.ProtoReflect.Descriptor instead.
+func (*ChannelInfo) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ChannelInfo) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+func (x *ChannelInfo) GetHeight() uint64 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *ChannelInfo) GetHash() string {
+	if x != nil {
+		return x.Hash
+	}
+	return ""
+}
+
+func (x *ChannelInfo) GetJoined() bool {
+	if x != nil {
+		return x.Joined
+	}
+	return false
+}
+
+type ChannelListResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Channels      []*ChannelInfo         `protobuf:"bytes,1,rep,name=channels,proto3" json:"channels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelListResponse) Reset() {
+	*x = ChannelListResponse{}
+	mi := &file_services_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelListResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelListResponse) ProtoMessage() {}
+
+func (x *ChannelListResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelListResponse.ProtoReflect.Descriptor instead.
+func (*ChannelListResponse) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ChannelListResponse) GetChannels() []*ChannelInfo {
+	if x != nil {
+		return x.Channels
+	}
+	return nil
+}
+
 // Call is one unary call carried by Mux.Calls.
 type Call struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -247,7 +485,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -259,7 +497,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -272,7 +510,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{4}
+	return file_services_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Call) GetId() uint64 {
@@ -316,7 +554,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -328,7 +566,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -341,7 +579,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{5}
+	return file_services_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Reply) GetId() uint64 {
@@ -394,7 +632,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -406,7 +644,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -419,7 +657,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{6}
+	return file_services_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *SubmitRequest) GetTransaction() []byte {
@@ -468,7 +706,7 @@ type SubmitBatchRequest struct {
 
 func (x *SubmitBatchRequest) Reset() {
 	*x = SubmitBatchRequest{}
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -480,7 +718,7 @@ func (x *SubmitBatchRequest) String() string {
 func (*SubmitBatchRequest) ProtoMessage() {}
 
 func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -493,7 +731,7 @@ func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitBatchRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{7}
+	return file_services_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SubmitBatchRequest) GetTransactions() [][]byte {
@@ -527,7 +765,7 @@ type SubmitBatchResponse struct {
 
 func (x *SubmitBatchResponse) Reset() {
 	*x = SubmitBatchResponse{}
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -539,7 +777,7 @@ func (x *SubmitBatchResponse) String() string {
 func (*SubmitBatchResponse) ProtoMessage() {}
 
 func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -552,7 +790,7 @@ func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitBatchResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{8}
+	return file_services_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubmitBatchResponse) GetResponses() []*SubmitResponse {
@@ -581,7 +819,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +831,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +844,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{9}
+	return file_services_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubmitResponse) GetStatus() int32 {
@@ -655,7 +893,7 @@ type DeliverRequest struct {
 
 func (x *DeliverRequest) Reset() {
 	*x = DeliverRequest{}
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -667,7 +905,7 @@ func (x *DeliverRequest) String() string {
 func (*DeliverRequest) ProtoMessage() {}
 
 func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -680,7 +918,7 @@ func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverRequest.ProtoReflect.Descriptor instead.
 func (*DeliverRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{10}
+	return file_services_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DeliverRequest) GetChannel() string {
@@ -713,7 +951,7 @@ type DeliverResponse struct {
 
 func (x *DeliverResponse) Reset() {
 	*x = DeliverResponse{}
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -725,7 +963,7 @@ func (x *DeliverResponse) String() string {
 func (*DeliverResponse) ProtoMessage() {}
 
 func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -738,7 +976,7 @@ func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverResponse.ProtoReflect.Descriptor instead.
 func (*DeliverResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{11}
+	return file_services_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeliverResponse) GetBlock() []byte {
@@ -759,7 +997,7 @@ type EvaluateResponse struct {
 
 func (x *EvaluateResponse) Reset() {
 	*x = EvaluateResponse{}
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +1009,7 @@ func (x *EvaluateResponse) String() string {
 func (*EvaluateResponse) ProtoMessage() {}
 
 func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +1022,7 @@ func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{12}
+	return file_services_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *EvaluateResponse) GetStatus() int32 {
@@ -827,7 +1065,7 @@ type EndorseResponse struct {
 
 func (x *EndorseResponse) Reset() {
 	*x = EndorseResponse{}
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +1077,7 @@ func (x *EndorseResponse) String() string {
 func (*EndorseResponse) ProtoMessage() {}
 
 func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +1090,7 @@ func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndorseResponse.ProtoReflect.Descriptor instead.
 func (*EndorseResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{13}
+	return file_services_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *EndorseResponse) GetStatus() int32 {
@@ -902,7 +1140,7 @@ type CommitStatusRequest struct {
 
 func (x *CommitStatusRequest) Reset() {
 	*x = CommitStatusRequest{}
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1152,7 @@ func (x *CommitStatusRequest) String() string {
 func (*CommitStatusRequest) ProtoMessage() {}
 
 func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1165,7 @@ func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusRequest.ProtoReflect.Descriptor instead.
 func (*CommitStatusRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{14}
+	return file_services_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CommitStatusRequest) GetTxId() string {
@@ -954,7 +1192,7 @@ type CommitStatusResponse struct {
 
 func (x *CommitStatusResponse) Reset() {
 	*x = CommitStatusResponse{}
-	mi := &file_services_proto_msgTypes[15]
+	mi := &file_services_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1204,7 @@ func (x *CommitStatusResponse) String() string {
 func (*CommitStatusResponse) ProtoMessage() {}
 
 func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[15]
+	mi := &file_services_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1217,7 @@ func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusResponse.ProtoReflect.Descriptor instead.
 func (*CommitStatusResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{15}
+	return file_services_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CommitStatusResponse) GetCode() TxValidationCode {
@@ -1006,7 +1244,7 @@ type BlockEventsRequest struct {
 
 func (x *BlockEventsRequest) Reset() {
 	*x = BlockEventsRequest{}
-	mi := &file_services_proto_msgTypes[16]
+	mi := &file_services_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1018,7 +1256,7 @@ func (x *BlockEventsRequest) String() string {
 func (*BlockEventsRequest) ProtoMessage() {}
 
 func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[16]
+	mi := &file_services_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1031,7 +1269,7 @@ func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEventsRequest.ProtoReflect.Descriptor instead.
 func (*BlockEventsRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{16}
+	return file_services_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *BlockEventsRequest) GetStart() uint64 {
@@ -1056,7 +1294,7 @@ type ChannelsRequest struct {
 
 func (x *ChannelsRequest) Reset() {
 	*x = ChannelsRequest{}
-	mi := &file_services_proto_msgTypes[17]
+	mi := &file_services_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1306,7 @@ func (x *ChannelsRequest) String() string {
 func (*ChannelsRequest) ProtoMessage() {}
 
 func (x *ChannelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[17]
+	mi := &file_services_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1319,7 @@ func (x *ChannelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelsRequest.ProtoReflect.Descriptor instead.
 func (*ChannelsRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{17}
+	return file_services_proto_rawDescGZIP(), []int{22}
 }
 
 type ChannelsResponse struct {
@@ -1093,7 +1331,7 @@ type ChannelsResponse struct {
 
 func (x *ChannelsResponse) Reset() {
 	*x = ChannelsResponse{}
-	mi := &file_services_proto_msgTypes[18]
+	mi := &file_services_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1105,7 +1343,7 @@ func (x *ChannelsResponse) String() string {
 func (*ChannelsResponse) ProtoMessage() {}
 
 func (x *ChannelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[18]
+	mi := &file_services_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1118,7 +1356,7 @@ func (x *ChannelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelsResponse.ProtoReflect.Descriptor instead.
 func (*ChannelsResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{18}
+	return file_services_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ChannelsResponse) GetChannels() []string {
@@ -1140,7 +1378,7 @@ type BlockEvent struct {
 
 func (x *BlockEvent) Reset() {
 	*x = BlockEvent{}
-	mi := &file_services_proto_msgTypes[19]
+	mi := &file_services_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1152,7 +1390,7 @@ func (x *BlockEvent) String() string {
 func (*BlockEvent) ProtoMessage() {}
 
 func (x *BlockEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[19]
+	mi := &file_services_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1165,7 +1403,7 @@ func (x *BlockEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEvent.ProtoReflect.Descriptor instead.
 func (*BlockEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{19}
+	return file_services_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BlockEvent) GetNumber() uint64 {
@@ -1207,7 +1445,7 @@ type TxEvent struct {
 
 func (x *TxEvent) Reset() {
 	*x = TxEvent{}
-	mi := &file_services_proto_msgTypes[20]
+	mi := &file_services_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1219,7 +1457,7 @@ func (x *TxEvent) String() string {
 func (*TxEvent) ProtoMessage() {}
 
 func (x *TxEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[20]
+	mi := &file_services_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1232,7 +1470,7 @@ func (x *TxEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxEvent.ProtoReflect.Descriptor instead.
 func (*TxEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{20}
+	return file_services_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *TxEvent) GetTxId() string {
@@ -1272,7 +1510,19 @@ const file_services_proto_rawDesc = "" +
 	"\achannel\x18\x03 \x01(\tR\achannel\"=\n" +
 	"\tJoinEvent\x12\x18\n" +
 	"\amembers\x18\x01 \x01(\rR\amembers\x12\x16\n" +
-	"\x06height\x18\x02 \x01(\x04R\x06height\"g\n" +
+	"\x06height\x18\x02 \x01(\x04R\x06height\".\n" +
+	"\x12ChannelJoinRequest\x12\x18\n" +
+	"\agenesis\x18\x01 \x01(\fR\agenesis\"/\n" +
+	"\x13ChannelLeaveRequest\x12\x18\n" +
+	"\achannel\x18\x01 \x01(\tR\achannel\"\x14\n" +
+	"\x12ChannelListRequest\"k\n" +
+	"\vChannelInfo\x12\x18\n" +
+	"\achannel\x18\x01 \x01(\tR\achannel\x12\x16\n" +
+	"\x06height\x18\x02 \x01(\x04R\x06height\x12\x12\n" +
+	"\x04hash\x18\x03 \x01(\tR\x04hash\x12\x16\n" +
+	"\x06joined\x18\x04 \x01(\bR\x06joined\"J\n" +
+	"\x13ChannelListResponse\x123\n" +
+	"\bchannels\x18\x01 \x03(\v2\x17.strand.api.ChannelInfoR\bchannels\"g\n" +
 	"\x04Call\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x18\n" +
@@ -1359,7 +1609,11 @@ const file_services_proto_rawDesc = "" +
 	"\x06Submit\x12\x19.strand.api.SubmitRequest\x1a\x1a.strand.api.SubmitResponse\x12Q\n" +
 	"\fCommitStatus\x12\x1f.strand.api.CommitStatusRequest\x1a .strand.api.CommitStatusResponse\x12G\n" +
 	"\vBlockEvents\x12\x1e.strand.api.BlockEventsRequest\x1a\x16.strand.api.BlockEvent0\x01\x12E\n" +
-	"\bChannels\x12\x1b.strand.api.ChannelsRequest\x1a\x1c.strand.api.ChannelsResponse27\n" +
+	"\bChannels\x12\x1b.strand.api.ChannelsRequest\x1a\x1c.strand.api.ChannelsResponse2\xdb\x01\n" +
+	"\fChannelAdmin\x12?\n" +
+	"\x04Join\x12\x1e.strand.api.ChannelJoinRequest\x1a\x17.strand.api.ChannelInfo\x12A\n" +
+	"\x05Leave\x12\x1f.strand.api.ChannelLeaveRequest\x1a\x17.strand.api.ChannelInfo\x12G\n" +
+	"\x04List\x12\x1e.strand.api.ChannelListRequest\x1a\x1f.strand.api.ChannelListResponse27\n" +
 	"\x03Mux\x120\n" +
 	"\x05Calls\x12\x10.strand.api.Call\x1a\x11.strand.api.Reply(\x010\x01B%Z#github.com/strand-ledger/strand/apib\x06proto3"
 
@@ -1375,73 +1629,85 @@ func file_services_proto_rawDescGZIP() []byte {
 	return file_services_proto_rawDescData
 }
 
-var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_services_proto_goTypes = []any{
 	(*ProposalBatch)(nil),         // 0: strand.api.ProposalBatch
 	(*ProposalBatchResponse)(nil), // 1: strand.api.ProposalBatchResponse
 	(*JoinRequest)(nil),           // 2: strand.api.JoinRequest
 	(*JoinEvent)(nil),             // 3: strand.api.JoinEvent
-	(*Call)(nil),                  // 4: strand.api.Call
-	(*Reply)(nil),                 // 5: strand.api.Reply
-	(*SubmitRequest)(nil),         // 6: strand.api.SubmitRequest
-	(*SubmitBatchRequest)(nil),    // 7: strand.api.SubmitBatchRequest
-	(*SubmitBatchResponse)(nil),   // 8: strand.api.SubmitBatchResponse
-	(*SubmitResponse)(nil),        // 9: strand.api.SubmitResponse
-	(*DeliverRequest)(nil),        // 10: strand.api.DeliverRequest
-	(*DeliverResponse)(nil),       // 11: strand.api.DeliverResponse
-	(*EvaluateResponse)(nil),      // 12: strand.api.EvaluateResponse
-	(*EndorseResponse)(nil),       // 13: strand.api.EndorseResponse
-	(*CommitStatusRequest)(nil),   // 14: strand.api.CommitStatusRequest
-	(*CommitStatusResponse)(nil),  // 15: strand.api.CommitStatusResponse
-	(*BlockEventsRequest)(nil),    // 16: strand.api.BlockEventsRequest
-	(*ChannelsRequest)(nil),       // 17: strand.api.ChannelsRequest
-	(*ChannelsResponse)(nil),      // 18: strand.api.ChannelsResponse
-	(*BlockEvent)(nil),            // 19: strand.api.BlockEvent
-	(*TxEvent)(nil),               // 20: strand.api.TxEvent
-	(*SignedProposal)(nil),        // 21: strand.api.SignedProposal
-	(*ProposalResponse)(nil),      // 22: strand.api.ProposalResponse
-	(TxValidationCode)(0),         // 23: strand.api.TxValidationCode
-	(*Event)(nil),                 // 24: strand.api.Event
+	(*ChannelJoinRequest)(nil),    // 4: strand.api.ChannelJoinRequest
+	(*ChannelLeaveRequest)(nil),   // 5: strand.api.ChannelLeaveRequest
+	(*ChannelListRequest)(nil),    // 6: strand.api.ChannelListRequest
+	(*ChannelInfo)(nil),           // 7: strand.api.ChannelInfo
+	(*ChannelListResponse)(nil),   // 8: strand.api.ChannelListResponse
+	(*Call)(nil),                  // 9: strand.api.Call
+	(*Reply)(nil),                 // 10: strand.api.Reply
+	(*SubmitRequest)(nil),         // 11: strand.api.SubmitRequest
+	(*SubmitBatchRequest)(nil),    // 12: strand.api.SubmitBatchRequest
+	(*SubmitBatchResponse)(nil),   // 13: strand.api.SubmitBatchResponse
+	(*SubmitResponse)(nil),        // 14: strand.api.SubmitResponse
+	(*DeliverRequest)(nil),        // 15: strand.api.DeliverRequest
+	(*DeliverResponse)(nil),       // 16: strand.api.DeliverResponse
+	(*EvaluateResponse)(nil),      // 17: strand.api.EvaluateResponse
+	(*EndorseResponse)(nil),       // 18: strand.api.EndorseResponse
+	(*CommitStatusRequest)(nil),   // 19: strand.api.CommitStatusRequest
+	(*CommitStatusResponse)(nil),  // 20: strand.api.CommitStatusResponse
+	(*BlockEventsRequest)(nil),    // 21: strand.api.BlockEventsRequest
+	(*ChannelsRequest)(nil),       // 22: strand.api.ChannelsRequest
+	(*ChannelsResponse)(nil),      // 23: strand.api.ChannelsResponse
+	(*BlockEvent)(nil),            // 24: strand.api.BlockEvent
+	(*TxEvent)(nil),               // 25: strand.api.TxEvent
+	(*SignedProposal)(nil),        // 26: strand.api.SignedProposal
+	(*ProposalResponse)(nil),      // 27: strand.api.ProposalResponse
+	(TxValidationCode)(0),         // 28: strand.api.TxValidationCode
+	(*Event)(nil),                 // 29: strand.api.Event
 }
 var file_services_proto_depIdxs = []int32{
-	21, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
-	22, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
-	9,  // 2: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
-	15, // 3: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
-	23, // 4: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
-	20, // 5: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
-	24, // 6: strand.api.TxEvent.event:type_name -> strand.api.Event
-	6,  // 7: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
-	7,  // 8: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
-	10, // 9: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
-	21, // 10: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
-	0,  // 11: strand.api.Endorser.ProcessProposals:input_type -> strand.api.ProposalBatch
-	2,  // 12: strand.api.ComputePool.Join:input_type -> strand.api.JoinRequest
-	21, // 13: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
-	21, // 14: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
-	6,  // 15: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
-	14, // 16: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
-	16, // 17: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
-	17, // 18: strand.api.Gateway.Channels:input_type -> strand.api.ChannelsRequest
-	4,  // 19: strand.api.Mux.Calls:input_type -> strand.api.Call
-	9,  // 20: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
-	8,  // 21: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
-	11, // 22: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
-	22, // 23: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
-	1,  // 24: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
-	3,  // 25: strand.api.ComputePool.Join:output_type -> strand.api.JoinEvent
-	12, // 26: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
-	13, // 27: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
-	9,  // 28: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
-	15, // 29: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
-	19, // 30: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
-	18, // 31: strand.api.Gateway.Channels:output_type -> strand.api.ChannelsResponse
-	5,  // 32: strand.api.Mux.Calls:output_type -> strand.api.Reply
-	20, // [20:33] is the sub-list for method output_type
-	7,  // [7:20] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	26, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
+	27, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
+	7,  // 2: strand.api.ChannelListResponse.channels:type_name -> strand.api.ChannelInfo
+	14, // 3: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
+	20, // 4: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
+	28, // 5: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
+	25, // 6: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
+	29, // 7: strand.api.TxEvent.event:type_name -> strand.api.Event
+	11, // 8: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
+	12, // 9: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
+	15, // 10: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
+	26, // 11: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
+	0,  // 12: strand.api.Endorser.ProcessProposals:input_type -> strand.api.ProposalBatch
+	2,  // 13: strand.api.ComputePool.Join:input_type -> strand.api.JoinRequest
+	26, // 14: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
+	26, // 15: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
+	11, // 16: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
+	19, // 17: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
+	21, // 18: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
+	22, // 19: strand.api.Gateway.Channels:input_type -> strand.api.ChannelsRequest
+	4,  // 20: strand.api.ChannelAdmin.Join:input_type -> strand.api.ChannelJoinRequest
+	5,  // 21: strand.api.ChannelAdmin.Leave:input_type -> strand.api.ChannelLeaveRequest
+	6,  // 22: strand.api.ChannelAdmin.List:input_type -> strand.api.ChannelListRequest
+	9,  // 23: strand.api.Mux.Calls:input_type -> strand.api.Call
+	14, // 24: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
+	13, // 25: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
+	16, // 26: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
+	27, // 27: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
+	1,  // 28: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
+	3,  // 29: strand.api.ComputePool.Join:output_type -> strand.api.JoinEvent
+	17, // 30: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
+	18, // 31: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
+	14, // 32: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
+	20, // 33: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
+	24, // 34: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
+	23, // 35: strand.api.Gateway.Channels:output_type -> strand.api.ChannelsResponse
+	7,  // 36: strand.api.ChannelAdmin.Join:output_type -> strand.api.ChannelInfo
+	7,  // 37: strand.api.ChannelAdmin.Leave:output_type -> strand.api.ChannelInfo
+	8,  // 38: strand.api.ChannelAdmin.List:output_type -> strand.api.ChannelListResponse
+	10, // 39: strand.api.Mux.Calls:output_type -> strand.api.Reply
+	24, // [24:40] is the sub-list for method output_type
+	8,  // [8:24] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_services_proto_init() }
@@ -1456,9 +1722,9 @@ func file_services_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_services_proto_rawDesc), len(file_services_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   26,
 			NumExtensions: 0,
-			NumServices:   5,
+			NumServices:   6,
 		},
 		GoTypes:           file_services_proto_goTypes,
 		DependencyIndexes: file_services_proto_depIdxs,

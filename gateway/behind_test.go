@@ -181,9 +181,11 @@ func TestEndorseWaitsForPeerBehind(t *testing.T) {
 // TestEndorseReadsYourWrites: the local endorser (a compute node's, say)
 // and Org2's peer are behind the gateway's peer by the same block, so
 // they agree on what they read, but it is older than a deposit this
-// gateway's peer has committed. The gateway asks for its peer's height
-// (MinHeight): both wait for it, and the transaction they endorse
-// commits VALID where it would have been MVCC_READ_CONFLICT.
+// gateway's peer has committed. The gateway asks the local endorser for
+// its peer's height (MinHeight): it waits for it, reads the deposit, and
+// disagrees with Org2's peer until that catches up; the transaction
+// they endorse commits VALID where it would have been
+// MVCC_READ_CONFLICT.
 func TestEndorseReadsYourWrites(t *testing.T) {
 	n := testnet.Start(t, testnet.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

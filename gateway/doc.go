@@ -18,15 +18,18 @@
 //     New). Every endorser must return byte-identical ResponsePayloads;
 //     the returned TxPayload carries exactly those bytes and the proposal's
 //     header and contract, so the client can check and sign it.
-//   - Read-your-writes: Endorse asks every endorser for state of at least
-//     Ledger.Height() blocks as the proposal came
+//   - Read-your-writes: Endorse asks the local org's pool for state of at
+//     least Ledger.Height() blocks as the proposal came
 //     (api.SignedProposal.MinHeight), so a transaction this gateway
 //     reported committed is read by the client's next proposal at a
-//     compute node or another org's peer too, not only at this peer. An
-//     endorser behind waits for that height while its state moves
-//     (endorser.CatchUpWait), else refuses with 503. Without it two
-//     endorsers behind by the same block agree on what they read, and the
-//     transaction fails its MVCC check at commit.
+//     compute node too, not only at this peer. An endorser behind waits
+//     for that height while its state moves (endorser.CatchUpWait), else
+//     refuses with 503. Without it a compute node and another org's peer
+//     behind by the same block agree on what they read, and the
+//     transaction fails its MVCC check at commit. Another org's peer is
+//     sent only the height the client asked for: behind by a block the
+//     transaction reads, it disagrees with the fresh local answer (next
+//     point); behind by one it does not read, nothing waits for it.
 //   - Peers at different heights simulate on different state: they sign
 //     different payloads, or a peer behind refuses (a key it has not seen
 //     yet). When the endorsers disagree, or a remote peer refuses what the

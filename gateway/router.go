@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -47,12 +51,34 @@ type Channel struct {
 // endorser, which refuses a proposal or transaction whose signed header
 // names another channel (endorser.ErrWrongChannel, Gateway.Submit). So
 // nothing of one channel is readable or writable through another.
+//
+// Channels come and go while the router serves (Add, Remove: a peer
+// joining and leaving channels). Remove returns once no call is in
+// flight on the channel: calls that wait on it (Submit, CommitStatus,
+// BlockEvents, a compute node's Join) see their context cancelled, and
+// a call that arrives after Remove began is refused as for an unknown
+// channel. So the caller may close the channel's ledger when Remove
+// returns.
 type Router struct {
 	api.UnimplementedGatewayServer
-	byName map[string]*Channel
+	mu  sync.Mutex // serializes Add and Remove
+	tab atomic.Pointer[routes]
+}
+
+// routes is one immutable routing table.
+type routes struct {
+	byName map[string]*routed
 	sorted []string
 	names  string // for messages: "a, b, c"
-	only   *Channel
+	only   *routed
+}
+
+// routed is a channel in a routing table and the calls in flight on it.
+type routed struct {
+	*Channel
+	refs   atomic.Int64
+	ctx    context.Context // cancelled when Remove begins
+	cancel context.CancelFunc
 }
 
 // NewRouter routes to chs, which must have distinct, non-empty names.
@@ -60,40 +86,147 @@ func NewRouter(chs ...*Channel) (*Router, error) {
 	if len(chs) == 0 {
 		return nil, fmt.Errorf("%w: a router of no channel", ErrBadConfig)
 	}
-	r := &Router{byName: make(map[string]*Channel, len(chs))}
-	names := make([]string, 0, len(chs))
+	r := &Router{}
+	t := &routes{byName: map[string]*routed{}}
 	for _, c := range chs {
-		switch {
-		case c.Name == "" || c.Gateway == nil || c.Endorser == nil:
-			return nil, fmt.Errorf("%w: channel %q needs a name, a gateway and an endorser", ErrBadConfig, c.Name)
-		case r.byName[c.Name] != nil:
-			return nil, fmt.Errorf("%w: channel %q listed twice", ErrBadConfig, c.Name)
+		if err := t.check(c); err != nil {
+			return nil, err
 		}
-		r.byName[c.Name] = c
-		names = append(names, c.Name)
+		t.byName[c.Name] = newRouted(c)
 	}
-	slices.Sort(names)
-	r.sorted, r.names = names, strings.Join(names, ", ")
-	if len(chs) == 1 {
-		r.only = chs[0]
-	}
+	r.tab.Store(t.index())
 	return r, nil
+}
+
+func newRouted(c *Channel) *routed {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &routed{Channel: c, ctx: ctx, cancel: cancel}
+}
+
+// check refuses a channel that cannot join t.
+func (t *routes) check(c *Channel) error {
+	switch {
+	case c.Name == "" || c.Gateway == nil || c.Endorser == nil:
+		return fmt.Errorf("%w: channel %q needs a name, a gateway and an endorser", ErrBadConfig, c.Name)
+	case t.byName[c.Name] != nil:
+		return fmt.Errorf("%w: channel %q listed twice", ErrBadConfig, c.Name)
+	}
+	return nil
+}
+
+// index fills in t's names and only channel from byName.
+func (t *routes) index() *routes {
+	t.sorted = make([]string, 0, len(t.byName))
+	for name := range t.byName {
+		t.sorted = append(t.sorted, name)
+	}
+	slices.Sort(t.sorted)
+	t.names = strings.Join(t.sorted, ", ")
+	t.only = nil
+	if len(t.byName) == 1 {
+		t.only = t.byName[t.sorted[0]]
+	}
+	return t
+}
+
+// Add routes to c as well, from the next call on.
+func (r *Router) Add(c *Channel) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.tab.Load()
+	if err := old.check(c); err != nil {
+		return err
+	}
+	t := &routes{byName: maps.Clone(old.byName)}
+	t.byName[c.Name] = newRouted(c)
+	r.tab.Store(t.index())
+	return nil
+}
+
+// Remove stops routing to channel name and returns once none of its
+// calls is in flight (or ctx ends, with ctx's error: the channel is no
+// longer routed, but calls may still be running on it). A router keeps
+// at least one channel.
+func (r *Router) Remove(ctx context.Context, name string) error {
+	r.mu.Lock()
+	old := r.tab.Load()
+	c := old.byName[name]
+	switch {
+	case c == nil:
+		r.mu.Unlock()
+		return fmt.Errorf("%w %q: this peer serves channel(s) %s", ErrUnknownChannel, name, old.names)
+	case len(old.byName) == 1:
+		r.mu.Unlock()
+		return fmt.Errorf("%w: channel %q is the peer's last channel; a peer serves at least one", ErrBadConfig, name)
+	}
+	t := &routes{byName: maps.Clone(old.byName)}
+	delete(t.byName, name)
+	r.tab.Store(t.index())
+	r.mu.Unlock()
+	c.cancel()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for c.refs.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("gateway: channel %q: %d calls still in flight: %w", name, c.refs.Load(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 // Pick returns the channel a request naming name goes to: that channel,
 // or the only one when name is empty. The error wraps ErrUnknownChannel
-// or ErrNoChannel.
+// or ErrNoChannel. A channel Remove takes away while its caller uses it
+// is closed under it: callers that use the channel call Use.
 func (r *Router) Pick(name string) (*Channel, error) {
-	if name == "" {
-		if r.only != nil {
-			return r.only, nil
-		}
-		return nil, fmt.Errorf("%w: this peer serves channels %s; name one in the request", ErrNoChannel, r.names)
+	c, err := r.tab.Load().pick(name)
+	if err != nil {
+		return nil, err
 	}
-	if c := r.byName[name]; c != nil {
+	return c.Channel, nil
+}
+
+// Use is Pick for a call that uses the channel: until done, Remove waits
+// for it. ctx is the call's context, cancelled too when Remove begins.
+func (r *Router) Use(ctx context.Context, name string) (_ *Channel, _ context.Context, done func(), err error) {
+	c, err := r.acquire(name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(c.ctx, cancel)
+	return c.Channel, ctx, func() { stop(); cancel(); c.refs.Add(-1) }, nil
+}
+
+// acquire picks channel name and counts a call in flight on it, which
+// the caller ends with c.refs.Add(-1).
+func (r *Router) acquire(name string) (*routed, error) {
+	t := r.tab.Load()
+	c, err := t.pick(name)
+	if err != nil {
+		return nil, err
+	}
+	c.refs.Add(1)
+	if c.ctx.Err() != nil { // Remove began: it may not wait for this call
+		c.refs.Add(-1)
+		return nil, fmt.Errorf("%w %q: the peer is leaving it", ErrUnknownChannel, name)
+	}
+	return c, nil
+}
+
+func (t *routes) pick(name string) (*routed, error) {
+	if name == "" {
+		if t.only != nil {
+			return t.only, nil
+		}
+		return nil, fmt.Errorf("%w: this peer serves channels %s; name one in the request", ErrNoChannel, t.names)
+	}
+	if c := t.byName[name]; c != nil {
 		return c, nil
 	}
-	return nil, fmt.Errorf("%w %q: this peer serves channel(s) %s", ErrUnknownChannel, name, r.names)
+	return nil, fmt.Errorf("%w %q: this peer serves channel(s) %s", ErrUnknownChannel, name, t.names)
 }
 
 // httpStatus and grpcStatus are the statuses of a Pick error.
@@ -114,9 +247,10 @@ func grpcStatus(err error) error {
 
 // pickProposal routes a signed proposal and fills in its channel, so
 // that the gateway forwards it to other orgs' peers, which may serve
-// several channels too, with the channel named.
-func (r *Router) pickProposal(sp *api.SignedProposal) (*Channel, error) {
-	c, err := r.Pick(sp.GetChannel())
+// several channels too, with the channel named. The caller ends the
+// call with c.refs.Add(-1).
+func (r *Router) pickProposal(sp *api.SignedProposal) (*routed, error) {
+	c, err := r.acquire(sp.GetChannel())
 	if err == nil && sp != nil {
 		sp.Channel = c.Name
 	}
@@ -128,6 +262,7 @@ func (r *Router) Evaluate(ctx context.Context, sp *api.SignedProposal) (*api.Eva
 	if err != nil {
 		return &api.EvaluateResponse{Status: httpStatus(err), Message: err.Error()}, nil
 	}
+	defer c.refs.Add(-1)
 	return c.Gateway.Evaluate(ctx, sp)
 }
 
@@ -136,36 +271,53 @@ func (r *Router) Endorse(ctx context.Context, sp *api.SignedProposal) (*api.Endo
 	if err != nil {
 		return &api.EndorseResponse{Status: httpStatus(err), Message: err.Error()}, nil
 	}
+	defer c.refs.Add(-1)
 	return c.Gateway.Endorse(ctx, sp)
 }
 
 func (r *Router) Submit(ctx context.Context, req *api.SubmitRequest) (*api.SubmitResponse, error) {
-	c, err := r.Pick(req.GetChannel())
+	c, ctx, done, err := r.Use(ctx, req.GetChannel())
 	if err != nil {
 		return &api.SubmitResponse{Status: httpStatus(err), Message: err.Error()}, nil
 	}
+	defer done()
 	return c.Gateway.Submit(ctx, req)
 }
 
 func (r *Router) CommitStatus(ctx context.Context, req *api.CommitStatusRequest) (*api.CommitStatusResponse, error) {
-	c, err := r.Pick(req.GetChannel())
+	c, ctx, done, err := r.Use(ctx, req.GetChannel())
 	if err != nil {
 		return nil, grpcStatus(err)
 	}
+	defer done()
 	return c.Gateway.CommitStatus(ctx, req)
 }
 
 func (r *Router) BlockEvents(req *api.BlockEventsRequest, stream grpc.ServerStreamingServer[api.BlockEvent]) error {
-	c, err := r.Pick(req.GetChannel())
+	c, ctx, done, err := r.Use(stream.Context(), req.GetChannel())
 	if err != nil {
 		return grpcStatus(err)
 	}
-	return c.Gateway.BlockEvents(req, stream)
+	defer done()
+	return c.Gateway.BlockEvents(req, boundStream[api.BlockEvent]{stream, ctx})
+}
+
+// boundStream is a server stream whose context is another one (Use's).
+type boundStream[T any] struct {
+	grpc.ServerStreamingServer[T]
+	ctx context.Context
+}
+
+func (s boundStream[T]) Context() context.Context { return s.ctx }
+
+// Bind returns stream with context ctx (for a stream served through Use).
+func Bind[T any](stream grpc.ServerStreamingServer[T], ctx context.Context) grpc.ServerStreamingServer[T] {
+	return boundStream[T]{stream, ctx}
 }
 
 // Channels lists the channels the peer serves, sorted.
 func (r *Router) Channels(context.Context, *api.ChannelsRequest) (*api.ChannelsResponse, error) {
-	return &api.ChannelsResponse{Channels: slices.Clone(r.sorted)}, nil
+	return &api.ChannelsResponse{Channels: slices.Clone(r.tab.Load().sorted)}, nil
 }
 
 // Endorser returns the router's Endorser service (its methods would
@@ -182,6 +334,7 @@ func (e routedEndorser) ProcessProposal(ctx context.Context, sp *api.SignedPropo
 	if err != nil {
 		return &api.ProposalResponse{Status: httpStatus(err), Message: err.Error()}, nil
 	}
+	defer c.refs.Add(-1)
 	return c.Endorser.ProcessProposal(ctx, sp)
 }
 
@@ -190,9 +343,10 @@ func (e routedEndorser) ProcessProposal(ctx context.Context, sp *api.SignedPropo
 // a mixed batch is answered proposal by proposal.
 func (e routedEndorser) ProcessProposals(ctx context.Context, b *api.ProposalBatch) (*api.ProposalBatchResponse, error) {
 	sps := b.GetProposals()
-	var one *Channel
+	t := e.r.tab.Load()
+	var one *routed
 	for _, sp := range sps {
-		c, err := e.r.Pick(sp.GetChannel())
+		c, err := t.pick(sp.GetChannel())
 		if err != nil || one != nil && c != one {
 			one = nil
 			break
@@ -200,7 +354,12 @@ func (e routedEndorser) ProcessProposals(ctx context.Context, b *api.ProposalBat
 		one = c
 	}
 	if one != nil {
-		return one.Endorser.ProcessProposals(ctx, b)
+		if c, err := e.r.acquire(one.Name); err == nil && c == one {
+			defer c.refs.Add(-1)
+			return one.Endorser.ProcessProposals(ctx, b)
+		} else if err == nil {
+			c.refs.Add(-1)
+		}
 	}
 	if len(sps) > maxBatchProposals {
 		return nil, status.Errorf(codes.InvalidArgument, "gateway: a batch of %d proposals, want at most %d", len(sps), maxBatchProposals)

@@ -92,3 +92,63 @@ func TestRouterBatch(t *testing.T) {
 		t.Fatalf("mixed batch: %v %v", r, err)
 	}
 }
+
+// blocker's Submit waits for its context to end, as a Submit that waits
+// for its commit does; started is closed when it began.
+type blocker struct {
+	stub
+	started chan struct{}
+}
+
+func (b blocker) Submit(ctx context.Context, _ *api.SubmitRequest) (*api.SubmitResponse, error) {
+	close(b.started)
+	<-ctx.Done()
+	return &api.SubmitResponse{Status: http.StatusServiceUnavailable, Message: ctx.Err().Error()}, nil
+}
+
+// TestRouterAddRemove: a channel added is routed from the next call; one
+// removed is refused by name, and Remove returns only after the calls in
+// flight on it ended (their waits cancelled), so the peer may close its
+// ledger then.
+func TestRouterAddRemove(t *testing.T) {
+	r := router(t, "a")
+	b := blocker{stub: stub{name: "b"}, started: make(chan struct{})}
+	if err := r.Add(&gateway.Channel{Name: "b", Gateway: b, Endorser: b}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(&gateway.Channel{Name: "b", Gateway: b, Endorser: b}); !errors.Is(err, gateway.ErrBadConfig) {
+		t.Errorf("Add b twice: %v, want ErrBadConfig", err)
+	}
+	if r, _ := r.Evaluate(context.Background(), &api.SignedProposal{Channel: "b"}); string(r.GetResult()) != "b" {
+		t.Errorf("Evaluate on b after Add: %v", r)
+	}
+	done := make(chan *api.SubmitResponse)
+	go func() {
+		resp, _ := r.Submit(context.Background(), &api.SubmitRequest{Channel: "b"})
+		done <- resp
+	}()
+	<-b.started
+	if err := r.Remove(context.Background(), "b"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case resp := <-done: // Remove returned after it
+		if resp.Status != http.StatusServiceUnavailable {
+			t.Errorf("the Submit in flight: %v, want its wait cancelled", resp)
+		}
+	default:
+		t.Fatal("Remove returned while a Submit on the channel was in flight")
+	}
+	if resp, _ := r.Evaluate(context.Background(), &api.SignedProposal{Channel: "b"}); resp.Status != http.StatusNotFound {
+		t.Errorf("Evaluate on b after Remove: %v, want 404", resp)
+	}
+	if resp, _ := r.Evaluate(context.Background(), &api.SignedProposal{}); string(resp.GetResult()) != "a" {
+		t.Errorf("Evaluate naming no channel, with a alone left: %v, want a's answer", resp)
+	}
+	if err := r.Remove(context.Background(), "a"); !errors.Is(err, gateway.ErrBadConfig) {
+		t.Errorf("Remove the last channel: %v, want ErrBadConfig", err)
+	}
+	if err := r.Remove(context.Background(), "b"); !errors.Is(err, gateway.ErrUnknownChannel) {
+		t.Errorf("Remove b twice: %v, want ErrUnknownChannel", err)
+	}
+}

@@ -62,7 +62,7 @@ const wideShare = 2
 // Σ size of those of them that are wide, bytes <= limit and wide <=
 // limit/wideShare after every admission.
 type keyTables struct {
-	limit int64
+	limit atomic.Int64 // bytes; changed at runtime by setLimit
 	// stock: no tables at all, every verification through the library
 	// (Registry.DisableKeyTables, for measuring the stock bound).
 	stock bool
@@ -120,7 +120,7 @@ func (k *keyTables) metrics() KeyTableMetrics {
 	return KeyTableMetrics{
 		Hits: k.hits.Load(), Misses: k.misses.Load(), Builds: k.builds.Load(), Widenings: k.widenings.Load(),
 		Evictions: k.evictions.Load(), Keys: k.keys.Load(), Bytes: k.curBytes.Load(), WideBytes: k.wideBytes.Load(),
-		LimitBytes: k.limit,
+		LimitBytes: k.limit.Load(),
 		PinnedKeys: k.pinnedKeys.Load(), PinnedBytes: k.pinnedBytes.Load(),
 	}
 }
@@ -222,7 +222,7 @@ func (k *keyTables) table(m *Member) *keyTable {
 	if m.Role != RoleClient {
 		return k.pin(m)
 	}
-	if k.limit <= 0 {
+	if k.limit.Load() <= 0 {
 		return nil
 	}
 	k.misses.Add(1)
@@ -230,7 +230,7 @@ func (k *keyTables) table(m *Member) *keyTable {
 		return nil // exactly one caller builds; the rest go on meanwhile
 	}
 	t, err := buildTable(m, false)
-	if err != nil || t.size > k.limit {
+	if err != nil || t.size > k.limit.Load() {
 		k.buildErrors.Add(1)
 		return nil
 	}
@@ -251,7 +251,7 @@ func (k *keyTables) maybeWiden(m *Member, t *keyTable) {
 	}
 	size := wideSize(m)
 	k.mu.Lock()
-	fits := k.wide+size <= k.limit/wideShare
+	fits := k.wide+size <= k.limit.Load()/wideShare
 	k.mu.Unlock()
 	if !fits {
 		return
@@ -265,12 +265,30 @@ func (k *keyTables) maybeWiden(m *Member, t *keyTable) {
 	defer k.mu.Unlock()
 	// m may have been evicted, or the wide share filled, while the table
 	// was built: then it is dropped.
-	if m.tab.Load() != t || k.wide+size > k.limit/wideShare {
+	if m.tab.Load() != t || k.wide+size > k.limit.Load()/wideShare {
 		return
 	}
 	k.removeLocked(m, t)
 	k.admitLocked(m, wt)
 	k.widenings.Add(1)
+}
+
+func newKeyTables() *keyTables {
+	k := &keyTables{widenAfter: KeyTableWidenAfter}
+	k.limit.Store(DefaultKeyTableBytes)
+	return k
+}
+
+// setLimit makes the byte limit bytes and evicts until the tables fit
+// it (a node that joins or leaves a channel splits its budget anew).
+func (k *keyTables) setLimit(bytes int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.limit.Store(bytes)
+	for (k.bytes > bytes || k.wide > bytes/wideShare) && len(k.ring) > 0 {
+		k.evictOneLocked()
+	}
+	k.storeGaugesLocked()
 }
 
 // admit installs t on m and evicts until the tables fit the limit.
@@ -282,7 +300,7 @@ func (k *keyTables) admit(m *Member, t *keyTable) {
 
 func (k *keyTables) admitLocked(m *Member, t *keyTable) {
 	size := t.size
-	for k.bytes+size > k.limit && len(k.ring) > 0 {
+	for k.bytes+size > k.limit.Load() && len(k.ring) > 0 {
 		k.evictOneLocked()
 	}
 	m.ref.Store(false)

@@ -119,7 +119,7 @@ type Member struct {
 // NewRegistry builds a registry over orgs. Each org needs a non-empty,
 // unique ID and at least one CA certificate that parses and is a CA.
 func NewRegistry(orgs []Org) (*Registry, error) {
-	r := &Registry{limit: CacheEntries, keys: &keyTables{limit: DefaultKeyTableBytes, widenAfter: KeyTableWidenAfter}}
+	r := &Registry{limit: CacheEntries, keys: newKeyTables()}
 	t := &orgTable{m: make(map[string]*orgState, len(orgs))}
 	for i, o := range orgs {
 		if o.ID == "" {
@@ -170,15 +170,16 @@ func (r *Registry) newOrgState(id string, cas []*x509.Certificate, late bool) *o
 }
 
 // SetKeyTableLimit bounds the bytes of the verification tables built for
-// client keys (DefaultKeyTableBytes unless set; 0 builds none). Call it
-// before the registry is used.
-func (r *Registry) SetKeyTableLimit(bytes int64) { r.keys.limit = bytes }
+// client keys (DefaultKeyTableBytes unless set; 0 builds none). It may
+// change while the registry is used: tables beyond a lower bound are
+// evicted at once.
+func (r *Registry) SetKeyTableLimit(bytes int64) { r.keys.setLimit(bytes) }
 
 // DisableKeyTables makes every verification go through the library
 // (crypto/ecdsa for P-256, ed25519consensus for Ed25519), for peers',
 // orderers' and admins' keys too: the stock path, which the benchmarks measure beside the nodes' path so
 // that a bound never flatters. Call it before the registry is used.
-func (r *Registry) DisableKeyTables() { r.keys.stock, r.keys.limit = true, 0 }
+func (r *Registry) DisableKeyTables() { r.keys.stock = true; r.keys.limit.Store(0) }
 
 // KeyTableMetrics is a snapshot of the registry's verification tables.
 func (r *Registry) KeyTableMetrics() KeyTableMetrics { return r.keys.metrics() }

@@ -70,6 +70,29 @@ func AddChannel(l *Layout, id string) (Node, error) {
 	return first, nil
 }
 
+// CreateChannel writes the channel file of a new channel id for a running
+// network, channel-<id>.yaml, with the network channel's orgs, peers,
+// orderers, contracts and batch limits, and returns its path. Unlike
+// AddChannel it lists the channel in no node file: the nodes join it
+// while they run (strand channel join, node.ChannelFromGenesis).
+func CreateChannel(l *Layout, id string) (string, error) {
+	if !channelID.MatchString(id) {
+		return "", fmt.Errorf("localnet: bad channel id %q: want a letter or digit, then up to 47 letters, digits, '-' or '_'", id)
+	}
+	base, err := node.LoadChannel(l.Channel)
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(l.Dir, "channel-"+id+".yaml")
+	if _, err := os.Stat(file); base.Channel == id || err == nil {
+		return "", fmt.Errorf("localnet: the network in %s already has channel %q (%s)", l.Dir, id, file)
+	}
+	if err := writeChannelLike(l.Channel, file, id); err != nil {
+		return "", err
+	}
+	return file, nil
+}
+
 // loadCA reads the CA of org from crypto/<org>/ (ca.pem, ca-key.pem).
 func loadCA(dir, org string) (*identity.CA, error) {
 	d := filepath.Join(dir, "crypto", org)

@@ -40,6 +40,10 @@ type base struct {
 	// channels opened so far, read at TLS handshakes, which may begin
 	// while later channels open.
 	regs atomic.Pointer[[]*identity.Registry]
+	// joined are the TLS verifiers of the channels joined while the node
+	// runs (their CAs are not in the listener's configuration), read at
+	// TLS handshakes.
+	joined atomic.Pointer[[]*verifier]
 }
 
 // start names the node, makes its log, logs its start and applies its
@@ -95,6 +99,38 @@ func (b *base) registries() []*identity.Registry {
 func (b *base) addRegistry(reg *identity.Registry) {
 	regs := append(slices.Clone(b.registries()), reg)
 	b.regs.Store(&regs)
+}
+
+// removeRegistry takes a channel's registry out of registries (the node
+// left the channel).
+func (b *base) removeRegistry(reg *identity.Registry) {
+	regs := slices.DeleteFunc(slices.Clone(b.registries()), func(r *identity.Registry) bool { return r == reg })
+	b.regs.Store(&regs)
+}
+
+// joinedTrust are the verifiers of the channels joined at runtime.
+func (b *base) joinedTrust() []*verifier {
+	if v := b.joined.Load(); v != nil {
+		return *v
+	}
+	return nil
+}
+
+// setJoinedTrust adds v (add) or takes it away.
+func (b *base) setJoinedTrust(v *verifier, add bool) {
+	vs := slices.Clone(b.joinedTrust())
+	if add {
+		vs = append(vs, v)
+	} else {
+		vs = slices.DeleteFunc(vs, func(x *verifier) bool { return x == v })
+	}
+	b.joined.Store(&vs)
+}
+
+// trusting is withRevocations over the node's channels, those it joins
+// and leaves while it runs included.
+func (b *base) trusting(conf *tls.Config) *tls.Config {
+	return withRevocations(conf, b.registries, b.joinedTrust)
 }
 
 // nodeCreds are a node's signing identity and TLS configurations.

@@ -581,22 +581,10 @@ func (c *ChannelConfig) Orderers() []OrdererEndpoint {
 // and endpoints, batch parameters, contracts with their policies in
 // canonical form). The orderer makes it the only transaction of block 0;
 // every peer checks that block 0 carries exactly this document, so nodes
-// configured for different channels can never share a chain.
+// configured for different channels can never share a chain. It is also
+// what a node joins a channel from at runtime (ChannelFromGenesis).
 func (c *ChannelConfig) Genesis() []byte {
-	type org struct {
-		ID              string
-		CACerts         [][]byte
-		Peers, Orderers []EndpointConfig
-	}
-	canon := struct {
-		Format    string
-		Channel   string
-		Orgs      []org
-		Batch     BatchConfig
-		Contracts []ContractConfig
-		Readers   string `json:",omitempty"`
-		Lifecycle string `json:",omitempty"`
-	}{Format: c.TxFormat().GenesisName(), Channel: c.Channel, Batch: c.Batch}
+	canon := genesisDoc{Format: c.TxFormat().GenesisName(), Channel: c.Channel, Batch: c.Batch}
 	if p := c.ReadPolicy(); c.Readers != "" && p != nil {
 		canon.Readers = p.String()
 	}
@@ -607,7 +595,7 @@ func (c *ChannelConfig) Genesis() []byte {
 		canon.Batch.Mode = "" // omitted: the hash of a block-mode channel predates modes
 	}
 	for _, o := range c.Orgs {
-		canon.Orgs = append(canon.Orgs, org{o.ID, o.CACerts, o.Peers, o.Orderers})
+		canon.Orgs = append(canon.Orgs, genesisOrg{o.ID, o.CACerts, o.Peers, o.Orderers})
 	}
 	for _, ct := range c.Contracts {
 		if p, err := policy.Parse(ct.Policy); err == nil {
@@ -623,6 +611,24 @@ func (c *ChannelConfig) Genesis() []byte {
 		panic(err) // plain strings, ints and byte slices always marshal
 	}
 	return b
+}
+
+// genesisDoc is the genesis document's JSON (ChannelConfig.Genesis); its
+// field order and names are part of every channel's hash.
+type genesisDoc struct {
+	Format    string
+	Channel   string
+	Orgs      []genesisOrg
+	Batch     BatchConfig
+	Contracts []ContractConfig
+	Readers   string `json:",omitempty"`
+	Lifecycle string `json:",omitempty"`
+}
+
+type genesisOrg struct {
+	ID              string
+	CACerts         [][]byte
+	Peers, Orderers []EndpointConfig
 }
 
 // TxFormat is the channel's transaction format (Format; zero before

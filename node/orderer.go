@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -39,8 +40,14 @@ type Orderer struct {
 	// Channels route to every channel's orderer.
 	Channels *orderer.Channels
 
-	channels []*ordererChannel // in the config's order
+	cfg      *NodeConfig
+	creds    *nodeCreds
+	channels channelSet[*ordererChannel] // the node file's, then those joined
 	conns    *orderer.ClusterConns
+	joinMu   sync.Mutex // serializes joins and leaves
+	// clusterMax is the batch.maxBytes the cluster server receives blocks
+	// of: the largest of the channels at start.
+	clusterMax int
 }
 
 // StartOrderer starts the orderer a node config describes: with channel,
@@ -61,27 +68,37 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	// together: it trusts every channel's CAs and refuses a certificate
 	// any of them revoked; each channel's Raft transport then serves only
 	// that channel's members.
-	o.conns = orderer.NewClusterConns(ExpectServer(withRevocations(creds.clientTLS, o.registries), identity.RoleOrderer))
-	keyTables := cfg.KeyTableBytes() / int64(len(chs))
-	ords := make([]*orderer.Orderer, len(chs))
-	for i, ch := range chs {
-		c, err := o.openChannel(cfg.forChannel(cfg.ChannelFiles()[i], ch.Channel), ch, creds, o.conns, keyTables)
+	o.conns = orderer.NewClusterConns(ExpectServer(o.trusting(creds.clientTLS), identity.RoleOrderer))
+	o.cfg, o.creds = cfg, creds
+	joined, err := cfg.JoinedChannels(chs)
+	if err != nil {
+		return nil, err
+	}
+	keyTables := cfg.KeyTableBytes() / int64(len(chs)+len(joined))
+	var ords []*orderer.Orderer
+	for i, ch := range append(chs, joined...) {
+		ccfg, isJoined := cfg.forJoined(ch.Channel), i >= len(chs)
+		if !isJoined {
+			ccfg = cfg.forChannel(cfg.ChannelFiles()[i], ch.Channel)
+		}
+		c, err := o.openChannel(ccfg, ch, creds, o.conns, keyTables, isJoined)
+		o.channels.add(c) // closed by Close, even half-open
 		if err != nil {
 			return nil, err
 		}
-		ords[i] = c.ord
+		ords = append(ords, c.ord)
 	}
-	o.Orderer, o.Store = o.channels[0].ord, o.channels[0].store
+	first := o.channels.list()[0]
+	o.Orderer, o.Store = first.ord, first.store
 	if o.Channels, err = orderer.NewChannels(ords...); err != nil {
 		return nil, err
 	}
 	svc := o.Channels.Server()
 	maxBytes := 0
-	for _, ch := range chs {
-		batch := ch.OrdererBatch()
-		batch.EnsureDefaults()
-		maxBytes = max(maxBytes, batch.MaxBytes)
+	for _, c := range o.channels.list() {
+		maxBytes = max(maxBytes, c.maxBytes)
 	}
+	o.clusterMax = maxBytes
 	isOrderer := anyOrdererCert(o.registries)
 	route := func(leaf *x509.Certificate) int {
 		if isOrderer(leaf) == nil {
@@ -89,10 +106,11 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 		}
 		return 0
 	}
-	if err := o.serve(cfg.Listen, withRevocations(creds.serverTLS, o.registries), route,
+	if err := o.serve(cfg.Listen, o.trusting(creds.serverTLS), route,
 		grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, tap: refuseCluster(isOrderer), register: func(s grpc.ServiceRegistrar) {
 			api.RegisterOrdererServer(s, svc)
 			o.Channels.RegisterAdmin(s)
+			api.RegisterChannelAdminServer(s, &channelAdmin{org: cfg.Org, regs: o.registries, node: o, log: o.log})
 		}},
 		grpcServer{maxRecv: api.BlockMessage(maxBytes), register: func(s grpc.ServiceRegistrar) {
 			api.RegisterOrdererServer(s, svc)
@@ -102,28 +120,30 @@ func StartOrderer(cfg *NodeConfig) (_ *Orderer, err error) {
 	); err != nil {
 		return nil, err
 	}
-	collectors := []prometheus.Collector{NewStructCollector("tls", func() any { return o.TLSMetrics() })}
-	for _, c := range o.channels {
-		collectors = append(collectors, c.collectors(len(o.channels) > 1)...)
-	}
+	collectors := []prometheus.Collector{NewStructCollector("tls", func() any { return o.TLSMetrics() }), &o.channels}
 	if o.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, o.ready, o.log, collectors...); err != nil {
 		return nil, err
 	}
-	for _, c := range o.channels {
-		consensus := "single node"
-		if rc := c.ord.ConfigInfo(); len(rc.Orderers) > 0 {
-			consensus = fmt.Sprintf("raft, %d orderers", len(rc.Orderers))
-		}
-		o.log.Info("orderer started", "listen", o.Addr, "height", c.ord.Height(), "channel", c.name, "consensus", consensus)
+	for _, c := range o.channels.list() {
+		o.logChannel(c, "orderer started")
 	}
 	return o, nil
 }
 
+func (o *Orderer) logChannel(c *ordererChannel, msg string) {
+	consensus := "single node"
+	if rc := c.ord.ConfigInfo(); len(rc.Orderers) > 0 {
+		consensus = fmt.Sprintf("raft, %d orderers", len(rc.Orderers))
+	}
+	o.log.Info(msg, "listen", o.Addr, "height", c.ord.Height(), "channel", c.name, "consensus", consensus, "joined", c.joined)
+}
+
 // ready is the orderer's /readyz: every channel is ready.
 func (o *Orderer) ready(context.Context) error {
-	for _, c := range o.channels {
+	all := o.channels.list()
+	for _, c := range all {
 		if err := c.ord.Ready(); err != nil {
-			if len(o.channels) == 1 {
+			if len(all) == 1 {
 				return err
 			}
 			return fmt.Errorf("channel %s: %w", c.name, err)
@@ -249,7 +269,7 @@ func ordererNames(eps []OrdererEndpoint) string {
 func (o *Orderer) Close() error {
 	o.stopServing()
 	var errs []error
-	for _, c := range o.channels {
+	for _, c := range o.channels.list() {
 		errs = append(errs, c.close())
 	}
 	if o.conns != nil {

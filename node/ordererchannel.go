@@ -19,34 +19,52 @@ import (
 // listener, its connections to the other orderers (orderer.ClusterConns),
 // its metrics endpoint and its data directory lock.
 type ordererChannel struct {
-	name  string
-	store *ledger.BlockStore
-	reg   *identity.Registry
-	ord   *orderer.Orderer
+	name   string
+	store  *ledger.BlockStore
+	reg    *identity.Registry
+	ord    *orderer.Orderer
+	joined bool      // at runtime (ChannelAdmin.Join), not in the node file
+	hash   string    // of its genesis document
+	trust  *verifier // a joined channel's CAs, for the process's TLS
+	// maxBytes is the channel's batch.maxBytes (with its default).
+	maxBytes int
 }
 
+func (c *ordererChannel) id() string { return c.name }
+
 // openChannel opens channel ch of the orderer: cfg is the node's config
-// for that channel (NodeConfig.forChannel), keyTables its share of the
-// node's key-table budget, conns the process's connections to the other
-// orderers. The channel is in o.channels from the start, so that on
-// error Orderer.Close closes what it opened.
-func (o *Orderer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds, conns *orderer.ClusterConns, keyTables int64) (c *ordererChannel, err error) {
-	c = &ordererChannel{name: ch.Channel}
-	o.channels = append(o.channels, c) // closed by Orderer.Close, even half-open
+// for that channel (NodeConfig.forChannel, forJoined), keyTables its
+// share of the node's key-table budget, conns the process's connections
+// to the other orderers, joined whether it joins the channel at runtime.
+// On error it returns the channel half-open too, for the caller to close.
+func (o *Orderer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds, conns *orderer.ClusterConns, keyTables int64, joined bool) (c *ordererChannel, err error) {
+	batch := ch.OrdererBatch()
+	batch.EnsureDefaults()
+	c = &ordererChannel{name: ch.Channel, joined: joined, hash: ch.Hash(), maxBytes: batch.MaxBytes}
 	if err := cfg.CheckChannel(ch); err != nil {
-		return nil, err
+		return c, err
+	}
+	if joined { // its CAs are not in the listener's configuration
+		cas, err := channelCAs(ch)
+		if err != nil {
+			return c, err
+		}
+		if c.trust, err = newVerifier(cas); err != nil {
+			return c, err
+		}
+		o.setJoinedTrust(c.trust, true)
 	}
 	if c.store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{Logger: o.log}); err != nil {
-		return nil, err
+		return c, err
 	}
 	if c.reg, err = ch.Registry(); err != nil {
-		return nil, err
+		return c, err
 	}
 	c.reg.SetKeyTableLimit(keyTables)
 	o.addRegistry(c.reg)
 	raft, err := raftConfig(cfg, ch)
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	if raft != nil {
 		raft.Conns = conns
@@ -56,7 +74,7 @@ func (o *Orderer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCre
 		Checkpoints: ch.OrdererCheckpoints(), Store: c.store, Log: o.log, Genesis: ch.Genesis(), Raft: raft,
 	})
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	return c, nil
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -38,12 +39,15 @@ type Peer struct {
 	// the compute nodes that joined it.
 	Pool *gateway.Pool
 
-	channels []*peerChannel // in the config's order
+	cfg      *NodeConfig
+	creds    *nodeCreds
+	channels channelSet[*peerChannel] // the node file's, then those joined
 	router   *gateway.Router
 	wasm     *wasm.Engine      // runs the channels' WebAssembly contracts (modules cached by code hash)
 	ext      *external.Runtime // runs their external (gRPC) contracts
-	conns    []*mux.Conn
+	ctx      context.Context   // ends at Close: every channel's follow loop
 	cancel   context.CancelFunc
+	joinMu   sync.Mutex // serializes joins and leaves
 }
 
 // StartPeer starts the peer a node config describes. The returned peer
@@ -64,27 +68,40 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	}
 	// External contract servers see the peer's own TLS certificate, and
 	// are refused if a channel revoked theirs.
-	if p.ext, err = external.New(external.Options{Client: withRevocations(creds.clientTLS, p.registries), Org: cfg.Org}); err != nil {
+	if p.ext, err = external.New(external.Options{Client: p.trusting(creds.clientTLS), Org: cfg.Org}); err != nil {
 		return nil, err
 	}
-	keyTables := cfg.KeyTableBytes() / int64(len(chs))
-	routed := make([]*gateway.Channel, len(chs))
-	for i, ch := range chs {
-		c, err := p.openChannel(cfg.forChannel(cfg.ChannelFiles()[i], ch.Channel), ch, creds, keyTables)
+	p.cfg, p.creds = cfg, creds
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	joined, err := cfg.JoinedChannels(chs)
+	if err != nil {
+		return nil, err
+	}
+	keyTables := cfg.KeyTableBytes() / int64(len(chs)+len(joined))
+	var routed []*gateway.Channel
+	for i, ch := range append(chs, joined...) {
+		ccfg, isJoined := cfg.forJoined(ch.Channel), i >= len(chs)
+		if !isJoined {
+			ccfg = cfg.forChannel(cfg.ChannelFiles()[i], ch.Channel)
+		}
+		c, err := p.openChannel(ccfg, ch, creds, keyTables, isJoined)
+		p.channels.add(c) // closed by Close, even half-open
 		if err != nil {
 			return nil, err
 		}
-		routed[i] = c.routed()
+		routed = append(routed, c.routed())
 	}
-	first := p.channels[0]
+	first := p.channels.list()[0]
 	p.Store, p.State, p.Committer, p.Pool = first.store, first.state, first.committer, first.pool
 	if p.router, err = gateway.NewRouter(routed...); err != nil {
 		return nil, err
 	}
-	if err := p.serve(cfg.Listen, withRevocations(creds.serverTLS, p.registries), nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
+	admin := &channelAdmin{org: cfg.Org, regs: p.registries, node: p, log: p.log}
+	if err := p.serve(cfg.Listen, p.trusting(creds.serverTLS), nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, p.router)
 		api.RegisterEndorserServer(s, p.router.Endorser())
 		api.RegisterComputePoolServer(s, poolRouter{p: p})
+		api.RegisterChannelAdminServer(s, admin)
 	}}); err != nil {
 		return nil, err
 	}
@@ -92,42 +109,42 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
 		NewStructCollector("external", func() any { return p.ext.Metrics() }),
 		NewStructCollector("tls", func() any { return p.TLSMetrics() }),
-	}
-	for _, c := range p.channels {
-		collectors = append(collectors, c.collectors(len(p.channels) > 1)...)
+		&p.channels,
 	}
 	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, p.ready, p.log, collectors...); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	p.cancel = cancel
-	for _, c := range p.channels {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			c.follow(ctx, p.log)
-		}()
-		p.log.Info("serving channel", "channel", c.name, "height", c.committer.Height())
+	for _, c := range p.channels.list() {
+		p.startFollow(c)
 	}
 	p.log.Info("peer started", "listen", p.Addr, "channels", p.Channels())
 	return p, nil
 }
 
+// startFollow starts channel c's loop that pulls its blocks, until Close
+// or until the peer leaves the channel.
+func (p *Peer) startFollow(c *peerChannel) {
+	ctx, cancel := context.WithCancel(p.ctx)
+	c.stopFollow, c.followed = cancel, make(chan struct{})
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		defer close(c.followed)
+		c.follow(ctx, p.log)
+	}()
+	p.log.Info("serving channel", "channel", c.name, "height", c.committer.Height(), "joined", c.joined)
+}
+
 // Channels are the ids of the channels the peer serves, in the config's
 // order.
-func (p *Peer) Channels() []string {
-	ids := make([]string, len(p.channels))
-	for i, c := range p.channels {
-		ids[i] = c.name
-	}
-	return ids
-}
+func (p *Peer) Channels() []string { return p.channels.ids() }
 
 // ready is the peer's /readyz: every channel is ready.
 func (p *Peer) ready(ctx context.Context) error {
-	for _, c := range p.channels {
+	all := p.channels.list()
+	for _, c := range all {
 		if err := c.ready.ready(ctx); err != nil {
-			if len(p.channels) == 1 {
+			if len(all) == 1 {
 				return err
 			}
 			return fmt.Errorf("channel %s: %w", c.name, err)
@@ -144,14 +161,13 @@ type poolRouter struct {
 }
 
 func (r poolRouter) Join(req *api.JoinRequest, stream api.ComputePool_JoinServer) error {
-	ch, err := r.p.router.Pick(req.GetChannel())
+	ch, ctx, done, err := r.p.router.Use(stream.Context(), req.GetChannel())
 	if err != nil {
 		return status.Error(codes.NotFound, err.Error())
 	}
-	for _, c := range r.p.channels {
-		if c.name == ch.Name {
-			return c.poolSrv.Join(req, stream)
-		}
+	defer done() // a leave ends the stream
+	if c, ok := r.p.channels.find(ch.Name); ok {
+		return c.poolSrv.Join(req, gateway.Bind(stream, ctx))
 	}
 	return status.Errorf(codes.Internal, "node: channel %s is routed but has no pool", ch.Name)
 }
@@ -172,15 +188,6 @@ func peerIndex(ch *ChannelConfig, cfg *NodeConfig) int {
 	return 0
 }
 
-func (p *Peer) dial(addr string, creds grpc.DialOption) (*mux.Conn, error) {
-	conn, err := dialNode(addr, creds)
-	if err != nil {
-		return nil, err
-	}
-	p.conns = append(p.conns, conn)
-	return conn, nil
-}
-
 func dialNode(addr string, creds grpc.DialOption) (*mux.Conn, error) {
 	// Blocks from orderers can be far larger than gRPC's 4 MiB default.
 	opts := append(grpctune.DialOptions(), creds, orderer.Redial, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(api.MaxBlockMessage)))
@@ -198,10 +205,7 @@ func (p *Peer) Close() error {
 	}
 	p.stopServing()
 	var errs []error
-	for _, c := range p.conns {
-		errs = append(errs, c.Close())
-	}
-	for _, c := range p.channels {
+	for _, c := range p.channels.list() {
 		errs = append(errs, c.close())
 	}
 	p.Store = nil // the first channel's, closed above

@@ -20,6 +20,7 @@ import (
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/memnode"
+	"github.com/strand-ledger/strand/mux"
 	"github.com/strand-ledger/strand/orderer"
 )
 
@@ -42,35 +43,54 @@ type peerChannel struct {
 	remotes   *remoteEndorsers // the other orgs' peers its gateway asks
 	book      *ordererBook
 	ready     *peerReadiness
-	repairs   Repairs // written before serving starts, read by metrics
+	repairs   Repairs     // written before serving starts, read by metrics
+	conns     []*mux.Conn // to its orderers
+	joined    bool        // at runtime (ChannelAdmin.Join), not in the node file
+	hash      string      // of its genesis document
+	trust     *verifier   // a joined channel's CAs, for the peer's TLS
+	// stopFollow ends the follow loop, which closes followed.
+	stopFollow context.CancelFunc
+	followed   chan struct{}
 }
 
+func (c *peerChannel) id() string { return c.name }
+
 // openChannel opens channel ch of the peer: cfg is the node's config for
-// that channel (NodeConfig.forChannel), keyTables its share of the
-// node's key-table budget. The channel is in p.channels from the start,
-// so that on error Peer.Close closes what it opened.
-func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds, keyTables int64) (c *peerChannel, err error) {
-	c = &peerChannel{name: ch.Channel}
-	p.channels = append(p.channels, c) // closed by Peer.Close, even half-open
+// that channel (NodeConfig.forChannel, forJoined), keyTables its share of
+// the node's key-table budget, joined whether the peer joined it at
+// runtime. On error it returns the channel half-open too, for the caller
+// to close.
+func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds, keyTables int64, joined bool) (c *peerChannel, err error) {
+	c = &peerChannel{name: ch.Channel, joined: joined, hash: ch.Hash()}
 	log := p.log.With("channel", ch.Channel)
 	if err := cfg.CheckChannel(ch); err != nil {
-		return nil, err
+		return c, err
 	}
 	// Each channel's client side trusts its own channel's CAs only.
 	_, chClientTLS, err := LoadTLS(cfg, ch)
 	if err != nil {
-		return nil, err
+		return c, err
+	}
+	if joined { // its CAs are not in the listener's configuration
+		cas, err := channelCAs(ch)
+		if err != nil {
+			return c, err
+		}
+		if c.trust, err = newVerifier(cas); err != nil {
+			return c, err
+		}
+		p.setJoinedTrust(c.trust, true)
 	}
 	if c.store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{Logger: log}); err != nil {
-		return nil, err
+		return c, err
 	}
 	opts, err := cfg.CommitterOptions()
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	comCh, err := ch.Committer()
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	c.reg = comCh.Registry
 	c.reg.SetKeyTableLimit(keyTables)
@@ -85,28 +105,29 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 	// (ordererBook), those already stored first.
 	eps := ch.Orderers()
 	c.book = newOrdererBook(ch.Channel, c.reg, peerIndex(ch, cfg)%len(eps), func(name, addr string) (api.OrdererClient, error) {
-		conn, err := p.dial(addr, toOrderer)
+		conn, err := dialNode(addr, toOrderer)
 		if err != nil {
 			return nil, err
 		}
+		c.conns = append(c.conns, conn)
 		// Concurrent submissions go to the orderer in batches.
 		return gateway.BatchSubmits(named(name, api.NewOrdererClient(conn))), nil
 	}, log)
 	if err := c.book.set(eps); err != nil {
-		return nil, err
+		return c, err
 	}
 	if c.state, err = openState(cfg, c.store.Height(), c.store.Base().Height, c.store.Damaged(), &c.repairs, log); err != nil {
-		return nil, err
+		return c, err
 	}
 	if err := repairBlocks(comCh, c.store, c.state, c.book.Orderers, &c.repairs, log); err != nil {
-		return nil, err
+		return c, err
 	}
 	if c.committer, err = committer.New(comCh, c.store, c.state, opts, log); err != nil {
-		return nil, err
+		return c, err
 	}
 	genesis, err := channelContracts(ch, cfg.builtins(), p.wasm, p.ext)
 	if err != nil {
-		return nil, err
+		return c, err
 	}
 	byName := map[string]ContractConfig{}
 	for _, cc := range ch.Contracts {
@@ -126,7 +147,7 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 			err = c.reg.AddJoiningOrg(d)
 		}
 		if err != nil && !errors.Is(err, identity.ErrAlreadyMember) { // already known: the chain brought it
-			return nil, err
+			return c, err
 		}
 	}
 	contracts, contractDefs := loader.load(defs)
@@ -134,11 +155,11 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 		Channel: ch.Channel, Registry: c.reg, Signer: creds.signer, Contracts: contracts, Definitions: contractDefs,
 		State: c.committer.State(), Seen: endorser.SeenIn(c.store.TxLocation), Height: c.committer.Height, Synced: c.committer.WaitHeight,
 	}); err != nil {
-		return nil, err
+		return c, err
 	}
 	c.book.replay(c.store)
 	if c.remotes, err = newRemoteEndorsers(ch, cfg.Org, c.reg, toPeer, log); err != nil {
-		return nil, err
+		return c, err
 	}
 	c.pool = gateway.NewPool(cfg.Name, gateway.LocalEndorser(c.endorser), cfg.Compute.PrimaryMode())
 	if c.gw, err = gateway.New(gateway.Config{
@@ -147,7 +168,7 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
 		OrderWait:     orderWait(ch),
 	}); err != nil {
-		return nil, err
+		return c, err
 	}
 	inst := &definitionInstaller{last: defs, installed: installed, defs: c.committer.Definitions, loader: loader, e: c.endorser, gw: c.gw, log: log}
 	c.committer.OnDefinitions(inst.install)
@@ -217,6 +238,9 @@ func (c *peerChannel) close() error {
 	}
 	if c.store != nil {
 		errs = append(errs, c.store.Close())
+	}
+	for _, conn := range c.conns {
+		errs = append(errs, conn.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -63,7 +63,7 @@ func ExportSnapshot(cfg *NodeConfig, path string) (snapshot.Info, error) {
 // first channel) to path, at the height its state has reached; the peer
 // keeps committing.
 func (p *Peer) ExportSnapshot(path string) (snapshot.Info, error) {
-	return snapshot.Export(path, snapshot.Source{Channel: p.channels[0].name, Store: p.Store, State: p.State})
+	return snapshot.Export(path, snapshot.Source{Channel: p.channels.list()[0].name, Store: p.Store, State: p.State})
 }
 
 // JoinSnapshot fills the fresh data directory of the peer cfg describes

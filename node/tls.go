@@ -33,36 +33,10 @@ func TLSConfigs(certPEM, keyPEM []byte, caPEMs [][]byte) (server, client *tls.Co
 	if err != nil {
 		return nil, nil, fmt.Errorf("node: TLS key pair: %w", err)
 	}
-	pool := x509.NewCertPool()
-	var orgs []string
-	for i, p := range caPEMs {
-		n := 0
-		for rest := p; ; {
-			var b *pem.Block
-			if b, rest = pem.Decode(rest); b == nil {
-				break
-			}
-			if b.Type != "CERTIFICATE" {
-				continue
-			}
-			c, err := x509.ParseCertificate(b.Bytes)
-			if err != nil {
-				return nil, nil, fmt.Errorf("node: TLS CA PEM %d, certificate %d: %w", i, n, err)
-			}
-			if !c.IsCA {
-				return nil, nil, fmt.Errorf("node: TLS CA PEM %d, certificate %d (%q) is not a CA certificate", i, n, c.Subject.String())
-			}
-			pool.AddCert(c)
-			orgs = append(orgs, c.Subject.Organization...)
-			n++
-		}
-		if n == 0 {
-			return nil, nil, fmt.Errorf("node: TLS CA PEM %d holds no CERTIFICATE block, want the PEM CA certificates of an org", i)
-		}
+	v, err := newVerifier(caPEMs)
+	if err != nil {
+		return nil, nil, err
 	}
-	slices.Sort(orgs)
-	orgs = slices.Compact(orgs)
-	v := &verifier{pool: pool, orgs: strings.Join(orgs, ", ")}
 	server = &tls.Config{
 		MinVersion:   tls.VersionTLS13,
 		Certificates: []tls.Certificate{cert},
@@ -78,7 +52,7 @@ func TLSConfigs(certPEM, keyPEM []byte, caPEMs [][]byte) (server, client *tls.Co
 	client = &tls.Config{
 		MinVersion:   tls.VersionTLS13,
 		Certificates: []tls.Certificate{cert},
-		RootCAs:      pool,
+		RootCAs:      v.pool,
 		// The standard verification is replaced by VerifyConnection, which
 		// does the same checks with errors that name the certificate.
 		InsecureSkipVerify: true,
@@ -92,6 +66,41 @@ func TLSConfigs(certPEM, keyPEM []byte, caPEMs [][]byte) (server, client *tls.Co
 type verifier struct {
 	pool *x509.CertPool
 	orgs string
+}
+
+// newVerifier trusts the CAs in caPEMs, the PEM CA certificates of orgs
+// (each entry may hold several certificates).
+func newVerifier(caPEMs [][]byte) (*verifier, error) {
+	pool := x509.NewCertPool()
+	var orgs []string
+	for i, p := range caPEMs {
+		n := 0
+		for rest := p; ; {
+			var b *pem.Block
+			if b, rest = pem.Decode(rest); b == nil {
+				break
+			}
+			if b.Type != "CERTIFICATE" {
+				continue
+			}
+			c, err := x509.ParseCertificate(b.Bytes)
+			if err != nil {
+				return nil, fmt.Errorf("node: TLS CA PEM %d, certificate %d: %w", i, n, err)
+			}
+			if !c.IsCA {
+				return nil, fmt.Errorf("node: TLS CA PEM %d, certificate %d (%q) is not a CA certificate", i, n, c.Subject.String())
+			}
+			pool.AddCert(c)
+			orgs = append(orgs, c.Subject.Organization...)
+			n++
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("node: TLS CA PEM %d holds no CERTIFICATE block, want the PEM CA certificates of an org", i)
+		}
+	}
+	slices.Sort(orgs)
+	orgs = slices.Compact(orgs)
+	return &verifier{pool: pool, orgs: strings.Join(orgs, ", ")}, nil
 }
 
 // verify checks the chain of the other side, side ("client" or "server").
@@ -165,7 +174,7 @@ func ExpectServer(client *tls.Config, roles ...identity.Role) *tls.Config {
 // the update, and one of an added org can.
 func WithRevocation(conf *tls.Config, reg *identity.Registry) *tls.Config {
 	regs := []*identity.Registry{reg}
-	return withRevocations(conf, func() []*identity.Registry { return regs })
+	return withRevocations(conf, func() []*identity.Registry { return regs }, nil)
 }
 
 // withRevocations is WithRevocation over the registries of the several
@@ -175,7 +184,12 @@ func WithRevocation(conf *tls.Config, reg *identity.Registry) *tls.Config {
 // So a certificate revoked on one channel opens no connection to the
 // peer, not even for another channel's calls: the handshake cannot know
 // which channel the connection will address.
-func withRevocations(conf *tls.Config, regs func() []*identity.Registry) *tls.Config {
+//
+// joined, if not nil, returns the verifiers of the channels the node
+// joined while it ran (ChannelAdmin.Join), whose CAs conf's were built
+// without: a certificate that chains to one of them passes the chain
+// check too.
+func withRevocations(conf *tls.Config, regs func() []*identity.Registry, joined func() []*verifier) *tls.Config {
 	c := conf.Clone()
 	verifyChain := conf.VerifyConnection
 	// A server configuration (TLSConfigs) asks for the client's
@@ -184,11 +198,22 @@ func withRevocations(conf *tls.Config, regs func() []*identity.Registry) *tls.Co
 	c.VerifyConnection = func(cs tls.ConnectionState) error {
 		err := verifyChain(cs)
 		if err != nil && len(cs.PeerCertificates) > 0 {
-			host, usage := cs.ServerName, x509.ExtKeyUsageServerAuth
+			side, host, usage := "server", cs.ServerName, x509.ExtKeyUsageServerAuth
 			if server {
-				host, usage = "", x509.ExtKeyUsageClientAuth
+				side, host, usage = "client", "", x509.ExtKeyUsageClientAuth
+			}
+			if joined != nil {
+				for _, v := range joined() {
+					if v.verify(cs.PeerCertificates, side, host, usage) == nil {
+						err = nil
+						break
+					}
+				}
 			}
 			for _, reg := range regs() {
+				if err == nil {
+					break
+				}
 				if addErr := reg.VerifyAddedTLS(cs.PeerCertificates, host, usage); addErr == nil {
 					err = nil // an added org's certificate
 					break

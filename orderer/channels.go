@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -38,13 +41,24 @@ import (
 // with ErrNoChannel (400, codes.InvalidArgument). With one channel,
 // routing is what it was before Channels: every call goes to it, and its
 // Orderer refuses another channel's with ErrWrongChannel.
+//
+// Channels come and go while it serves (Add, Remove: an orderer joining
+// and leaving channels); each call routes by the table in force when it
+// began, and a call in flight on a channel removed meanwhile gets that
+// channel's ErrClosed.
 type Channels struct {
-	ids  []string // in the order given
-	byID map[string]*Orderer
-	srvs map[string]*server
+	mu  sync.Mutex // serializes Add and Remove
+	tab atomic.Pointer[chanTable]
 	// admit runs a multi-channel SubmitBatch's admissions (see
 	// server.admit).
 	admit gopool.Pool
+}
+
+// chanTable is one immutable routing table.
+type chanTable struct {
+	ids  []string // in the order added
+	byID map[string]*Orderer
+	srvs map[string]*server
 }
 
 var (
@@ -82,37 +96,84 @@ func NewChannels(orderers ...*Orderer) (*Channels, error) {
 	if len(orderers) == 0 {
 		return nil, fmt.Errorf("%w: no channel to order", ErrBadConfig)
 	}
-	c := &Channels{byID: map[string]*Orderer{}, srvs: map[string]*server{}}
+	c := &Channels{}
+	t := &chanTable{byID: map[string]*Orderer{}, srvs: map[string]*server{}}
 	for _, o := range orderers {
-		id := o.cfg.Channel
-		if _, ok := c.byID[id]; ok {
-			return nil, fmt.Errorf("%w: channel %q given twice", ErrBadConfig, id)
+		if err := t.add(o); err != nil {
+			return nil, err
 		}
-		c.ids = append(c.ids, id)
-		c.byID[id] = o
-		c.srvs[id] = &server{o: o}
 	}
+	c.tab.Store(t)
 	return c, nil
 }
 
-// IDs are the channels, in the order given to NewChannels.
-func (c *Channels) IDs() []string { return c.ids }
+func (t *chanTable) add(o *Orderer) error {
+	id := o.cfg.Channel
+	if _, ok := t.byID[id]; ok {
+		return fmt.Errorf("%w: channel %q given twice", ErrBadConfig, id)
+	}
+	t.ids = append(t.ids, id)
+	t.byID[id] = o
+	t.srvs[id] = &server{o: o}
+	return nil
+}
+
+// Add routes to o's channel as well, from the next call on.
+func (c *Channels) Add(o *Orderer) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.tab.Load()
+	t := &chanTable{ids: slices.Clone(old.ids), byID: maps.Clone(old.byID), srvs: maps.Clone(old.srvs)}
+	if err := t.add(o); err != nil {
+		return err
+	}
+	c.tab.Store(t)
+	return nil
+}
+
+// Remove stops routing to channel id and returns its orderer, for the
+// caller to close. Channels keeps at least one channel.
+func (c *Channels) Remove(id string) (*Orderer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.tab.Load()
+	o, ok := old.byID[id]
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%w %q: this orderer orders channel(s) %s", ErrUnknownChannel, id, strings.Join(old.ids, ", "))
+	case len(old.ids) == 1:
+		return nil, fmt.Errorf("%w: channel %q is the orderer's last channel; an orderer orders at least one", ErrBadConfig, id)
+	}
+	t := &chanTable{ids: slices.DeleteFunc(slices.Clone(old.ids), func(x string) bool { return x == id }), byID: maps.Clone(old.byID), srvs: maps.Clone(old.srvs)}
+	delete(t.byID, id)
+	delete(t.srvs, id)
+	c.tab.Store(t)
+	return o, nil
+}
+
+// IDs are the channels, in the order given to NewChannels, then added.
+func (c *Channels) IDs() []string { return slices.Clone(c.tab.Load().ids) }
 
 // Get returns the orderer of channel id: with one channel, that one
 // whatever id is (it refuses another channel itself); with several, the
 // one named, or ErrUnknownChannel, or ErrNoChannel for "".
 func (c *Channels) Get(id string) (*Orderer, error) {
-	if len(c.ids) == 1 {
-		return c.byID[c.ids[0]], nil
+	_, o, err := c.tab.Load().get(id)
+	return o, err
+}
+
+func (t *chanTable) get(id string) (*server, *Orderer, error) {
+	if len(t.ids) == 1 {
+		return t.srvs[t.ids[0]], t.byID[t.ids[0]], nil
 	}
 	if id == "" {
-		return nil, fmt.Errorf("%w: this orderer orders channels %s; name one", ErrNoChannel, strings.Join(c.ids, ", "))
+		return nil, nil, fmt.Errorf("%w: this orderer orders channels %s; name one", ErrNoChannel, strings.Join(t.ids, ", "))
 	}
-	o, ok := c.byID[id]
+	o, ok := t.byID[id]
 	if !ok {
-		return nil, fmt.Errorf("%w %q: this orderer orders channel(s) %s", ErrUnknownChannel, id, strings.Join(c.ids, ", "))
+		return nil, nil, fmt.Errorf("%w %q: this orderer orders channel(s) %s", ErrUnknownChannel, id, strings.Join(t.ids, ", "))
 	}
-	return o, nil
+	return t.srvs[id], o, nil
 }
 
 // grpcError is err of Get as a gRPC status.
@@ -127,28 +188,16 @@ func grpcError(err error) error {
 func (c *Channels) Server() api.OrdererServer { return channelsServer{c: c} }
 
 // RegisterCluster registers the Cluster service of every channel ordered
-// by Raft on s; a no-op if none is.
+// by Raft on s, those added later included (a call for a channel with a
+// single-node orderer is refused with FailedPrecondition).
 func (c *Channels) RegisterCluster(s grpc.ServiceRegistrar) {
-	if c.anyRaft() {
-		s.RegisterService(&clusterDesc, clusterRoutes{c})
-	}
+	s.RegisterService(&clusterDesc, clusterRoutes{c})
 }
 
 // RegisterAdmin registers the Admin service of every channel ordered by
-// Raft on s; a no-op if none is.
+// Raft on s, as RegisterCluster does.
 func (c *Channels) RegisterAdmin(s grpc.ServiceRegistrar) {
-	if c.anyRaft() {
-		s.RegisterService(&adminDesc, adminRoutes{c})
-	}
-}
-
-func (c *Channels) anyRaft() bool {
-	for _, o := range c.byID {
-		if o.raft != nil {
-			return true
-		}
-	}
-	return false
+	s.RegisterService(&adminDesc, adminRoutes{c})
 }
 
 // raftOf is the Raft member of channel id, as a gRPC status error if the
@@ -167,18 +216,19 @@ func (c *Channels) raftOf(id string) (*Orderer, error) {
 // server returns the Orderer service of the channel raw (or the request's
 // routing field, if set) names.
 func (c *Channels) server(routing string, raw []byte) (*server, error) {
+	return c.tab.Load().server(routing, raw)
+}
+
+func (t *chanTable) server(routing string, raw []byte) (*server, error) {
 	id := routing
-	if id == "" && len(c.ids) > 1 {
+	if id == "" && len(t.ids) > 1 {
 		var err error
 		if id, err = api.ChannelOf(raw); err != nil {
 			return nil, fmt.Errorf("%w: %d bytes name no channel: %w", ErrMalformed, len(raw), err)
 		}
 	}
-	o, err := c.Get(id)
-	if err != nil {
-		return nil, err
-	}
-	return c.srvs[o.cfg.Channel], nil
+	s, _, err := t.get(id)
+	return s, err
 }
 
 type channelsServer struct {
@@ -199,8 +249,9 @@ func (cs channelsServer) Submit(ctx context.Context, req *api.SubmitRequest) (*a
 // gateway serves one channel, so its batches hold one channel's
 // transactions; an empty batch, with several channels, reports nowhere.
 func (cs channelsServer) SubmitBatch(ctx context.Context, req *api.SubmitBatchRequest) (*api.SubmitBatchResponse, error) {
-	if len(cs.c.ids) == 1 {
-		return cs.c.srvs[cs.c.ids[0]].SubmitBatch(ctx, req)
+	t := cs.c.tab.Load()
+	if len(t.ids) == 1 {
+		return t.srvs[t.ids[0]].SubmitBatch(ctx, req)
 	}
 	txs := req.GetTransactions()
 	if len(txs) > maxBatchTxs {
@@ -211,7 +262,7 @@ func (cs channelsServer) SubmitBatch(ctx context.Context, req *api.SubmitBatchRe
 	reported := map[*server]bool{}
 	var wg sync.WaitGroup
 	for i, raw := range txs {
-		s, err := cs.c.server("", raw)
+		s, err := t.server("", raw)
 		if err != nil {
 			out[i] = &api.SubmitResponse{Status: StatusOf(err), Message: err.Error()}
 			continue
@@ -236,11 +287,11 @@ func (cs channelsServer) SubmitBatch(ctx context.Context, req *api.SubmitBatchRe
 }
 
 func (cs channelsServer) Deliver(req *api.DeliverRequest, stream grpc.ServerStreamingServer[api.DeliverResponse]) error {
-	o, err := cs.c.Get(req.GetChannel())
+	s, _, err := cs.c.tab.Load().get(req.GetChannel())
 	if err != nil {
 		return grpcError(err)
 	}
-	return cs.c.srvs[o.cfg.Channel].Deliver(req, stream)
+	return s.Deliver(req, stream)
 }
 
 // clusterRoutes is the Cluster service of every Raft channel.
@@ -256,7 +307,7 @@ func (r clusterRoutes) stepTo(ctx context.Context) (*transport, error) {
 
 func (r clusterRoutes) forwardTo(raw []byte) (*transport, error) {
 	id := ""
-	if len(r.c.ids) > 1 {
+	if len(r.c.tab.Load().ids) > 1 {
 		var err error
 		if id, err = api.ChannelOf(raw); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "%v: a forwarded submission of %d bytes names no channel: %v", ErrMalformed, len(raw), err)

@@ -19,8 +19,8 @@ import (
 
 // channelCmd is `strand channel`: channel config updates.
 func channelCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "channel", Short: "Change the channel's configuration"}
-	cmd.AddCommand(channelUpdateCmd(), channelRevokeCmd(), channelAddOrgCmd(), channelRemoveOrgCmd(), channelListCmd())
+	cmd := &cobra.Command{Use: "channel", Short: "Create, join and leave channels; change a channel's configuration"}
+	cmd.AddCommand(channelCreateCmd(), channelJoinCmd(), channelLeaveCmd(), channelUpdateCmd(), channelRevokeCmd(), channelAddOrgCmd(), channelRemoveOrgCmd(), channelListCmd())
 	return cmd
 }
 
