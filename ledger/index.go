@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/internal/compactsched"
 )
 
 // Index keys. One byte names the kind of record:
@@ -59,6 +60,7 @@ func openIndex(dir string) (*index, error) {
 	opts := &pebble.Options{Logger: quietLogger{}}
 	opts.Levels[0].FilterPolicy = bloom.FilterPolicy(10)
 	opts.EnsureDefaults()
+	opts.Experimental.CompactionScheduler = compactsched.New() // no timer while idle
 	db, err := pebble.Open(dir, opts)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: open index: %w", err)

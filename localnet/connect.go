@@ -82,15 +82,16 @@ func (l *Layout) ConnectReader(n Node) (*Conn, error) {
 // ConnectAs connects as client c (one of l.Clients) to peer ("" means the
 // first peer of c's org) over mutual TLS.
 func (l *Layout) ConnectAs(c Client, peer string) (*Conn, error) {
-	org := c.Org
-	p, err := l.Peer(org)
-	if err != nil {
-		return nil, err
-	}
-	if peer != "" {
+	var p Node
+	if peer != "" { // any org's: an orderer org's client has no peer of its own
 		var ok bool
 		if p, ok = l.Node(peer); !ok || p.Role != identity.RolePeer {
 			return nil, fmt.Errorf("localnet: %q is not a peer of the network in %s", peer, l.Dir)
+		}
+	} else {
+		var err error
+		if p, err = l.Peer(c.Org); err != nil {
+			return nil, err
 		}
 	}
 	ch, err := node.LoadChannel(l.Channel)

@@ -257,3 +257,47 @@ func FuzzChannelFromGenesis(f *testing.F) {
 		}
 	})
 }
+
+// TestChannelJoinRaft: a channel created while a network of three
+// orderers runs is joined by each of them, one after the other: its Raft
+// group elects a leader once a quorum has joined, and orders the channel's
+// transactions beside demo's.
+func TestChannelJoinRaft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a network")
+	}
+	n := startNetwork(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	file, err := localnet.CreateChannel(n.layout, "live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := node.LoadChannel(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := ch.Genesis()
+	for _, o := range n.orderers {
+		if _, err := asAdmin(t, n, localnet.OrdererOrg, o.Addr, identity.RoleOrderer).Join(ctx, &api.ChannelJoinRequest{Genesis: doc}); err != nil {
+			t.Fatalf("orderer %s: %v", o.Name, err)
+		}
+	}
+	for i, p := range n.peers {
+		if _, err := asAdmin(t, n, []string{"Org1", "Org2"}[i], p.Addr, identity.RolePeer).Join(ctx, &api.ChannelJoinRequest{Genesis: doc}); err != nil {
+			t.Fatalf("peer %s: %v", p.Name, err)
+		}
+	}
+	gw := n.gateway(t, 0)
+	live := gw.Contract("live", smallbank.Name)
+	for i := range 5 {
+		mustCommit(ctx, t, live, "create_account", "acct"+string(rune('a'+i)), "A", "10", "0")
+	}
+	mustCommit(ctx, t, gw.Contract("demo", smallbank.Name), "create_account", "z", "Z", "1", "0")
+	wantBalance(ctx, t, live, "accta", `"checking":10`)
+	for _, o := range n.orderers {
+		if got := o.Channels.IDs(); !slices.Equal(got, []string{"demo", "live"}) {
+			t.Errorf("orderer %s orders %v, want [demo live]", o.Name, got)
+		}
+	}
+}

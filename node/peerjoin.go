@@ -62,7 +62,11 @@ func (p *Peer) leaveChannel(ctx context.Context, id string) (*api.ChannelInfo, e
 			errLeaveRefused, id, p.cfg.file, p.cfg.channelDataDir(id))
 	}
 	info := c.info()
-	if err := p.router.Remove(ctx, id); err != nil {
+	// Without a deadline: every call on the channel ends by itself (an
+	// endorsement within its timeouts) or has its wait cancelled by
+	// Remove, and a leave given up halfway would leave the channel
+	// neither routed nor closed.
+	if err := p.router.Remove(context.WithoutCancel(ctx), id); err != nil {
 		return nil, err
 	}
 	c.stopFollow()

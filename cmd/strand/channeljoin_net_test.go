@@ -48,6 +48,12 @@ func TestNetChannelJoinLeave(t *testing.T) {
 	if out := mustCLI(t, "channel", "list", "--dir", dir, "--org", "Org2"); out != "demo\nlive\n" {
 		t.Errorf("channel list at Org2: %q, want demo and live", out)
 	}
+	out = mustCLI(t, "channel", "list", "--dir", dir, "--node", "orderer0")
+	for _, want := range []string{`demo\s+\d+\s+node file\s+[0-9a-f]{64}`, `live\s+\d+\s+joined\s+[0-9a-f]{64}`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("channel list --node orderer0: no line matching %q in\n%s", want, out)
+		}
+	}
 
 	lay, err := localnet.Load(dir)
 	if err != nil {

@@ -29,7 +29,7 @@ const defaultNetDir = "./strand-net"
 
 func netCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "net", Short: "Run a local network: every node a process of its own on 127.0.0.1"}
-	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd(), netAddOrgCmd(), netScaleCmd())
+	cmd.AddCommand(netUpCmd(), netDownCmd(), netStatusCmd(), netVerifyCmd(), netAddOrdererCmd(), netAddOrgCmd(), netScaleCmd(), netRotateCmd())
 	return cmd
 }
 

@@ -102,9 +102,13 @@ func runRevoke(cmd *cobra.Command, f revokeFlags) error {
 	if err != nil {
 		return err
 	}
+	// The org's own peer, or any (an orderer org has none): every member
+	// of the channel may ask a peer for the lists in force.
 	peer, err := lay.Peer(f.org)
 	if err != nil {
-		return err
+		if peer, err = lay.Peer(lay.Orgs()[0]); err != nil {
+			return err
+		}
 	}
 	info, err := peerRevocations(ctx, lay, admin, peer.Name)
 	if err != nil {

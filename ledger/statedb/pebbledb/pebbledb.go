@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/sstable"
 
+	"github.com/strand-ledger/strand/internal/compactsched"
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
@@ -47,7 +48,9 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := statedb.PrepareOpen(dir, Format, &opts, wroteByPebble); err != nil {
 		return nil, err
 	}
-	pdb, err := pebble.Open(dir, PebbleOptions(opts))
+	po := PebbleOptions(opts)
+	po.Experimental.CompactionScheduler = compactsched.New() // no timer while idle
+	pdb, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, fmt.Errorf("pebbledb: open %q: %w", dir, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/strand-ledger/strand/internal/compactsched"
 	"github.com/strand-ledger/strand/ledger/statedb"
 )
 
@@ -24,6 +25,7 @@ type storage struct {
 }
 
 func openStorage(dir string, po *pebble.Options) (*storage, uint64, error) {
+	po.Experimental.CompactionScheduler = compactsched.New() // no timer while idle
 	db, err := pebble.Open(dir, po)
 	if err != nil {
 		return nil, 0, fmt.Errorf("tiered: open storage tier %q: %w", dir, err)
