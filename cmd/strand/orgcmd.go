@@ -154,7 +154,7 @@ func orgUpdate(cmd *cobra.Command, lay *localnet.Layout, f orgFlags, did string,
 	if err != nil {
 		return err
 	}
-	info, err := peerRevocations(ctx, lay, admin, peer.Name)
+	info, err := peerRevocations(ctx, lay, admin, peer.Name, "")
 	if err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func orgUpdate(cmd *cobra.Command, lay *localnet.Layout, f orgFlags, did string,
 		return fmt.Errorf("membership update %d: %w", info.Sequence, err)
 	}
 	stay := func(n localnet.Node) bool { return n.Org != f.org }
-	if err := waitMembers(ctx, lay, admin, api.MembersID(raw), info.Sequence+1, stay); err != nil {
+	if err := waitMembers(ctx, lay, admin, api.MembersID(raw), info.Sequence+1, stay, ""); err != nil {
 		return fmt.Errorf("membership update %d: %w", info.Sequence, err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "%s org %s: membership update %d (tx %s); in force on every peer after %s\n",

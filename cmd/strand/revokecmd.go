@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
@@ -26,6 +28,7 @@ import (
 
 type revokeFlags struct {
 	dir, org, at string
+	channel      string // "" is the network's channel
 	certs        []string
 	signAs       []string
 	timeout      time.Duration
@@ -54,6 +57,7 @@ func channelRevokeCmd() *cobra.Command {
 	fl.StringSliceVar(&f.certs, "cert", nil, "PEM certificate file to revoke (repeatable); each must be issued by the org's CA")
 	fl.StringSliceVar(&f.signAs, "sign-as", nil, "orgs whose admins sign (default: every org with an admin in the network)")
 	fl.StringVar(&f.at, "at", "", "the orderer to submit to (default: the channel's first current orderer)")
+	fl.StringVar(&f.channel, "channel", "", "the channel whose membership to update (default: the network's channel); each channel keeps its own lists")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up after this long")
 	return cmd
 }
@@ -110,11 +114,17 @@ func runRevoke(cmd *cobra.Command, f revokeFlags) error {
 			return err
 		}
 	}
-	info, err := peerRevocations(ctx, lay, admin, peer.Name)
+	channel := f.channel
+	if channel == "" {
+		if channel, err = channelName(lay.Channel); err != nil {
+			return err
+		}
+	}
+	info, err := peerRevocations(ctx, lay, admin, peer.Name, channel)
 	if err != nil {
 		return err
 	}
-	raw, err := buildMembersUpdate(lay.Channel, info.Sequence, f.org, crl, signers)
+	raw, err := signMembersUpdate(&api.MembersUpdate{Channel: channel, Sequence: info.Sequence, CRLs: []api.MembersCRL{{Org: f.org, CRL: crl}}}, signers)
 	if err != nil {
 		return err
 	}
@@ -124,11 +134,15 @@ func runRevoke(cmd *cobra.Command, f revokeFlags) error {
 	if err := submitToOrderer(ctx, lay, f.at, raw); err != nil {
 		return fmt.Errorf("membership update %d: %w", info.Sequence, err)
 	}
-	if err := waitMembers(ctx, lay, admin, api.MembersID(raw), info.Sequence+1, func(localnet.Node) bool { return true }); err != nil {
+	if err := waitMembers(ctx, lay, admin, api.MembersID(raw), info.Sequence+1, func(localnet.Node) bool { return true }, channel); err != nil {
 		return fmt.Errorf("membership update %d: %w", info.Sequence, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "revoked %s of org %s: membership update %d (tx %s), CRL written to %s; in force on every peer after %s\n",
-		strings.Join(names, ", "), f.org, info.Sequence, api.MembersID(raw), crlFile, time.Since(start).Round(time.Millisecond))
+	on := ""
+	if f.channel != "" {
+		on = " of channel " + channel
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "revoked %s of org %s: membership update %d%s (tx %s), CRL written to %s; in force on every peer after %s\n",
+		strings.Join(names, ", "), f.org, info.Sequence, on, api.MembersID(raw), crlFile, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
@@ -173,16 +187,6 @@ func readIssuedCert(file string, ca *identity.CA, org string) (*x509.Certificate
 		return nil, fmt.Errorf("--cert %s: certificate %q is not issued by the CA of org %s (%q): %w", file, c.Subject.String(), org, caCert.Subject.String(), err)
 	}
 	return c, nil
-}
-
-// buildMembersUpdate builds the membership update envelope carrying
-// org's CRL at seq, signed by signers.
-func buildMembersUpdate(channel string, seq uint64, org string, crl []byte, signers []*identity.Signer) ([]byte, error) {
-	chName, err := channelName(channel)
-	if err != nil {
-		return nil, err
-	}
-	return signMembersUpdate(&api.MembersUpdate{Channel: chName, Sequence: seq, CRLs: []api.MembersCRL{{Org: org, CRL: crl}}}, signers)
 }
 
 // signMembersUpdate encodes u and returns its envelope signed by signers.
@@ -259,13 +263,16 @@ func submitPatiently(ctx context.Context, name string, submit func() (*api.Submi
 
 // peerRevocations asks peer, as c, for the revocation lists it has in
 // force.
-func peerRevocations(ctx context.Context, lay *localnet.Layout, c localnet.Client, peer string) (node.RevocationsInfo, error) {
+func peerRevocations(ctx context.Context, lay *localnet.Layout, c localnet.Client, peer, channel string) (node.RevocationsInfo, error) {
 	var info node.RevocationsInfo
 	conn, err := lay.ConnectAs(c, peer)
 	if err != nil {
 		return info, err
 	}
 	defer conn.Close()
+	if channel != "" { // else the network's channel, which conn addresses
+		conn = conn.OnChannel(channel)
+	}
 	raw, err := conn.Contract(lifecycle.Namespace).Evaluate(ctx, "revocations")
 	if err != nil {
 		return info, fmt.Errorf("asking %s for the revocation lists in force: %w", peer, err)
@@ -278,7 +285,7 @@ func peerRevocations(ctx context.Context, lay *localnet.Layout, c localnet.Clien
 
 // waitMembers waits until every peer that with(peer) committed txID
 // VALID and has membership sequence seq in force.
-func waitMembers(ctx context.Context, lay *localnet.Layout, c localnet.Client, txID string, seq uint64, with func(localnet.Node) bool) error {
+func waitMembers(ctx context.Context, lay *localnet.Layout, c localnet.Client, txID string, seq uint64, with func(localnet.Node) bool, channel string) error {
 	for _, n := range lay.Nodes {
 		if n.Role != identity.RolePeer || !with(n) {
 			continue
@@ -287,8 +294,15 @@ func waitMembers(ctx context.Context, lay *localnet.Layout, c localnet.Client, t
 		if err != nil {
 			return err
 		}
-		_, err = conn.Gateway.CommitStatus(ctx, txID)
+		on := conn
+		if channel != "" {
+			on = conn.OnChannel(channel)
+		}
+		_, err = on.Gateway.CommitStatus(ctx, txID)
 		conn.Close()
+		if channel != "" && status.Code(err) == codes.NotFound && strings.Contains(err.Error(), "unknown channel") {
+			continue // a peer that does not serve the channel
+		}
 		var ce *client.CommitError
 		if errors.As(err, &ce) {
 			return fmt.Errorf("the channel refused it: %s (INVALID_CONFIG_TRANSACTION: a stale sequence or CRL number, run it again; "+
@@ -298,7 +312,7 @@ func waitMembers(ctx context.Context, lay *localnet.Layout, c localnet.Client, t
 			return fmt.Errorf("waiting for %s to commit tx %s: %w", n.Name, txID, err)
 		}
 		for {
-			info, err := peerRevocations(ctx, lay, c, n.Name)
+			info, err := peerRevocations(ctx, lay, c, n.Name, channel)
 			if err == nil && info.Sequence >= seq {
 				break
 			}

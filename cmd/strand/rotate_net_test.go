@@ -13,8 +13,9 @@ import (
 )
 
 // TestNetRotate: `net rotate` gives Org2's peer, then the orderer, new
-// certificates while the network of real processes runs, restarting
-// each alone, and revokes the old ones: transactions that need Org2's
+// certificates while the network of real processes (two channels) runs,
+// restarting each alone, and revokes the old ones on both channels, each
+// its own membership update: transactions that need Org2's
 // endorsement and the orderer's blocks keep committing, signed by the new
 // identities; the peer's old TLS certificate opens no connection to the
 // other peer, its new one does; every peer ends with the same state.
@@ -23,7 +24,7 @@ func TestNetRotate(t *testing.T) {
 		t.Skip("starts a network of processes")
 	}
 	dir := filepath.Join(t.TempDir(), "net")
-	mustCLI(t, "net", "up", "--dir", dir, "--orgs", "2", "--orderers", "1")
+	mustCLI(t, "net", "up", "--dir", dir, "--orgs", "2", "--orderers", "1", "--channels", "2")
 	t.Cleanup(func() { cli(t, "net", "down", "--dir", dir) })
 	if out := mustCLI(t, "invoke", "--dir", dir, "create_account", "a", "A", "7", "0"); !strings.Contains(out, "code    VALID") {
 		t.Fatalf("invoke before the rotations:\n%s", out)
@@ -51,7 +52,9 @@ func TestNetRotate(t *testing.T) {
 	for i, name := range []string{"peer0.Org2", "orderer0"} {
 		out := mustCLI(t, "net", "rotate", "--dir", dir, "--node", name)
 		t.Logf("net rotate --node %s:\n%s", name, out)
-		for _, want := range []string{name + ": signing certificate serial", name + ": restarted with its new certificates", "membership update " + string(rune('0'+i)), "in force on every peer"} {
+		seq := string(rune('0' + i))
+		for _, want := range []string{name + ": signing certificate serial", name + ": restarted with its new certificates",
+			"membership update " + seq + " of channel demo (", "membership update " + seq + " of channel demo2 (", "in force on every peer"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("net rotate --node %s: no %q in\n%s", name, want, out)
 			}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/localnet"
+	"github.com/strand-ledger/strand/node"
 )
 
 // netRotateCmd is `strand net rotate`: a node's certificates replaced
@@ -22,8 +25,9 @@ func netRotateCmd() *cobra.Command {
 (same name, role and host names; new keys and serials), writes them over the files its
 node file names (the old certificates are kept beside them as <file>.<serial>.old),
 restarts that node alone (SIGTERM, then strand net up), and then revokes the old two
-certificates with a membership update (strand channel revoke), so that from the next
-block on every node refuses them. The rest of the network keeps running: nothing
+certificates with a membership update (strand channel revoke) on every channel the
+node serves (each keeps its own lists), so that from the next block on every node
+refuses them. The rest of the network keeps running: nothing
 names a node by its certificate, only by its org, name and role, which stay.
 
 --keep-old leaves the old certificates valid (revoke them later with strand channel
@@ -59,7 +63,30 @@ revoke --org ORG --cert FILE.old).`,
 				fmt.Fprintf(out, "old certificates kept valid: %s, %s\n", r.OldCert, r.OldTLSCert)
 				return nil
 			}
-			return runRevoke(cmd, revokeFlags{dir: dir, org: n.Org, certs: []string{r.OldCert, r.OldTLSCert}, timeout: timeout})
+			// Each channel keeps its own revocation lists: revoke on
+			// every channel the node serves, as it says itself.
+			base, err := node.LoadChannel(lay.Channel)
+			if err != nil {
+				return err
+			}
+			var list *api.ChannelListResponse
+			if _, err := adminCall(cmd.Context(), lay, base, n, timeout, func(ctx context.Context, c api.ChannelAdminClient) (*api.ChannelInfo, error) {
+				var err error
+				list, err = c.List(ctx, &api.ChannelListRequest{})
+				return nil, err
+			}); err != nil {
+				return fmt.Errorf("asking %s for its channels: %w", name, err)
+			}
+			for _, ch := range list.GetChannels() {
+				f := revokeFlags{dir: dir, org: n.Org, certs: []string{r.OldCert, r.OldTLSCert}, timeout: timeout}
+				if len(list.GetChannels()) > 1 {
+					f.channel = ch.GetChannel()
+				}
+				if err := runRevoke(cmd, f); err != nil {
+					return fmt.Errorf("channel %s: %w", ch.GetChannel(), err)
+				}
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
