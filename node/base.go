@@ -127,6 +127,22 @@ func (b *base) setJoinedTrust(v *verifier, add bool) {
 	b.joined.Store(&vs)
 }
 
+// trustJoined has the node trust the CAs of ch, a channel it joins while
+// it runs (they are not in its listener's configuration), and returns
+// the verifier to take away (setJoinedTrust) when it leaves.
+func (b *base) trustJoined(ch *ChannelConfig) (*verifier, error) {
+	cas, err := channelCAs(ch)
+	if err != nil {
+		return nil, err
+	}
+	v, err := newVerifier(cas)
+	if err != nil {
+		return nil, err
+	}
+	b.setJoinedTrust(v, true)
+	return v, nil
+}
+
 // trusting is withRevocations over the node's channels, those it joins
 // and leaves while it runs included.
 func (b *base) trusting(conf *tls.Config) *tls.Config {

@@ -48,6 +48,21 @@ func asAdmin(t *testing.T, n *network, org, addr string, role identity.Role) api
 	return channelAdmin(t, n, addr, role, a.TLSCert, a.TLSKey)
 }
 
+// createChannel writes channel id like n's (localnet.CreateChannel) and
+// returns it with its genesis document.
+func createChannel(t *testing.T, n *network, id string) (*node.ChannelConfig, []byte) {
+	t.Helper()
+	file, err := localnet.CreateChannel(n.layout, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := node.LoadChannel(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ch, ch.Genesis()
+}
+
 func wantCode(t *testing.T, what string, err error, code codes.Code, text string) {
 	t.Helper()
 	if status.Code(err) != code || !strings.Contains(err.Error(), text) {
@@ -69,22 +84,14 @@ func TestChannelJoinLeave(t *testing.T) {
 	n := startNetwork(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	file, err := localnet.CreateChannel(n.layout, "live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := node.LoadChannel(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := ch.Genesis()
+	ch, doc := createChannel(t, n, "live")
 	p1, p2 := n.peers[0], n.peers[1]
 	ord := asAdmin(t, n, localnet.OrdererOrg, n.orderer.Addr, identity.RoleOrderer)
 	admin1 := asAdmin(t, n, "Org1", p1.Addr, identity.RolePeer)
 
 	// Who may: a client of the node's org, or another org's admin, may not.
 	user := n.layout.Clients[0]
-	_, err = channelAdmin(t, n, p1.Addr, identity.RolePeer, user.TLSCert, user.TLSKey).Join(ctx, &api.ChannelJoinRequest{Genesis: doc})
+	_, err := channelAdmin(t, n, p1.Addr, identity.RolePeer, user.TLSCert, user.TLSKey).Join(ctx, &api.ChannelJoinRequest{Genesis: doc})
 	wantCode(t, "Join by a client", err, codes.PermissionDenied, "admin TLS certificate of org Org1")
 	_, err = asAdmin(t, n, "Org2", p1.Addr, identity.RolePeer).Join(ctx, &api.ChannelJoinRequest{Genesis: doc})
 	wantCode(t, "Join by Org2's admin at Org1's peer", err, codes.PermissionDenied, "of org Org1")
@@ -269,15 +276,7 @@ func TestChannelJoinRaft(t *testing.T) {
 	n := startNetwork(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	file, err := localnet.CreateChannel(n.layout, "live")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := node.LoadChannel(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc := ch.Genesis()
+	_, doc := createChannel(t, n, "live")
 	for _, o := range n.orderers {
 		if _, err := asAdmin(t, n, localnet.OrdererOrg, o.Addr, identity.RoleOrderer).Join(ctx, &api.ChannelJoinRequest{Genesis: doc}); err != nil {
 			t.Fatalf("orderer %s: %v", o.Name, err)

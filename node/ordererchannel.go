@@ -44,15 +44,10 @@ func (o *Orderer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCre
 	if err := cfg.CheckChannel(ch); err != nil {
 		return c, err
 	}
-	if joined { // its CAs are not in the listener's configuration
-		cas, err := channelCAs(ch)
-		if err != nil {
+	if joined {
+		if c.trust, err = o.trustJoined(ch); err != nil {
 			return c, err
 		}
-		if c.trust, err = newVerifier(cas); err != nil {
-			return c, err
-		}
-		o.setJoinedTrust(c.trust, true)
 	}
 	if c.store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{Logger: o.log}); err != nil {
 		return c, err

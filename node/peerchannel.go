@@ -71,15 +71,10 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 	if err != nil {
 		return c, err
 	}
-	if joined { // its CAs are not in the listener's configuration
-		cas, err := channelCAs(ch)
-		if err != nil {
+	if joined {
+		if c.trust, err = p.trustJoined(ch); err != nil {
 			return c, err
 		}
-		if c.trust, err = newVerifier(cas); err != nil {
-			return c, err
-		}
-		p.setJoinedTrust(c.trust, true)
 	}
 	if c.store, err = ledger.OpenBlockStore(filepath.Join(cfg.DataDir, "blocks"), ledger.Options{Logger: log}); err != nil {
 		return c, err
