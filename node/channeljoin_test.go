@@ -266,9 +266,10 @@ func FuzzChannelFromGenesis(f *testing.F) {
 }
 
 // TestChannelJoinRaft: a channel created while a network of three
-// orderers runs is joined by each of them, one after the other: its Raft
-// group elects a leader once a quorum has joined, and orders the channel's
-// transactions beside demo's.
+// orderers runs is joined by its peers, then by each orderer, one after
+// the other: its Raft group elects a leader once a quorum has joined, the
+// peers' follow loops find it, and it orders the channel's transactions
+// beside demo's.
 func TestChannelJoinRaft(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a network")
@@ -277,14 +278,16 @@ func TestChannelJoinRaft(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, doc := createChannel(t, n, "live")
-	for _, o := range n.orderers {
-		if _, err := asAdmin(t, n, localnet.OrdererOrg, o.Addr, identity.RoleOrderer).Join(ctx, &api.ChannelJoinRequest{Genesis: doc}); err != nil {
-			t.Fatalf("orderer %s: %v", o.Name, err)
-		}
-	}
+	// The peers first: they follow orderers that do not order the channel
+	// yet, and keep asking until they do.
 	for i, p := range n.peers {
 		if _, err := asAdmin(t, n, []string{"Org1", "Org2"}[i], p.Addr, identity.RolePeer).Join(ctx, &api.ChannelJoinRequest{Genesis: doc}); err != nil {
 			t.Fatalf("peer %s: %v", p.Name, err)
+		}
+	}
+	for _, o := range n.orderers {
+		if _, err := asAdmin(t, n, localnet.OrdererOrg, o.Addr, identity.RoleOrderer).Join(ctx, &api.ChannelJoinRequest{Genesis: doc}); err != nil {
+			t.Fatalf("orderer %s: %v", o.Name, err)
 		}
 	}
 	gw := n.gateway(t, 0)
