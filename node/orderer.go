@@ -268,6 +268,8 @@ func ordererNames(eps []OrdererEndpoint) string {
 // closes their logs and block stores.
 func (o *Orderer) Close() error {
 	o.stopServing()
+	o.joinMu.Lock() // a join or leave under way finishes first
+	defer o.joinMu.Unlock()
 	var errs []error
 	for _, c := range o.channels.list() {
 		errs = append(errs, c.close())

@@ -97,6 +97,11 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		return nil, err
 	}
 	admin := &channelAdmin{org: cfg.Org, regs: p.registries, node: p, log: p.log}
+	// A join that arrives once serving starts waits until every channel
+	// of the start follows its orderers: it starts its own follow loop,
+	// which the loop below must not start again.
+	p.joinMu.Lock()
+	defer p.joinMu.Unlock()
 	if err := p.serve(cfg.Listen, p.trusting(creds.serverTLS), nil, grpcServer{maxRecv: api.MaxRequestMessage, streamWindow: grpctune.ClientStreamWindow, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterGatewayServer(s, p.router)
 		api.RegisterEndorserServer(s, p.router.Endorser())
@@ -204,8 +209,13 @@ func (p *Peer) Close() error {
 		p.cancel()
 	}
 	p.stopServing()
+	p.joinMu.Lock() // a join or leave under way finishes first
+	defer p.joinMu.Unlock()
 	var errs []error
 	for _, c := range p.channels.list() {
+		if c.followed != nil {
+			<-c.followed // ctx is cancelled: it ends
+		}
 		errs = append(errs, c.close())
 	}
 	p.Store = nil // the first channel's, closed above

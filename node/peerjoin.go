@@ -35,13 +35,15 @@ func (p *Peer) joinChannel(ch *ChannelConfig) (*api.ChannelInfo, error) {
 	share := p.cfg.KeyTableBytes() / int64(p.channels.len()+1)
 	c, err := p.openChannel(p.cfg.forJoined(ch.Channel), ch, p.creds, share, true)
 	if err == nil {
-		err = p.router.Add(c.routed())
+		p.channels.add(c) // before it is routed: a compute node's Join finds its pool
+		if err = p.router.Add(c.routed()); err != nil {
+			p.channels.remove(c)
+		}
 	}
 	if err != nil {
 		p.dropChannel(c)
 		return nil, errors.Join(err, p.cfg.unwriteJoined(ch.Channel))
 	}
-	p.channels.add(c)
 	p.splitKeyTables()
 	p.startFollow(c)
 	return c.info(), nil
