@@ -696,10 +696,15 @@ func (x *SubmitRequest) GetChannel() string {
 }
 
 type SubmitBatchRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Transactions  [][]byte               `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"`                // Transactions' exact bytes
-	PeerHeight    uint64                 `protobuf:"varint,2,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"` // as in SubmitRequest
-	Peer          string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Transactions [][]byte               `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"`                // Transactions' exact bytes
+	PeerHeight   uint64                 `protobuf:"varint,2,opt,name=peer_height,json=peerHeight,proto3" json:"peer_height,omitempty"` // as in SubmitRequest
+	Peer         string                 `protobuf:"bytes,3,opt,name=peer,proto3" json:"peer,omitempty"`
+	// channel, if set, is the channel whose height peer_height reports
+	// (routing only, unsigned): an orderer that orders several channels
+	// routes an empty, report-only batch by it. Transactions route by the
+	// channel each names, as without it.
+	Channel       string `protobuf:"bytes,4,opt,name=channel,proto3" json:"channel,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -751,6 +756,13 @@ func (x *SubmitBatchRequest) GetPeerHeight() uint64 {
 func (x *SubmitBatchRequest) GetPeer() string {
 	if x != nil {
 		return x.Peer
+	}
+	return ""
+}
+
+func (x *SubmitBatchRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
 	}
 	return ""
 }
@@ -1541,12 +1553,13 @@ const file_services_proto_rawDesc = "" +
 	"\vpeer_height\x18\x03 \x01(\x04R\n" +
 	"peerHeight\x12\x12\n" +
 	"\x04peer\x18\x04 \x01(\tR\x04peer\x12\x18\n" +
-	"\achannel\x18\x05 \x01(\tR\achannel\"m\n" +
+	"\achannel\x18\x05 \x01(\tR\achannel\"\x87\x01\n" +
 	"\x12SubmitBatchRequest\x12\"\n" +
 	"\ftransactions\x18\x01 \x03(\fR\ftransactions\x12\x1f\n" +
 	"\vpeer_height\x18\x02 \x01(\x04R\n" +
 	"peerHeight\x12\x12\n" +
-	"\x04peer\x18\x03 \x01(\tR\x04peer\"O\n" +
+	"\x04peer\x18\x03 \x01(\tR\x04peer\x12\x18\n" +
+	"\achannel\x18\x04 \x01(\tR\achannel\"O\n" +
 	"\x13SubmitBatchResponse\x128\n" +
 	"\tresponses\x18\x01 \x03(\v2\x1a.strand.api.SubmitResponseR\tresponses\"\xc3\x01\n" +
 	"\x0eSubmitResponse\x12\x16\n" +

@@ -87,7 +87,7 @@ func (r *heightReporter) send() {
 		ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
 		// An empty batch carries the report alone; the embedded client is
 		// the orderer connection itself, so it does not wait for a batch.
-		_, err := orderers[0].SubmitBatch(ctx, &api.SubmitBatchRequest{Peer: r.g.cfg.Peer, PeerHeight: h})
+		_, err := orderers[0].SubmitBatch(ctx, &api.SubmitBatchRequest{Peer: r.g.cfg.Peer, PeerHeight: h, Channel: r.g.cfg.Channel})
 		cancel()
 		if err == nil {
 			r.g.metrics.heightReports.Add(1)

@@ -245,9 +245,10 @@ func (cs channelsServer) Submit(ctx context.Context, req *api.SubmitRequest) (*a
 }
 
 // SubmitBatch routes each transaction to its channel. The peer's height
-// report (pacing) goes to the channels the batch's transactions name: a
-// gateway serves one channel, so its batches hold one channel's
-// transactions; an empty batch, with several channels, reports nowhere.
+// report (pacing) goes to the batch's channel field when it names one (a
+// gateway's empty, report-only batch does), else to the channels the
+// batch's transactions name: a gateway serves one channel, so its batches
+// hold one channel's transactions.
 func (cs channelsServer) SubmitBatch(ctx context.Context, req *api.SubmitBatchRequest) (*api.SubmitBatchResponse, error) {
 	t := cs.c.tab.Load()
 	if len(t.ids) == 1 {
@@ -260,6 +261,14 @@ func (cs channelsServer) SubmitBatch(ctx context.Context, req *api.SubmitBatchRe
 	out := make([]*api.SubmitResponse, len(txs))
 	errs := make([]error, len(txs))
 	reported := map[*server]bool{}
+	if ch := req.GetChannel(); ch != "" { // the report's own channel
+		if s, _, err := t.get(ch); err == nil {
+			s.o.Report(req.GetPeer(), req.GetPeerHeight())
+			for _, other := range t.srvs {
+				reported[other] = true // a height of ch says nothing of the others
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	for i, raw := range txs {
 		s, err := t.server("", raw)

@@ -135,3 +135,45 @@ func TestClusterConnsShared(t *testing.T) {
 		t.Errorf("get after Close: %v, want ErrConnsClosed", err)
 	}
 }
+
+// TestChannelsReportRouting: a gateway's empty, report-only SubmitBatch
+// names its channel, and with several channels the peer's height goes to
+// that channel's pacing alone; one that names none reports nowhere (the
+// height would be another channel's).
+func TestChannelsReportRouting(t *testing.T) {
+	n := newTestNet(t)
+	start := func(ch string) *Orderer {
+		store := openStore(t, t.TempDir())
+		cfg := n.config(store, BatchConfig{Mode: ModeStream, MaxTxs: 10})
+		cfg.Channel = ch
+		o, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { o.Close(); store.Close() })
+		return o
+	}
+	a, b := start("ch1"), start("ch2")
+	chs, err := NewChannels(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reported := func(o *Orderer) uint64 {
+		o.pace.mu.Lock()
+		defer o.pace.mu.Unlock()
+		return o.pace.peers["peer0.Org1"].height
+	}
+	ctx := context.Background()
+	if _, err := chs.Server().SubmitBatch(ctx, &api.SubmitBatchRequest{Peer: "peer0.Org1", PeerHeight: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if ha, hb := reported(a), reported(b); ha != 0 || hb != 0 {
+		t.Errorf("a report naming no channel reached ch1 (%d) or ch2 (%d); want neither", ha, hb)
+	}
+	if _, err := chs.Server().SubmitBatch(ctx, &api.SubmitBatchRequest{Peer: "peer0.Org1", PeerHeight: 5, Channel: "ch2"}); err != nil {
+		t.Fatal(err)
+	}
+	if ha, hb := reported(a), reported(b); ha != 0 || hb != 5 {
+		t.Errorf("a report for ch2: ch1 has %d, ch2 %d; want 0 and 5", ha, hb)
+	}
+}
