@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	bdg "github.com/dgraph-io/badger/v4"
@@ -27,6 +31,9 @@ func Open(dir string, opts Options) (*engine.DB, error) {
 	if err := statedb.PrepareOpen(dir, Format, &opts, nil); err != nil {
 		return nil, err
 	}
+	if err := removeEmptyMemtables(dir); err != nil {
+		return nil, err
+	}
 	bdb, err := bdg.Open(badgerOptions(dir, opts))
 	if err != nil {
 		return nil, fmt.Errorf("badger: open %q: %w", dir, err)
@@ -39,6 +46,37 @@ func Open(dir string, opts Options) (*engine.DB, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// removeEmptyMemtables deletes the memtable files (NNNNN.mem, Badger's
+// write-ahead logs) of dir that are empty. Badger creates such a file,
+// then sizes it and writes its header; a crash in between leaves it
+// empty, and Badger then refuses to open the database ("while opening
+// fid: N err: Create a new file"), although the file holds nothing. The
+// metamorphic test's crashes caught one.
+func removeEmptyMemtables(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("badger: %w", err)
+	}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".mem") || !e.Type().IsRegular() {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			return fmt.Errorf("badger: %w", err)
+		}
+		if info.Size() == 0 {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+				return fmt.Errorf("badger: removing the empty memtable file %s: %w", e.Name(), err)
+			}
+		}
+	}
+	return nil
 }
 
 // badgerOptions translates o, which has its defaults, to Badger's.

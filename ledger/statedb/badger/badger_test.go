@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/strand-ledger/strand/ledger/statedb"
@@ -90,5 +92,34 @@ func TestLargeValuesBatch(t *testing.T) {
 		if err != nil || !ok || !bytes.Equal(v.Data, bytes.Repeat([]byte{byte(i)}, 64<<10)) || v.Version != (statedb.Version{Block: 1, Tx: uint32(i)}) {
 			t.Fatalf("k%d after reopen: found %v at %v, %d bytes, err %v", i, ok, v.Version, len(v.Data), err)
 		}
+	}
+}
+
+// TestEmptyMemtableAfterCrash: a crash between Badger creating a memtable
+// file and sizing it leaves an empty NNNNN.mem, which Badger alone refuses
+// to open; Open removes it, and the data written before is all there.
+func TestEmptyMemtableAfterCrash(t *testing.T) {
+	dir := t.TempDir()
+	db, err := badger.Open(dir, badger.Options{MemTableSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b statedb.Batch
+	b.Put("cc", "k", []byte("v"), statedb.Version{Block: 1})
+	if err := db.Apply(&b, 2, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "00099.mem"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = badger.Open(dir, badger.Options{MemTableSize: 1 << 20}); err != nil {
+		t.Fatalf("Open with an empty memtable file: %v", err)
+	}
+	defer db.Close()
+	if v, ok, err := db.Get("cc", "k"); err != nil || !ok || string(v.Data) != "v" {
+		t.Fatalf("k after reopen: %q %v %v", v.Data, ok, err)
 	}
 }
