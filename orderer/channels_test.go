@@ -23,18 +23,7 @@ import (
 func TestChannelsRouting(t *testing.T) {
 	n := newTestNet(t)
 	batch := BatchConfig{MaxTxs: 1, Timeout: time.Millisecond}
-	start := func(ch string) *Orderer {
-		store := openStore(t, t.TempDir())
-		cfg := n.config(store, batch)
-		cfg.Channel = ch
-		o, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { o.Close(); store.Close() })
-		return o
-	}
-	a, b := start("ch1"), start("ch2")
+	a, b := startOn(t, n, "ch1", batch), startOn(t, n, "ch2", batch)
 	chs, err := NewChannels(a, b)
 	if err != nil {
 		t.Fatal(err)
@@ -136,24 +125,28 @@ func TestClusterConnsShared(t *testing.T) {
 	}
 }
 
+// startOn starts an orderer of channel ch, closed when the test ends.
+func startOn(t *testing.T, n *testNet, ch string, batch BatchConfig) *Orderer {
+	t.Helper()
+	store := openStore(t, t.TempDir())
+	cfg := n.config(store, batch)
+	cfg.Channel = ch
+	o, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close(); store.Close() })
+	return o
+}
+
 // TestChannelsReportRouting: a gateway's empty, report-only SubmitBatch
 // names its channel, and with several channels the peer's height goes to
 // that channel's pacing alone; one that names none reports nowhere (the
 // height would be another channel's).
 func TestChannelsReportRouting(t *testing.T) {
 	n := newTestNet(t)
-	start := func(ch string) *Orderer {
-		store := openStore(t, t.TempDir())
-		cfg := n.config(store, BatchConfig{Mode: ModeStream, MaxTxs: 10})
-		cfg.Channel = ch
-		o, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { o.Close(); store.Close() })
-		return o
-	}
-	a, b := start("ch1"), start("ch2")
+	stream := BatchConfig{Mode: ModeStream, MaxTxs: 10}
+	a, b := startOn(t, n, "ch1", stream), startOn(t, n, "ch2", stream)
 	chs, err := NewChannels(a, b)
 	if err != nil {
 		t.Fatal(err)
