@@ -10,7 +10,7 @@ import (
 	"github.com/strand-ledger/strand/bench/workload"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/node"
-	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // Round is one benchmark round: a workload at a rate for a duration,
@@ -108,10 +108,10 @@ func (r *Round) embeddedDefaults() {
 		r.BatchMode = "block"
 	}
 	if r.BlockSize == 0 {
-		r.BlockSize = orderer.DefaultMaxTxs
+		r.BlockSize = cut.DefaultMaxTxs
 	}
 	if r.BatchTimeout == 0 {
-		r.BatchTimeout = orderer.DefaultTimeout
+		r.BatchTimeout = cut.DefaultTimeout
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/gateway/testnet"
 	"github.com/strand-ledger/strand/identity"
-	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // TestOverloaded: a gateway that takes one transaction at a time answers
@@ -20,7 +20,7 @@ import (
 // and gets through.
 func TestOverloaded(t *testing.T) {
 	net := testnet.Start(t, testnet.Options{MaxInFlight: 1,
-		Batch: orderer.BatchConfig{MaxTxs: 100, Timeout: 200 * time.Millisecond}})
+		Batch: cut.Config{MaxTxs: 100, Timeout: 200 * time.Millisecond}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	bank := connect(t, net.Peers[0].Addr, net.Issue(t, "Org1", "user1", identity.RoleClient)).Contract(testnet.Channel, smallbank.Name)

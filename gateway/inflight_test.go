@@ -13,7 +13,7 @@ import (
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/gateway/testnet"
 	"github.com/strand-ledger/strand/identity"
-	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // TestBackpressure: with one transaction in flight allowed and blocks cut
@@ -21,7 +21,7 @@ import (
 // retry hint until the first commits.
 func TestBackpressure(t *testing.T) {
 	net := testnet.Start(t, testnet.Options{MaxInFlight: 1,
-		Batch: orderer.BatchConfig{MaxTxs: 100, Timeout: time.Second}})
+		Batch: cut.Config{MaxTxs: 100, Timeout: time.Second}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	gw := gatewayClient(t, net.Peers[0].Addr)

@@ -18,6 +18,7 @@ import (
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 	"github.com/strand-ledger/strand/policy"
 	"gopkg.in/yaml.v3"
 )
@@ -123,14 +124,14 @@ func (c *ChannelConfig) OrdererCheckpoints() orderer.Checkpoints {
 
 // Batch defaults, the ordering service's.
 const (
-	DefaultMaxTxs   = orderer.DefaultMaxTxs
-	DefaultMaxBytes = orderer.DefaultMaxBytes
-	DefaultTimeout  = orderer.DefaultTimeout
+	DefaultMaxTxs   = cut.DefaultMaxTxs
+	DefaultMaxBytes = cut.DefaultMaxBytes
+	DefaultTimeout  = cut.DefaultTimeout
 )
 
 // OrdererBatch converts the batch section for the ordering service.
-func (c *ChannelConfig) OrdererBatch() orderer.BatchConfig {
-	return orderer.BatchConfig{Mode: orderer.Mode(c.Batch.Mode), MaxTxs: c.Batch.MaxTxs, MaxBytes: c.Batch.MaxBytes, Timeout: c.Batch.Timeout}
+func (c *ChannelConfig) OrdererBatch() cut.Config {
+	return cut.Config{Mode: cut.Mode(c.Batch.Mode), MaxTxs: c.Batch.MaxTxs, MaxBytes: c.Batch.MaxBytes, Timeout: c.Batch.Timeout}
 }
 
 // ContractConfig is one contract and its endorsement policy.
@@ -240,7 +241,7 @@ func readCACerts(path, org string) ([][]byte, string) {
 // EnsureDefaults fills in the zero batch fields.
 func (c *ChannelConfig) EnsureDefaults() {
 	if c.Batch.Mode == "" {
-		c.Batch.Mode = string(orderer.ModeBlock)
+		c.Batch.Mode = string(cut.ModeBlock)
 	}
 	if c.Format == 0 {
 		c.Format = int(api.FormatLatest)
@@ -403,7 +404,7 @@ func checkAddress(ck *checker, f, addr string, addrs map[string]string) {
 }
 
 func checkBatch(ck *checker, b BatchConfig) {
-	if m := orderer.Mode(b.Mode); m != orderer.ModeBlock && m != orderer.ModeStream {
+	if m := cut.Mode(b.Mode); m != cut.ModeBlock && m != cut.ModeStream {
 		ck.bad("batch.mode", b.Mode, "block or stream (empty means block)")
 	}
 	if b.MaxTxs < 1 || b.MaxTxs > 100000 {
@@ -591,7 +592,7 @@ func (c *ChannelConfig) Genesis() []byte {
 	if p := c.LifecyclePolicy(); c.Lifecycle != "" && p != nil {
 		canon.Lifecycle = p.String()
 	}
-	if canon.Batch.Mode == string(orderer.ModeBlock) {
+	if canon.Batch.Mode == string(cut.ModeBlock) {
 		canon.Batch.Mode = "" // omitted: the hash of a block-mode channel predates modes
 	}
 	for _, o := range c.Orgs {

@@ -12,7 +12,7 @@ import (
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/gctune"
-	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 const channelYAML = `channel: demo
@@ -324,7 +324,7 @@ func TestBatchMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := block.OrdererBatch().Mode; m != orderer.ModeBlock {
+	if m := block.OrdererBatch().Mode; m != cut.ModeBlock {
 		t.Errorf("default mode %q, want block", m)
 	}
 	if g := string(block.Genesis()); strings.Contains(g, "Mode") {
@@ -335,7 +335,7 @@ func TestBatchMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := stream.OrdererBatch().Mode; m != orderer.ModeStream {
+	if m := stream.OrdererBatch().Mode; m != cut.ModeStream {
 		t.Errorf("mode %q, want stream", m)
 	}
 	if g := string(stream.Genesis()); !strings.Contains(g, `"Mode":"stream"`) {

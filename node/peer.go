@@ -20,6 +20,7 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/mux"
 	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // Peer is a running peer process: the channels it serves (each a
@@ -232,7 +233,7 @@ func (p *Peer) Close() error {
 // block when nothing is lost (gateway.Config.OrderWait): the batch timeout
 // in block mode; a stream-mode orderer cuts as soon as it can.
 func orderWait(ch *ChannelConfig) time.Duration {
-	if b := ch.OrdererBatch(); b.Mode != orderer.ModeStream {
+	if b := ch.OrdererBatch(); b.Mode != cut.ModeStream {
 		return b.Timeout
 	}
 	return 0

@@ -21,7 +21,7 @@ import (
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/memnode"
 	"github.com/strand-ledger/strand/mux"
-	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // peerChannel is one channel a peer serves: its ledger (block store and
@@ -160,7 +160,7 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 	if c.gw, err = gateway.New(gateway.Config{
 		Channel: ch.Channel, Format: comCh.Format, Readers: ch.ReadRule(), Registry: c.reg, LocalOrg: cfg.Org, Peer: cfg.Name, Local: c.endorser, Pool: c.pool, Remote: c.remotes.current(), Policies: defs.Policies(),
 		Orderers: c.book.Orderers(), OrderersNow: c.book.Orderers, Ledger: gateway.PeerLedger(c.store, c.committer), Blocks: c.store,
-		ReportHeights: ch.OrdererBatch().Mode == orderer.ModeStream,
+		ReportHeights: ch.OrdererBatch().Mode == cut.ModeStream,
 		OrderWait:     orderWait(ch),
 	}); err != nil {
 		return c, err

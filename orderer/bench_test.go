@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // BenchmarkSubmit measures admission plus ordering: parallel submitters
@@ -47,7 +49,7 @@ func benchOrdering(b *testing.B, submit func(*Orderer, []byte) error, tune ...fu
 	}
 	store := openStore(b, b.TempDir())
 	defer store.Close()
-	cfg := n.config(store, BatchConfig{})
+	cfg := n.config(store, cut.Config{})
 	for _, f := range tune {
 		f(&cfg)
 	}
@@ -113,7 +115,7 @@ func benchLatency(b *testing.B, rc *RaftConfig) {
 	raw, _ := n.tx(b, "key")
 	store := openStore(b, b.TempDir())
 	defer store.Close()
-	cfg := n.config(store, BatchConfig{Mode: ModeStream})
+	cfg := n.config(store, cut.Config{Mode: cut.ModeStream})
 	cfg.Raft = rc
 	o, err := New(cfg)
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // TestChannelsRouting: one process, two channels, each its own orderer
@@ -22,7 +23,7 @@ import (
 // before Channels (its orderer refuses another channel's transaction).
 func TestChannelsRouting(t *testing.T) {
 	n := newTestNet(t)
-	batch := BatchConfig{MaxTxs: 1, Timeout: time.Millisecond}
+	batch := cut.Config{MaxTxs: 1, Timeout: time.Millisecond}
 	a, b := startOn(t, n, "ch1", batch), startOn(t, n, "ch2", batch)
 	chs, err := NewChannels(a, b)
 	if err != nil {
@@ -126,7 +127,7 @@ func TestClusterConnsShared(t *testing.T) {
 }
 
 // startOn starts an orderer of channel ch, closed when the test ends.
-func startOn(t *testing.T, n *testNet, ch string, batch BatchConfig) *Orderer {
+func startOn(t *testing.T, n *testNet, ch string, batch cut.Config) *Orderer {
 	t.Helper()
 	store := openStore(t, t.TempDir())
 	cfg := n.config(store, batch)
@@ -145,16 +146,15 @@ func startOn(t *testing.T, n *testNet, ch string, batch BatchConfig) *Orderer {
 // height would be another channel's).
 func TestChannelsReportRouting(t *testing.T) {
 	n := newTestNet(t)
-	stream := BatchConfig{Mode: ModeStream, MaxTxs: 10}
+	stream := cut.Config{Mode: cut.ModeStream, MaxTxs: 10}
 	a, b := startOn(t, n, "ch1", stream), startOn(t, n, "ch2", stream)
 	chs, err := NewChannels(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
 	reported := func(o *Orderer) uint64 {
-		o.pace.mu.Lock()
-		defer o.pace.mu.Unlock()
-		return o.pace.peers["peer0.Org1"].height
+		h, _ := o.pace.Reported("peer0.Org1")
+		return h
 	}
 	ctx := context.Background()
 	if _, err := chs.Server().SubmitBatch(ctx, &api.SubmitBatchRequest{Peer: "peer0.Org1", PeerHeight: 4}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 func TestCheckpointerRules(t *testing.T) {
@@ -63,7 +64,7 @@ func TestCheckpointsValidate(t *testing.T) {
 func TestCheckpointSignatures(t *testing.T) {
 	n := newTestNet(t)
 	store := openStore(t, t.TempDir())
-	cfg := n.config(store, BatchConfig{MaxTxs: 1, Timeout: time.Hour})
+	cfg := n.config(store, cut.Config{MaxTxs: 1, Timeout: time.Hour})
 	cfg.Checkpoints = Checkpoints{Blocks: 3}
 	o, err := New(cfg)
 	if err != nil {

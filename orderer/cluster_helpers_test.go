@@ -20,6 +20,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // cluster is a Raft cluster of real orderers in one process: real block
@@ -28,7 +29,7 @@ import (
 type cluster struct {
 	t       testing.TB
 	n       *testNet
-	batch   BatchConfig
+	batch   cut.Config
 	peers   []RaftPeer
 	members []*member
 	tune    func(*RaftConfig)
@@ -93,7 +94,7 @@ func (c *cluster) tlsPair(ca *identity.CA, name string, role identity.Role) (ser
 }
 
 // newCluster starts size orderers.
-func newCluster(t testing.TB, size int, batch BatchConfig, tune func(*RaftConfig)) *cluster {
+func newCluster(t testing.TB, size int, batch cut.Config, tune func(*RaftConfig)) *cluster {
 	t.Helper()
 	n := newTestNet(t)
 	c := &cluster{t: t, n: n, batch: batch, tune: tune, pool: x509.NewCertPool()}

@@ -19,9 +19,10 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
-var raftBlock = BatchConfig{MaxTxs: 7, Timeout: 30 * time.Millisecond}
+var raftBlock = cut.Config{MaxTxs: 7, Timeout: 30 * time.Millisecond}
 
 // submitN submits n fresh transactions round-robin over the members in
 // idx (followers forward to the leader) and returns their ids.
@@ -64,10 +65,10 @@ func (c *cluster) checkAll(want map[string]bool) {
 func TestRaftClusterOrders(t *testing.T) {
 	for _, c := range []struct {
 		size  int
-		batch BatchConfig
+		batch cut.Config
 	}{
 		{3, raftBlock},
-		{3, BatchConfig{Mode: ModeStream, MaxTxs: 50}},
+		{3, cut.Config{Mode: cut.ModeStream, MaxTxs: 50}},
 		{5, raftBlock},
 	} {
 		t.Run(fmt.Sprintf("%d-%s", c.size, c.batch.Mode), func(t *testing.T) {
@@ -137,7 +138,7 @@ func TestRaftLeaderCrashAndRestart(t *testing.T) {
 // snapshot (height and hash) and fetches the missing blocks from another
 // orderer's Deliver, then orders on with the others.
 func TestRaftRestartCatchesUpFromSnapshot(t *testing.T) {
-	cl := newCluster(t, 3, BatchConfig{MaxTxs: 2, Timeout: 20 * time.Millisecond}, func(rc *RaftConfig) {
+	cl := newCluster(t, 3, cut.Config{MaxTxs: 2, Timeout: 20 * time.Millisecond}, func(rc *RaftConfig) {
 		rc.SnapshotEntries, rc.KeepEntries = 4, 1
 	})
 	lead := cl.leader()

@@ -12,6 +12,7 @@ import (
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+	"github.com/strand-ledger/strand/orderer/cut"
 	"github.com/strand-ledger/strand/policy"
 )
 
@@ -136,13 +137,13 @@ func (c *cluster) logLines(words ...string) string {
 func TestRaftConfigUpdateAddsAndRemovesOrderers(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		batch BatchConfig
-	}{{"block", raftBlock}, {"stream", BatchConfig{Mode: ModeStream, MaxTxs: 50}}} {
+		batch cut.Config
+	}{{"block", raftBlock}, {"stream", cut.Config{Mode: cut.ModeStream, MaxTxs: 50}}} {
 		t.Run(c.name, func(t *testing.T) { testConfigUpdates(t, c.batch) })
 	}
 }
 
-func testConfigUpdates(t *testing.T, batch BatchConfig) {
+func testConfigUpdates(t *testing.T, batch cut.Config) {
 	cl := newCluster(t, 3, batch, func(rc *RaftConfig) { rc.SnapshotEntries, rc.KeepEntries = 20, 5 })
 	cl.leader()
 	ordAdmin, err := cl.n.ordererCA.Issue("admin", identity.RoleAdmin, identity.ECDSAP256)

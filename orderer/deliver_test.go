@@ -7,9 +7,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
-var oneTx = BatchConfig{MaxTxs: 1, Timeout: time.Hour}
+var oneTx = cut.Config{MaxTxs: 1, Timeout: time.Hour}
 
 // waitHeight polls until the orderer holds h blocks (10 s at most).
 func waitHeight(t *testing.T, o *Orderer, h uint64) {
@@ -83,7 +85,7 @@ func TestDeliverFollowAndBeyondHeight(t *testing.T) {
 
 func TestConcurrentDeliverers(t *testing.T) {
 	n := newTestNet(t)
-	o := n.start(t, BatchConfig{MaxTxs: 2, Timeout: 20 * time.Millisecond})
+	o := n.start(t, cut.Config{MaxTxs: 2, Timeout: 20 * time.Millisecond})
 	const followers, want = 8, 10
 	got := make([][][]byte, followers)
 	var wg sync.WaitGroup

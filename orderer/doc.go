@@ -16,8 +16,8 @@
 //	Submit (caller's goroutine, all cores): decode, channel, creator, signature
 //	   │ bounded queue (Config.Queue; full → ErrOverloaded, never blocks)
 //	   ▼
-//	loop (one goroutine): owns the Cutter; block mode: arms a timer at Cutter.Deadline;
-//	   │                  stream mode: calls Cutter.Free when nothing is in flight
+//	loop (one goroutine): drives cut.Flow (the decisions); block mode: one timer at Flow.Deadline;
+//	   │                  stream mode: calls Flow.Idle when nothing is in flight
 //	   │ cut batches                                ▲
 //	   ▼                                            │ idle (stream mode, from persist)
 //	seal (one goroutine): number, previous hash, data hash, orderer signature, encode
@@ -28,28 +28,28 @@
 //	   ▼
 //	Deliver (any number): read the store from start, then wait for the next broadcast
 //
-// # The cutter: a pure decision core
+// # The decisions: package cut
 //
-// Cutter decides where blocks end and nothing else: no goroutine, no
-// clock, no I/O. Time is an argument (Add, Tick and Free take now); the
-// cutter reports when it wants to be woken (Deadline) and returns the
-// batches it cut, which the loop turns into work for the next stage.
-// BatchConfig.Mode picks one of two policies, both pinned by the script
-// tests in testdata/cutter.txt:
+// Where blocks end is decided by package cut and nothing else decides:
+// no goroutine, clock or I/O there; time is an argument. Its Flow is the
+// loop's decision core (a Cutter, the pending tx ids, config updates cut
+// alone, the pacing hold); the loop is its I/O side, which reads the
+// clock, arms the one timer Flow.Deadline asks for, counts the batches in
+// flight and hands the batches on. cut.Config.Mode picks one of two
+// policies, both pinned by the script tests in cut/testdata:
 //
-//   - ModeBlock (the default) uses Fabric's three parameters (MaxTxs,
+//   - cut.ModeBlock (the default) uses Fabric's three parameters (MaxTxs,
 //     MaxBytes, Timeout): a block is cut when full or Timeout after its
-//     first transaction. Free cuts nothing.
-//   - ModeStream (StreamChain's idea) cuts the pending transactions as soon
-//     as the next stage can take them: Free(now) returns them, so a block
-//     holds one transaction under light load and, under heavy load,
+//     first transaction. Idle cuts nothing.
+//   - cut.ModeStream (StreamChain's idea) cuts the pending transactions as
+//     soon as the next stage can take them: Flow.Idle returns them, so a
+//     block holds one transaction under light load and, under heavy load,
 //     everything that arrived while seal was busy. Add still cuts at
-//     MaxTxs/MaxBytes; there is no timer (Deadline reports none, Tick cuts
-//     nothing).
+//     MaxTxs/MaxBytes; there is no timer unless a pacing hold is on.
 //
-// # Stream mode: who calls Free, and when
+// # Stream mode: who calls Idle, and when
 //
-// "Free" means nothing is in flight: every batch the loop sent downstream
+// "Idle" means nothing is in flight: every batch the loop sent downstream
 // is a durable block (appended and fsynced by persist), as in StreamChain,
 // where a new block is cut when the pipeline can take it. The loop counts
 // the batches it sends (Orderer.inSeal); persist counts them down after
@@ -57,9 +57,9 @@
 // zero wakes the loop on a channel of capacity 1 (a non-blocking send, so
 // persist never waits on the loop and a wake-up is never lost). After
 // every event (a transaction, a wake-up) the loop checks the count and, at
-// zero, calls Free and sends what it returns. So at low load each
+// zero, calls Flow.Idle and sends what it returns. So at low load each
 // transaction is cut at once, with no timer; under load the next batch
-// grows inside the cutter while the previous block is signed and fsynced,
+// grows inside the core while the previous block is signed and fsynced,
 // which is what keeps throughput. Batches that Add cuts because they are
 // full (MaxTxs/MaxBytes) are sent at once even while others are in
 // flight, as in block mode.
@@ -67,7 +67,7 @@
 // # Pacing by the peers
 //
 // The orderer's own pipeline frees up in a fraction of a millisecond, so
-// under load Free alone cuts blocks of a few transactions, and the peers,
+// under load Idle alone cuts blocks of a few transactions, and the peers,
 // which pay per block (a signature check, a block-store append and fsync,
 // a state batch), fall behind on the same cores. So the next stage is
 // also the peers: each gateway reports its peer's committed height with
@@ -76,11 +76,11 @@
 // SubmitBatch: under a closed-loop load the next submits wait for the
 // very commits a hold waits for, so reports riding on submits alone let
 // nine holds in ten run to the limit). While a peer that reported within
-// paceFresh is more than paceBacklog blocks short of the blocks cut so
-// far, the loop holds the pending batch (Metrics.Paced counts holds,
+// cut.PaceFresh is more than cut.PaceBacklog blocks short of the blocks
+// cut so far, Flow.Idle holds the pending batch (Metrics.Paced counts holds,
 // Metrics.PacedToLimit those that ran out). A report that the peer caught
 // up wakes the loop (through idle, while holding is set); a hold lasts at
-// most paceMaxHold, so a report that never comes, or a wrong one, costs
+// most cut.PaceMaxHold, so a report that never comes, or a wrong one, costs
 // at most that much latency. At low load every peer is up to date when the next
 // transaction arrives (its client waited for the commit), so nothing is
 // held; under load blocks grow to what the peers can take. A single node
@@ -91,7 +91,7 @@
 //
 //   - Ordering is the loop's alone: transactions are cut in the order the
 //     loop took them from the queue, and the loop never hashes, signs,
-//     waits for a fsync, or reads a clock inside the cutter's decisions.
+//     waits for a fsync, or reads a clock inside the core's decisions.
 //   - Blocks are numbered consecutively from Store.Height() at New and
 //     each names the header hash (api.HeaderHash) of the one before; block
 //     0 has no previous hash. The data hash is api.DataHash of the
@@ -124,7 +124,7 @@
 //
 //	Submit ── follower: forward to the leader (Cluster.Forward) ──┐
 //	   │ leader                                                   ▼
-//	loop (Cutter, leader only in effect) ── cut batch ──▶ Raft loop: Propose
+//	loop (cut.Flow, leader only in effect) ── cut batch ──▶ Raft loop: Propose
 //	                                                         │ Ready: 1 log.Save (fsync)
 //	                                                         │        2 send messages
 //	                                                         │        3 apply committed entries
@@ -144,7 +144,7 @@
 //     (catchup.go), checking each as a peer would, in order with the rest
 //     of the pipeline.
 //   - Cutting: only the leader receives transactions (followers forward),
-//     so only its Cutter cuts. Each batch becomes one log entry holding the
+//     so only its core cuts. Each batch becomes one log entry holding the
 //     transactions and their tx ids, plus the proposer, its term and a
 //     sequence number (raftentry.go); it holds no block number or previous
 //     hash.
@@ -160,7 +160,7 @@
 //   - Leader change: proposals that were not committed are lost with the
 //     old leader's term and never re-proposed (re-proposing could commit a
 //     transaction twice); their clients, who learn of commits from the
-//     peers, resubmit. Transactions still in a deposed leader's Cutter are
+//     peers, resubmit. Transactions still pending in a deposed leader are
 //     cut and proposed later, and raft forwards the proposal to the new
 //     leader. Peers' tx-id check remains the last guard against duplicates.
 //   - Signing: each member signs the header hash of each block with its own

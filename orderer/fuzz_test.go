@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // FuzzSubmit feeds arbitrary bytes to Submit: it must never panic, and it
@@ -16,7 +18,7 @@ func FuzzSubmit(f *testing.F) {
 	for _, seed := range [][]byte{good, wrongCh, byPeer, good[:len(good)/2], nil, {0x0a}, {0x0a, 0x80}, []byte("garbage")} {
 		f.Add(seed)
 	}
-	o := n.start(f, BatchConfig{MaxTxs: 50, Timeout: 10 * time.Millisecond})
+	o := n.start(f, cut.Config{MaxTxs: 50, Timeout: 10 * time.Millisecond})
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		err := o.Submit(context.Background(), raw)
 		if st := StatusOf(err); st != 200 && st != 400 && st != 403 && st != 404 && st != 429 {

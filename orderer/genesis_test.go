@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // TestGenesis: an orderer with a genesis document writes it as block 0 on
@@ -14,7 +16,7 @@ func TestGenesis(t *testing.T) {
 	n := newTestNet(t)
 	dir := t.TempDir()
 	doc := []byte(`{"Format":"test","Channel":"` + testChannel + `"}`)
-	batch := BatchConfig{MaxTxs: 1, MaxBytes: 1 << 20, Timeout: time.Second}
+	batch := cut.Config{MaxTxs: 1, MaxBytes: 1 << 20, Timeout: time.Second}
 
 	store := openStore(t, dir)
 	cfg := n.config(store, batch)

@@ -11,6 +11,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 const (
@@ -103,13 +104,13 @@ func openStore(t testing.TB, dir string) *ledger.BlockStore {
 	return s
 }
 
-func (n *testNet) config(store *ledger.BlockStore, batch BatchConfig) Config {
+func (n *testNet) config(store *ledger.BlockStore, batch cut.Config) Config {
 	return Config{Channel: testChannel, Registry: n.reg, Signer: n.orderer, Batch: batch, Store: store}
 }
 
 // start runs an orderer over a fresh store in a temp dir; both are closed
 // at the end of the test.
-func (n *testNet) start(t testing.TB, batch BatchConfig) *Orderer {
+func (n *testNet) start(t testing.TB, batch cut.Config) *Orderer {
 	t.Helper()
 	store := openStore(t, t.TempDir())
 	o, err := New(n.config(store, batch))

@@ -16,6 +16,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // TestCheckMembers: the orderer's door for membership updates refuses a
@@ -129,7 +130,7 @@ func TestMembersHeldBack(t *testing.T) {
 	start := func() (*Orderer, *ledger.BlockStore) {
 		t.Helper()
 		store := openStore(t, dir)
-		cfg := n.config(store, BatchConfig{MaxTxs: 1, Timeout: time.Millisecond})
+		cfg := n.config(store, cut.Config{MaxTxs: 1, Timeout: time.Millisecond})
 		cfg.Registry = freshReg()
 		o, err := New(cfg)
 		if err != nil {
@@ -272,7 +273,7 @@ func TestOrdererOrgMembers(t *testing.T) {
 	start := func() (*Orderer, *ledger.BlockStore) {
 		t.Helper()
 		store := openStore(t, dir)
-		cfg := n.config(store, BatchConfig{MaxTxs: 1, Timeout: time.Millisecond})
+		cfg := n.config(store, cut.Config{MaxTxs: 1, Timeout: time.Millisecond})
 		reg, err := identity.NewRegistry([]identity.Org{
 			{ID: "Org1", CACerts: [][]byte{n.org1CA.CertDER()}},
 			{ID: "Org2", CACerts: [][]byte{n.org2CA.CertDER()}},

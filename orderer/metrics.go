@@ -29,7 +29,7 @@ type Metrics struct {
 	// Paced counts the cuts a stream-mode orderer held because a peer was
 	// behind (see "Pacing by the peers" in doc.go).
 	Paced uint64 `metric:"counter"`
-	// PacedToLimit counts the holds that lasted paceMaxHold: no report
+	// PacedToLimit counts the holds that lasted cut.PaceMaxHold: no report
 	// said the peers caught up before it ran out.
 	PacedToLimit uint64 `metric:"counter"`
 	Signed       uint64 `metric:"counter"` // Blocks this orderer signed: all, or the checkpoints.

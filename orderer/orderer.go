@@ -14,6 +14,7 @@ import (
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // DefaultQueue is the default bound of Config.Queue.
@@ -52,7 +53,7 @@ type Config struct {
 	// peers can verify the blocks.
 	Signer *identity.Signer
 	// Batch says when blocks are cut; zero fields take their defaults.
-	Batch BatchConfig
+	Batch cut.Config
 	// Checkpoints says which blocks are signed; the zero value signs every
 	// one. The channel's peers must be configured to match
 	// (committer.Channel.Checkpoints).
@@ -135,7 +136,10 @@ func (c *Config) Validate() error {
 	if err := c.Checkpoints.Validate(); err != nil {
 		return err
 	}
-	return c.Batch.Validate()
+	if err := c.Batch.Validate(); err != nil {
+		return fmt.Errorf("%w: Config.Batch: %w", ErrBadConfig, err)
+	}
+	return nil
 }
 
 // Orderer admits transactions, cuts them into blocks, signs, persists and
@@ -143,7 +147,6 @@ func (c *Config) Validate() error {
 type Orderer struct {
 	cfg     Config
 	members membersScan  // membership updates applied (members.go)
-	cutter  *Cutter      // owned by loop
 	ckpt    checkpointer // owned by seal
 
 	in chan admitted // Submit → loop, bounded by Config.Queue
@@ -165,9 +168,9 @@ type Orderer struct {
 	// pace holds the peers' reported heights (stream mode, single node);
 	// holding is set while the loop holds a cut for them, so that a
 	// report then wakes it through idle.
-	pace        pacer
+	pace        cut.Pacer
 	holding     atomic.Bool
-	paceMaxHold time.Duration // paceMaxHold; tests lengthen it
+	paceMaxHold time.Duration // cut.PaceMaxHold; tests lengthen it
 	// sealHook, if set (tests only), runs in seal before each batch.
 	sealHook func()
 
@@ -205,13 +208,11 @@ type admitted struct {
 // gave them (seal checks it against its own count), or are a catch-up
 // order (sync) instead of a block.
 type batch struct {
-	txs  [][]byte
-	ids  []string
+	// Batch: the transactions; Config when the loop cut a config update
+	// alone (Raft: proposed as a ConfChange, see confchange.go).
+	cut.Batch
 	num  uint64
 	sync *snapState
-	// config: the loop cut a config update alone (Raft: proposed as a
-	// ConfChange, see raftconf.go).
-	config bool
 }
 
 // sealedBlock is a signed, encoded block ready to persist, or a catch-up
@@ -250,7 +251,6 @@ func newOrderer(cfg Config) (*Orderer, error) {
 	}
 	o := &Orderer{
 		cfg:    cfg,
-		cutter: NewCutter(cfg.Batch),
 		ckpt:   checkpointer{cfg: cfg.Checkpoints},
 		in:     make(chan admitted, cfg.Queue),
 		cuts:   make(chan batch, cutDepth),
@@ -258,9 +258,9 @@ func newOrderer(cfg Config) (*Orderer, error) {
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 
-		paceMaxHold: paceMaxHold,
+		paceMaxHold: cut.PaceMaxHold,
 	}
-	if cfg.Batch.Mode == ModeStream {
+	if cfg.Batch.Mode == cut.ModeStream {
 		o.idle = make(chan struct{}, 1)
 	}
 	o.notify.ch = make(chan struct{})
@@ -329,117 +329,126 @@ func (o *Orderer) Close() error {
 	return nil
 }
 
-// loop is the ordered path: it owns the cutter, feeds it admitted
-// transactions, timer ticks (block mode) and seal's idle signals (stream
-// mode), and hands cut batches to seal. It never hashes, signs or writes.
+// loop is the ordered path's I/O side: it feeds the decision core
+// (cut.Flow: the cutter, config updates alone, pacing) with admitted
+// transactions, timer ticks and seal's idle signals, keeps the core's
+// contract (see cut.Flow) and hands cut batches on, to seal or, in Raft
+// mode, to the Raft loop. It reads the clock; it never decides, hashes,
+// signs or writes.
 func (o *Orderer) loop() {
 	if o.raft == nil {
 		defer close(o.cuts)
 	} else {
 		defer close(o.raft.props) // run then stops, and closes cuts
 	}
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	var armed time.Time // the deadline the timer is set for; zero if none
-	var ids []string    // tx ids of the cutter's pending transactions, in order
-	// Pacing (stream mode, single node): heldSince is when the loop began
-	// holding a cut for a peer that is behind (zero: not holding).
-	pacing := o.idle != nil && o.raft == nil
-	var heldSince time.Time
-	emit := func(txs [][]byte, config ...bool) {
-		b := batch{txs: txs, ids: ids[:len(txs):len(txs)], config: len(config) > 0}
-		ids = ids[len(txs):]
+	var pacer *cut.Pacer // pacing: stream mode, single node
+	if o.raft == nil {
+		pacer = &o.pace
+	}
+	f := cut.NewFlow(o.cfg.Batch, pacer, o.paceMaxHold)
+	var wake wakeTimer
+	defer wake.stop()
+	take := func(a admitted) {
+		o.inBytes.Add(-int64(len(a.raw)))
+		o.emit(f.Add(a.raw, a.id, a.config, time.Now()))
+	}
+	for {
+		select {
+		case a := <-o.in:
+			take(a)
+		case <-wake.c():
+			wake.fired()
+			o.emit(f.Tick(time.Now()))
+		case <-o.idle: // nil in block mode; Idle below acts on it
+		case <-o.stop:
+			for drained := false; !drained; {
+				select {
+				case a := <-o.in:
+					take(a)
+				default:
+					drained = true
+				}
+			}
+			o.emit(f.Flush())
+			return
+		}
+		// Stream mode: whenever seal has nothing in hand, what is pending
+		// goes now (unless pacing holds it). A batch cut here never waits
+		// behind another, so while seal works the next batch grows in the
+		// cutter, not in o.cuts. With nothing in flight, every block cut
+		// is in the store.
+		if o.idle != nil && o.inSeal.Load() == 0 {
+			out, ev := f.Idle(time.Now(), o.cfg.Store.Height())
+			if ev&cut.PaceHeld != 0 {
+				o.m.paced.Add(1)
+			}
+			if ev&cut.PaceLimit != 0 {
+				o.m.pacedToLimit.Add(1)
+			}
+			o.emit(out)
+			o.holding.Store(f.Holding())
+		}
+		wake.set(f.Deadline())
+	}
+}
+
+// emit hands cut batches on in order: to seal, or in Raft mode to the
+// Raft loop, whose leader proposes them. Stream mode counts them in
+// flight until they are durable (released).
+func (o *Orderer) emit(bs []cut.Batch) {
+	for _, cb := range bs {
 		if o.idle != nil {
 			o.inSeal.Add(1)
 		}
+		b := batch{Batch: cb}
 		if o.raft == nil {
 			o.cuts <- b
-			return
+			continue
 		}
-		select { // Raft mode: the leader proposes its cuts
+		select {
 		case o.raft.props <- b:
 		case <-o.raft.done:
 			o.released(1)
 		}
 	}
-	add := func(a admitted) {
-		if a.config { // a config update is a block of its own
-			if txs := o.cutter.Flush(); txs != nil {
-				emit(txs)
-			}
-			ids = append(ids, a.id)
-			emit([][]byte{a.raw}, true)
-			return
-		}
-		ids = append(ids, a.id)
-		for _, txs := range o.cutter.Add(a.raw, time.Now()) {
-			emit(txs)
-		}
+}
+
+// wakeTimer is the loop's one timer, armed for the core's deadline.
+type wakeTimer struct {
+	t     *time.Timer
+	armed time.Time // the deadline it is set for; zero if none
+}
+
+func (w *wakeTimer) c() <-chan time.Time {
+	if w.t == nil {
+		return nil
 	}
-	for {
-		select {
-		case a := <-o.in:
-			o.inBytes.Add(-int64(len(a.raw)))
-			add(a)
-		case <-timer.C:
-			armed = time.Time{}
-			if txs := o.cutter.Tick(time.Now()); txs != nil {
-				emit(txs)
-			}
-		case <-o.idle: // nil in block mode; the Free below handles it
-		case <-o.stop:
-			timer.Stop()
-			for drained := false; !drained; {
-				select {
-				case a := <-o.in:
-					o.inBytes.Add(-int64(len(a.raw)))
-					add(a)
-				default:
-					drained = true
-				}
-			}
-			if txs := o.cutter.Flush(); txs != nil {
-				emit(txs)
-			}
-			return
+	return w.t.C
+}
+
+// fired records that the timer went off.
+func (w *wakeTimer) fired() { w.armed = time.Time{} }
+
+// set arms the timer for at (ok), or disarms it (!ok); an unchanged
+// deadline leaves it alone.
+func (w *wakeTimer) set(at time.Time, ok bool) {
+	switch {
+	case !ok && !w.armed.IsZero():
+		w.t.Stop()
+		w.armed = time.Time{}
+	case ok && !at.Equal(w.armed):
+		if w.t == nil {
+			w.t = time.NewTimer(time.Until(at))
+		} else {
+			w.t.Reset(time.Until(at))
 		}
-		// Stream mode: whenever seal has nothing in hand, what is pending
-		// goes now. A batch cut here never waits behind another, so while
-		// seal works the next batch grows in the cutter, not in o.cuts.
-		// With pacing, it also waits, up to paceMaxHold, while a peer is
-		// more than paceBacklog blocks behind.
-		if o.idle != nil && o.inSeal.Load() == 0 {
-			now := time.Now()
-			n, _ := o.cutter.Pending()
-			// With nothing in flight, every block cut is in the store.
-			hold := pacing && n > 0 && o.pace.behind(o.cfg.Store.Height(), now)
-			if hold && heldSince.IsZero() {
-				heldSince = now
-				o.m.paced.Add(1)
-			}
-			if !hold || now.Sub(heldSince) >= o.paceMaxHold {
-				if hold {
-					o.m.pacedToLimit.Add(1)
-				}
-				heldSince = time.Time{}
-				if txs := o.cutter.Free(now); txs != nil {
-					emit(txs)
-				}
-			}
-			o.holding.Store(!heldSince.IsZero())
-		}
-		wake, ok := o.cutter.Deadline() // block mode
-		if !heldSince.IsZero() {        // stream mode
-			wake, ok = heldSince.Add(o.paceMaxHold), true
-		}
-		switch {
-		case !ok && !armed.IsZero():
-			timer.Stop()
-			armed = time.Time{}
-		case ok && !wake.Equal(armed):
-			timer.Reset(time.Until(wake))
-			armed = wake
-		}
+		w.armed = at
+	}
+}
+
+func (w *wakeTimer) stop() {
+	if w.t != nil {
+		w.t.Stop()
 	}
 }
 
@@ -488,7 +497,7 @@ func (o *Orderer) Report(peer string, height uint64) {
 	if o.idle == nil || o.raft != nil || height == 0 {
 		return
 	}
-	o.pace.report(peer, height, time.Now())
+	o.pace.Report(peer, height, time.Now())
 	if o.holding.Load() {
 		select {
 		case o.idle <- struct{}{}:
@@ -518,12 +527,12 @@ func (o *Orderer) sealOne(next uint64, prev []byte, b batch) ([]byte, bool) {
 		signer = o.cfg.Signer
 		o.m.signed.Add(1)
 	}
-	blk, err := api.BuildBlock(next, prev, b.txs, signer)
+	blk, err := api.BuildBlock(next, prev, b.Txs, signer)
 	if err != nil {
 		o.fail(fmt.Errorf("%w: sealing block %d: %w", ErrFailed, next, err))
 		return nil, false
 	}
-	codes := bytes.Repeat([]byte{byte(api.TxValidationCode_NOT_VALIDATED)}, len(b.txs))
+	codes := bytes.Repeat([]byte{byte(api.TxValidationCode_NOT_VALIDATED)}, len(b.Txs))
 	blk.Metadata.ValidationCodes = codes
 	raw, err := proto.Marshal(blk)
 	if err != nil {
@@ -532,11 +541,11 @@ func (o *Orderer) sealOne(next uint64, prev []byte, b batch) ([]byte, bool) {
 	}
 	hh := api.HeaderHash(blk.Header)
 	n := 0
-	for _, tx := range b.txs {
+	for _, tx := range b.Txs {
 		n += len(tx)
 	}
 	o.sealed <- sealedBlock{
-		entry:   ledger.Entry{Number: next, HeaderHash: hh, PrevHash: prev, Raw: raw, TxIDs: b.ids, Codes: codes},
+		entry:   ledger.Entry{Number: next, HeaderHash: hh, PrevHash: prev, Raw: raw, TxIDs: b.IDs, Codes: codes},
 		txBytes: n,
 	}
 	return hh, true

@@ -14,15 +14,16 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
-var slow = BatchConfig{MaxTxs: 100, Timeout: time.Hour} // cuts only by count, bytes or Close
+var slow = cut.Config{MaxTxs: 100, Timeout: time.Hour} // cuts only by count, bytes or Close
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	n := newTestNet(t)
 	store := openStore(t, t.TempDir())
 	defer store.Close()
-	good := n.config(store, BatchConfig{})
+	good := n.config(store, cut.Config{})
 	for _, c := range []struct {
 		name string
 		edit func(*Config)
@@ -36,7 +37,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"client signer", func(c *Config) { c.Signer = n.client1 }, "has role client, want orderer"},
 		{"negative queue", func(c *Config) { c.Queue = -5 }, "Config.Queue is -5"},
 		{"queue bytes under a transaction", func(c *Config) { c.QueueBytes = 1 << 20 }, "Config.QueueBytes is 1048576, want at least 4194304"},
-		{"negative timeout", func(c *Config) { c.Batch.Timeout = -time.Second }, "BatchConfig.Timeout is -1s"},
+		{"negative timeout", func(c *Config) { c.Batch.Timeout = -time.Second }, "Config.Batch: cut: invalid config: Timeout is -1s"},
 	} {
 		cfg := good
 		c.edit(&cfg)
@@ -188,7 +189,7 @@ func keys(prefix string, count int) []string {
 
 func TestCutByCount(t *testing.T) {
 	n := newTestNet(t)
-	o := n.start(t, BatchConfig{MaxTxs: 3, Timeout: time.Hour})
+	o := n.start(t, cut.Config{MaxTxs: 3, Timeout: time.Hour})
 	ids := submitAll(t, n, o, keys("k", 7)...)
 	blks := blocks(t, o, 0, 2)
 	checkChain(t, n.reg, nil, blks)
@@ -217,7 +218,7 @@ func TestCutByBytes(t *testing.T) {
 	}
 	// Room for two transactions but never three (sizes differ by a few
 	// signature bytes only).
-	o := n.start(t, BatchConfig{MaxTxs: 100, MaxBytes: 2*maxSize + 1, Timeout: time.Hour})
+	o := n.start(t, cut.Config{MaxTxs: 100, MaxBytes: 2*maxSize + 1, Timeout: time.Hour})
 	for _, raw := range raws {
 		if err := o.Submit(context.Background(), raw); err != nil {
 			t.Fatal(err)
@@ -237,7 +238,7 @@ func TestCutByBytes(t *testing.T) {
 
 func TestCutByTimeout(t *testing.T) {
 	n := newTestNet(t)
-	o := n.start(t, BatchConfig{MaxTxs: 1000, Timeout: 20 * time.Millisecond})
+	o := n.start(t, cut.Config{MaxTxs: 1000, Timeout: 20 * time.Millisecond})
 	ids := submitAll(t, n, o, keys("t", 3)...)
 	// The timer may fire between submissions on a loaded machine, so read
 	// blocks until all three transactions have arrived.
@@ -278,7 +279,7 @@ func TestRestartContinuesChain(t *testing.T) {
 	run := func(keys ...string) []string {
 		store := openStore(t, dir)
 		defer store.Close()
-		o, err := New(n.config(store, BatchConfig{MaxTxs: 2, Timeout: time.Hour}))
+		o, err := New(n.config(store, cut.Config{MaxTxs: 2, Timeout: time.Hour}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,7 +384,7 @@ func TestOverloaded(t *testing.T) {
 func TestStoreFailureIsSticky(t *testing.T) {
 	n := newTestNet(t)
 	store := openStore(t, t.TempDir())
-	o, err := New(n.config(store, BatchConfig{MaxTxs: 1, Timeout: time.Hour}))
+	o, err := New(n.config(store, cut.Config{MaxTxs: 1, Timeout: time.Hour}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,7 +415,7 @@ func TestStoreFailureIsSticky(t *testing.T) {
 
 func TestMetricsString(t *testing.T) {
 	n := newTestNet(t)
-	o := n.start(t, BatchConfig{MaxTxs: 2, Timeout: time.Hour})
+	o := n.start(t, cut.Config{MaxTxs: 2, Timeout: time.Hour})
 	submitAll(t, n, o, keys("m", 4)...)
 	blocks(t, o, 0, 2)
 	m := o.Metrics()

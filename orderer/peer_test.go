@@ -9,6 +9,7 @@ import (
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
+	"github.com/strand-ledger/strand/orderer/cut"
 	"github.com/strand-ledger/strand/policy"
 )
 
@@ -17,7 +18,7 @@ import (
 // orderer signatures, and commits every transaction as VALID.
 func TestPeerCommitsOrderedBlocks(t *testing.T) {
 	n := newTestNet(t)
-	o := n.start(t, BatchConfig{MaxTxs: 4, Timeout: 20 * time.Millisecond})
+	o := n.start(t, cut.Config{MaxTxs: 4, Timeout: 20 * time.Millisecond})
 	peerStore := openStore(t, t.TempDir())
 	defer peerStore.Close()
 	db := memdb.New()

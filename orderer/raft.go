@@ -369,7 +369,7 @@ func (r *raftNode) name(id uint64) string {
 // transactions: their clients, who learn of commits from the peers,
 // resubmit.
 func (r *raftNode) propose(b batch) {
-	if b.config {
+	if b.Config {
 		r.proposeConfig(b)
 		return
 	}
@@ -382,7 +382,7 @@ func (r *raftNode) propose(b batch) {
 		}
 		r.o.m.proposalsDropped.Add(1)
 		r.o.cfg.Log.Warn("raft: proposal dropped; its clients must resubmit", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID,
-			"txs", len(b.txs), "err", err)
+			"txs", len(b.Txs), "err", err)
 		r.o.released(1)
 		return
 	}

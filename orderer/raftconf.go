@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/strand-ledger/strand/orderer/cut"
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
@@ -48,7 +49,7 @@ func (r *raftNode) publishConf() error {
 // pending it turns another into an empty entry, which applies as nothing;
 // the admins then see no config block and submit again.
 func (r *raftNode) proposeConfig(b batch) {
-	ch, err := checkConfigUpdate(r.o.cfg.Registry, r.o.cfg.Channel, r.conf, b.txs[0])
+	ch, err := checkConfigUpdate(r.o.cfg.Registry, r.o.cfg.Channel, r.conf, b.Txs[0])
 	if err != nil {
 		r.o.cfg.Log.Warn("raft: config update dropped at proposal", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID, "err", err)
 		r.o.released(1)
@@ -124,7 +125,7 @@ func (r *raftNode) applyConfig(index uint64, cc *pb.ConfChange) {
 	n := r.next
 	r.next++
 	if n >= r.skipBelow {
-		r.o.cuts <- batch{txs: [][]byte{ch.raw}, ids: []string{ch.id}, num: n}
+		r.o.cuts <- batch{Batch: cut.Batch{Txs: [][]byte{ch.raw}, IDs: []string{ch.id}}, num: n}
 	}
 	if cc.GetType() == pb.ConfChangeType_ConfChangeRemoveNode {
 		if p, ok := prev.peer(cc.GetNodeId()); ok {

@@ -35,10 +35,10 @@ func encodeEntry(buf []byte, e blockEntry) []byte {
 	buf = binary.AppendUvarint(buf, e.Proposer)
 	buf = binary.AppendUvarint(buf, e.Term)
 	buf = binary.AppendUvarint(buf, e.Seq)
-	buf = binary.AppendUvarint(buf, uint64(len(e.txs)))
-	for i, tx := range e.txs {
-		buf = binary.AppendUvarint(buf, uint64(len(e.ids[i])))
-		buf = append(buf, e.ids[i]...)
+	buf = binary.AppendUvarint(buf, uint64(len(e.Txs)))
+	for i, tx := range e.Txs {
+		buf = binary.AppendUvarint(buf, uint64(len(e.IDs[i])))
+		buf = append(buf, e.IDs[i]...)
 		buf = binary.AppendUvarint(buf, uint64(len(tx)))
 		buf = append(buf, tx...)
 	}
@@ -59,10 +59,10 @@ func decodeEntry(data []byte) (blockEntry, error) {
 	if n == 0 && d.err == nil {
 		return blockEntry{}, fmt.Errorf("%w: no transactions, want at least one", ErrBadEntry)
 	}
-	e.txs, e.ids = make([][]byte, 0, n), make([]string, 0, n)
+	e.Txs, e.IDs = make([][]byte, 0, n), make([]string, 0, n)
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		e.ids = append(e.ids, string(d.bytes()))
-		e.txs = append(e.txs, d.bytes())
+		e.IDs = append(e.IDs, string(d.bytes()))
+		e.Txs = append(e.Txs, d.bytes())
 	}
 	if d.err == nil && len(d.b) > 0 {
 		d.err = fmt.Errorf("%d trailing bytes", len(d.b))

@@ -7,23 +7,25 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 func TestEntryRoundTrip(t *testing.T) {
-	e := blockEntry{Proposer: 3, Term: 7, Seq: 1 << 40, batch: batch{
-		txs: [][]byte{[]byte("tx-one"), {}, bytes.Repeat([]byte{0xff}, 300)},
-		ids: []string{"id1", "", "id3"},
-	}}
+	e := blockEntry{Proposer: 3, Term: 7, Seq: 1 << 40, batch: batch{Batch: cut.Batch{
+		Txs: [][]byte{[]byte("tx-one"), {}, bytes.Repeat([]byte{0xff}, 300)},
+		IDs: []string{"id1", "", "id3"},
+	}}}
 	got, err := decodeEntry(encodeEntry(nil, e))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Proposer != 3 || got.Term != 7 || got.Seq != 1<<40 || len(got.txs) != 3 {
+	if got.Proposer != 3 || got.Term != 7 || got.Seq != 1<<40 || len(got.Txs) != 3 {
 		t.Fatalf("decoded %+v", got)
 	}
-	for i := range e.txs {
-		if !bytes.Equal(got.txs[i], e.txs[i]) || got.ids[i] != e.ids[i] {
-			t.Fatalf("tx %d: %q/%q, want %q/%q", i, got.ids[i], got.txs[i], e.ids[i], e.txs[i])
+	for i := range e.Txs {
+		if !bytes.Equal(got.Txs[i], e.Txs[i]) || got.IDs[i] != e.IDs[i] {
+			t.Fatalf("tx %d: %q/%q, want %q/%q", i, got.IDs[i], got.Txs[i], e.IDs[i], e.Txs[i])
 		}
 	}
 	s := snapState{Height: 42, Hash: bytes.Repeat([]byte{1}, 32)}
@@ -43,7 +45,7 @@ func TestEntryRoundTrip(t *testing.T) {
 }
 
 func TestEntryRefusesBadBytes(t *testing.T) {
-	good := encodeEntry(nil, blockEntry{Proposer: 1, batch: batch{txs: [][]byte{[]byte("x")}, ids: []string{"i"}}})
+	good := encodeEntry(nil, blockEntry{Proposer: 1, batch: batch{Batch: cut.Batch{Txs: [][]byte{[]byte("x")}, IDs: []string{"i"}}}})
 	for _, c := range []struct {
 		name string
 		raw  []byte
@@ -70,7 +72,7 @@ func TestEntryRefusesBadBytes(t *testing.T) {
 // proposal); decoding must never panic, and what decodes re-encodes to
 // the same bytes.
 func FuzzDecodeEntry(f *testing.F) {
-	f.Add(encodeEntry(nil, blockEntry{Proposer: 1, Term: 2, Seq: 3, batch: batch{txs: [][]byte{[]byte("a")}, ids: []string{"b"}}}))
+	f.Add(encodeEntry(nil, blockEntry{Proposer: 1, Term: 2, Seq: 3, batch: batch{Batch: cut.Batch{Txs: [][]byte{[]byte("a")}, IDs: []string{"b"}}}}))
 	f.Add(encodeSnap(snapState{Height: 1, Hash: []byte{1}}))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, raw []byte) {

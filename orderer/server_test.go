@@ -14,11 +14,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 func TestGRPCRoundTrip(t *testing.T) {
 	n := newTestNet(t)
-	o := n.start(t, BatchConfig{MaxTxs: 2, Timeout: 20 * time.Millisecond})
+	o := n.start(t, cut.Config{MaxTxs: 2, Timeout: 20 * time.Millisecond})
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,16 @@
 package orderer
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // stream is a stream-mode config whose timeout would never cut a block
 // within a test: every block below is cut by Free or by MaxTxs.
-var stream = BatchConfig{Mode: ModeStream, MaxTxs: 100, Timeout: time.Hour}
+var stream = cut.Config{Mode: cut.ModeStream, MaxTxs: 100, Timeout: time.Hour}
 
 // TestStreamLightLoad: one transaction at a time, each gets a block of its
 // own at once (the hour-long timeout never fires).
@@ -101,42 +101,6 @@ func TestStreamPacing(t *testing.T) {
 	}
 	if p := o.Metrics().Paced; p != 1 {
 		t.Errorf("Paced = %d, want 1", p)
-	}
-}
-
-// TestPacer: a peer is behind when its fresh report is more than
-// paceBacklog short of the cut height; stale reports stop counting, and a
-// lower report racing a higher one is ignored.
-func TestPacer(t *testing.T) {
-	var p pacer
-	t0 := time.Unix(1000, 0)
-	if p.behind(10, t0) {
-		t.Fatal("behind with no reports")
-	}
-	p.report("a", 8, t0)
-	if !p.behind(10, t0) || p.behind(9, t0) {
-		t.Fatal("a at 8: want behind of 10, not of 9")
-	}
-	p.report("a", 7, t0.Add(time.Millisecond)) // an older submit's report, late
-	if p.behind(9, t0) {
-		t.Fatal("a lower report replaced a higher fresh one")
-	}
-	if p.behind(10, t0.Add(paceFresh)) {
-		t.Fatal("a stale report still holds the cut")
-	}
-	p.report("a", 3, t0.Add(2*paceFresh)) // the old one expired: take it
-	if !p.behind(5, t0.Add(2*paceFresh)) {
-		t.Fatal("a fresh report after expiry was ignored")
-	}
-	p.report(strings.Repeat("x", paceMaxName+1), 0, t0.Add(2*paceFresh))
-	if _, ok := p.peers[strings.Repeat("x", paceMaxName+1)]; ok {
-		t.Fatal("a reporter name over the bound was remembered")
-	}
-	for i := range paceMaxPeers + 10 {
-		p.report(fmt.Sprint("peer", i), 100, t0.Add(2*paceFresh))
-	}
-	if n := len(p.peers); n != paceMaxPeers {
-		t.Fatalf("%d reporters remembered, want the bound %d", n, paceMaxPeers)
 	}
 }
 

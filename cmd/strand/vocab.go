@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
-	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // The one vocabulary of the knobs several commands share. Each has one
@@ -32,16 +32,16 @@ const (
 // deprecated alias ("" for none).
 func bindBlockSize(fl *pflag.FlagSet, p *int, old string) {
 	const help = "most transactions per block: a block is cut when it holds this many"
-	fl.IntVar(p, flagBlockSize, orderer.DefaultMaxTxs, help)
-	deprecatedAlias(fl, old, flagBlockSize, func(name string) { fl.IntVar(p, name, orderer.DefaultMaxTxs, help) })
+	fl.IntVar(p, flagBlockSize, cut.DefaultMaxTxs, help)
+	deprecatedAlias(fl, old, flagBlockSize, func(name string) { fl.IntVar(p, name, cut.DefaultMaxTxs, help) })
 }
 
 func bindBatchTimeout(fl *pflag.FlagSet, p *time.Duration) {
-	fl.DurationVar(p, flagBatchTimeout, orderer.DefaultTimeout, "block mode: cut a non-empty block this long after its first transaction")
+	fl.DurationVar(p, flagBatchTimeout, cut.DefaultTimeout, "block mode: cut a non-empty block this long after its first transaction")
 }
 
 func bindBatchMode(fl *pflag.FlagSet, p *string) {
-	fl.StringVar(p, flagBatchMode, string(orderer.ModeBlock), "block: cut a block when full or at --batch-timeout (Fabric); stream: cut whenever the orderer can take one (StreamChain)")
+	fl.StringVar(p, flagBatchMode, string(cut.ModeBlock), "block: cut a block when full or at --batch-timeout (Fabric); stream: cut whenever the orderer can take one (StreamChain)")
 }
 
 func bindStateDB(fl *pflag.FlagSet, p *string) {
@@ -64,7 +64,7 @@ func deprecatedAlias(fl *pflag.FlagSet, old, flag string, bind func(string)) {
 
 // checkBatchMode names a bad --batch-mode value.
 func checkBatchMode(mode string) error {
-	if mode != string(orderer.ModeBlock) && mode != string(orderer.ModeStream) {
+	if mode != string(cut.ModeBlock) && mode != string(cut.ModeStream) {
 		return fmt.Errorf("--%s %q: want block or stream", flagBatchMode, mode)
 	}
 	return nil

@@ -27,6 +27,7 @@ import (
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/ledger/statedb/memdb"
 	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 	"github.com/strand-ledger/strand/policy"
 )
 
@@ -41,7 +42,7 @@ const OrdererOrg = "OrdererOrg"
 type Options struct {
 	Orgs   []string // peer orgs, one peer each
 	Policy string   // Smallbank's endorsement policy
-	Batch  orderer.BatchConfig
+	Batch  cut.Config
 	// MaxInFlight is every gateway's Config.MaxInFlight.
 	MaxInFlight int
 }
@@ -82,7 +83,7 @@ func Start(t testing.TB, opts Options) *Network {
 		opts.Batch.Timeout = 20 * time.Millisecond
 	}
 	n := &Network{CAs: map[string]*identity.CA{}, maxInFlight: opts.MaxInFlight}
-	if opts.Batch.Mode != orderer.ModeStream {
+	if opts.Batch.Mode != cut.ModeStream {
 		n.orderWait = opts.Batch.Timeout
 	}
 	var orgs []identity.Org
@@ -142,7 +143,7 @@ func (n *Network) WaitHeight(t testing.TB, height uint64, timeout time.Duration)
 	}
 }
 
-func (n *Network) startOrderer(t testing.TB, batch orderer.BatchConfig) {
+func (n *Network) startOrderer(t testing.TB, batch cut.Config) {
 	t.Helper()
 	store, err := ledger.OpenBlockStore(filepath.Join(t.TempDir(), "orderer"), ledger.Options{NoSync: true})
 	check(t, err)

@@ -1,11 +1,12 @@
-package orderer
+package cut
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
 
-// Defaults of BatchConfig: strand's, which every command and file shares
+// Defaults of Config: strand's, which every command and file shares
 // (the block size and batch timeout of `strand demo`, `bench`, `crypto
 // gen` and `net up`, and of a channel file that names none). Fabric's are
 // 500 transactions and 2 s (BatchSize.MaxMessageCount, BatchTimeout),
@@ -31,8 +32,11 @@ const (
 	ModeStream Mode = "stream"
 )
 
-// BatchConfig says when the cutter closes a block.
-type BatchConfig struct {
+// ErrBadConfig: a Config field is out of range.
+var ErrBadConfig = errors.New("cut: invalid config")
+
+// Config says when the cutter closes a block.
+type Config struct {
 	// Mode is ModeBlock or ModeStream. Default ModeBlock.
 	Mode Mode
 	// MaxTxs cuts a block once it holds this many transactions.
@@ -51,7 +55,7 @@ type BatchConfig struct {
 }
 
 // EnsureDefaults fills in zero fields with their defaults.
-func (c *BatchConfig) EnsureDefaults() {
+func (c *Config) EnsureDefaults() {
 	if c.Mode == "" {
 		c.Mode = ModeBlock
 	}
@@ -68,16 +72,16 @@ func (c *BatchConfig) EnsureDefaults() {
 
 // Validate reports the first invalid field, naming its value and what is
 // allowed. Zero fields are invalid: call EnsureDefaults first.
-func (c BatchConfig) Validate() error {
+func (c Config) Validate() error {
 	switch {
 	case c.MaxTxs < 1:
-		return fmt.Errorf("%w: BatchConfig.MaxTxs is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.MaxTxs, DefaultMaxTxs)
+		return fmt.Errorf("%w: MaxTxs is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.MaxTxs, DefaultMaxTxs)
 	case c.MaxBytes < 1:
-		return fmt.Errorf("%w: BatchConfig.MaxBytes is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.MaxBytes, DefaultMaxBytes)
+		return fmt.Errorf("%w: MaxBytes is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.MaxBytes, DefaultMaxBytes)
 	case c.Timeout <= 0:
-		return fmt.Errorf("%w: BatchConfig.Timeout is %s, want more than 0 (0 means the default, %s)", ErrBadConfig, c.Timeout, DefaultTimeout)
+		return fmt.Errorf("%w: Timeout is %s, want more than 0 (0 means the default, %s)", ErrBadConfig, c.Timeout, DefaultTimeout)
 	case c.Mode != ModeBlock && c.Mode != ModeStream:
-		return fmt.Errorf("%w: BatchConfig.Mode is %q, want %q or %q (\"\" means the default, %q)", ErrBadConfig, c.Mode, ModeBlock, ModeStream, ModeBlock)
+		return fmt.Errorf("%w: Mode is %q, want %q or %q (\"\" means the default, %q)", ErrBadConfig, c.Mode, ModeBlock, ModeStream, ModeBlock)
 	}
 	return nil
 }
@@ -86,7 +90,7 @@ func (c BatchConfig) Validate() error {
 // no goroutine, reads no clock and does no I/O; time arrives as an
 // argument. Every method returns the batches it cut, oldest first, and a
 // batch is never empty. Transactions leave in the order they were added.
-// A Cutter is for one goroutine (the orderer's loop).
+// A Cutter is for one goroutine (the orderer's loop, through Flow).
 //
 // The caller's contract: call Add for each admitted transaction, and Tick
 // no later than shortly after the time Deadline reports (the loop arms a
@@ -95,7 +99,7 @@ func (c BatchConfig) Validate() error {
 // last batch, and after an Add while it is still idle. Flush cuts whatever
 // is pending (on shutdown).
 type Cutter struct {
-	cfg      BatchConfig
+	cfg      Config
 	pending  [][]byte
 	bytes    int
 	deadline time.Time // valid while pending is non-empty
@@ -103,8 +107,8 @@ type Cutter struct {
 
 // NewCutter returns a cutter for cfg, with zero fields set to their
 // defaults. It panics if cfg is invalid: callers validate configuration
-// where it is read (New does).
-func NewCutter(cfg BatchConfig) *Cutter {
+// where it is read (orderer.New does).
+func NewCutter(cfg Config) *Cutter {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
 		panic(err)

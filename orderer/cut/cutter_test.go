@@ -1,4 +1,4 @@
-package orderer
+package cut
 
 import (
 	"fmt"
@@ -56,7 +56,7 @@ func runScript(t *testing.T, d *datadriven.TestData) []string {
 	if d.Cmd != "run" {
 		fail("case starts with %q, want \"run key=value...\"", d.Cmd)
 	}
-	var cfg BatchConfig
+	var cfg Config
 	for _, a := range d.CmdArgs {
 		switch a.Key {
 		case "maxtxs":
@@ -160,24 +160,24 @@ func renderBatches(cuts [][][]byte) string {
 	return strings.Join(parts, " ")
 }
 
-func TestBatchConfigValidate(t *testing.T) {
+func TestConfigValidate(t *testing.T) {
 	for _, c := range []struct {
-		cfg  BatchConfig
+		cfg  Config
 		want string
 	}{
-		{BatchConfig{MaxTxs: -1, MaxBytes: 1, Timeout: 1}, "BatchConfig.MaxTxs is -1"},
-		{BatchConfig{MaxTxs: 1, MaxBytes: 0, Timeout: 1}, "BatchConfig.MaxBytes is 0"},
-		{BatchConfig{MaxTxs: 1, MaxBytes: 1, Timeout: -time.Second}, "BatchConfig.Timeout is -1s"},
-		{BatchConfig{Mode: "streaming", MaxTxs: 1, MaxBytes: 1, Timeout: 1}, `BatchConfig.Mode is "streaming", want "block" or "stream"`},
+		{Config{MaxTxs: -1, MaxBytes: 1, Timeout: 1}, "MaxTxs is -1"},
+		{Config{MaxTxs: 1, MaxBytes: 0, Timeout: 1}, "MaxBytes is 0"},
+		{Config{MaxTxs: 1, MaxBytes: 1, Timeout: -time.Second}, "Timeout is -1s"},
+		{Config{Mode: "streaming", MaxTxs: 1, MaxBytes: 1, Timeout: 1}, `Mode is "streaming", want "block" or "stream"`},
 	} {
 		err := c.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("Validate(%+v) = %v, want an error containing %q", c.cfg, err, c.want)
 		}
 	}
-	var d BatchConfig
+	var d Config
 	d.EnsureDefaults()
-	if d != (BatchConfig{Mode: ModeBlock, MaxTxs: 100, MaxBytes: 10 << 20, Timeout: 2 * time.Millisecond}) || d.Validate() != nil {
+	if d != (Config{Mode: ModeBlock, MaxTxs: 100, MaxBytes: 10 << 20, Timeout: 2 * time.Millisecond}) || d.Validate() != nil {
 		t.Errorf("defaults %+v (Validate %v), want strand's 100 txs, 10 MiB, 2ms", d, d.Validate())
 	}
 }

@@ -1,0 +1,170 @@
+package cut
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// TestFlowScripts runs the scripts in testdata/flow*.txt (go test -rewrite
+// regenerates the expected output). A case is
+//
+//	run mode=M maxtxs=N maxbytes=N timeout=D maxhold=D pacing   (all optional)
+//	<command lines>
+//	----
+//	<one output line per command>
+//
+// Commands:
+//
+//	add NAME:SIZE... @T        Add transactions (tx id = NAME) at T
+//	config NAME:SIZE @T        Add a config update at T
+//	tick @T                    Tick at T
+//	idle STORED @T             Idle at T with STORED blocks in the store
+//	report PEER HEIGHT @T      the pacer hears PEER's height at T
+//	flush                      Flush
+//	deadline                   print Deadline
+//
+// An output line echoes the command, then "=>" and the batches cut (by tx
+// id; a config update as config[NAME]), the pacing events, and
+// "| pending N" and "| holding" when they apply.
+func TestFlowScripts(t *testing.T) {
+	files, err := filepath.Glob("testdata/flow*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata/flow*.txt files (%v)", err)
+	}
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+				return strings.Join(runFlow(t, d), "\n")
+			})
+		})
+	}
+}
+
+func runFlow(t *testing.T, d *datadriven.TestData) []string {
+	t.Helper()
+	fail := func(format string, args ...any) {
+		t.Helper()
+		d.Fatalf(t, format, args...)
+	}
+	if d.Cmd != "run" {
+		fail("case starts with %q, want \"run key=value...\"", d.Cmd)
+	}
+	var cfg Config
+	var maxHold time.Duration
+	var pacer *Pacer
+	for _, a := range d.CmdArgs {
+		switch a.Key {
+		case "maxtxs":
+			d.ScanArgs(t, a.Key, &cfg.MaxTxs)
+		case "maxbytes":
+			d.ScanArgs(t, a.Key, &cfg.MaxBytes)
+		case "timeout":
+			d.ScanArgs(t, a.Key, &cfg.Timeout)
+		case "maxhold":
+			d.ScanArgs(t, a.Key, &maxHold)
+		case "pacing":
+			pacer = &Pacer{}
+		case "mode":
+			var m string
+			d.ScanArgs(t, a.Key, &m)
+			cfg.Mode = Mode(m)
+		default:
+			fail("%q: unknown key, want mode, maxtxs, maxbytes, timeout, maxhold or pacing", a.String())
+		}
+	}
+	f := NewFlow(cfg, pacer, maxHold)
+	at := func(s string) time.Time {
+		off, err := time.ParseDuration(strings.TrimPrefix(s, "@"))
+		if err != nil || !strings.HasPrefix(s, "@") {
+			fail("time %q, want @DURATION", s)
+		}
+		return scriptEpoch.Add(off)
+	}
+	var out []string
+	for _, cmd := range strings.Split(d.Input, "\n") {
+		w := strings.Fields(cmd)
+		var cuts []Batch
+		var ev Pace
+		res := ""
+		switch {
+		case len(w) >= 3 && w[0] == "add":
+			now := at(w[len(w)-1])
+			for _, tx := range w[1 : len(w)-1] {
+				cuts = append(cuts, f.Add(scriptTx(t, tx), scriptName(tx), false, now)...)
+			}
+		case len(w) == 3 && w[0] == "config":
+			cuts = f.Add(scriptTx(t, w[1]), scriptName(w[1]), true, at(w[2]))
+		case len(w) == 2 && w[0] == "tick":
+			cuts = f.Tick(at(w[1]))
+		case len(w) == 3 && w[0] == "idle":
+			stored, err := strconv.ParseUint(w[1], 10, 64)
+			if err != nil {
+				fail("idle %q: want a block count", w[1])
+			}
+			cuts, ev = f.Idle(at(w[2]), stored)
+		case len(w) == 4 && w[0] == "report":
+			h, err := strconv.ParseUint(w[2], 10, 64)
+			if err != nil || pacer == nil {
+				fail("report %q: want a height, and pacing on the run line", w[2])
+			}
+			pacer.Report(w[1], h, at(w[3]))
+			res = "ok"
+		case len(w) == 1 && w[0] == "flush":
+			cuts = f.Flush()
+		case len(w) == 1 && w[0] == "deadline":
+			res = "none"
+			if dl, ok := f.Deadline(); ok {
+				res = "@" + dl.Sub(scriptEpoch).String()
+			}
+		default:
+			fail("bad command %q", cmd)
+		}
+		if res == "" {
+			res = renderFlow(t, cuts, ev)
+		}
+		line := cmd + " => " + res
+		if n, _ := f.Pending(); n > 0 {
+			line += fmt.Sprintf(" | pending %d", n)
+		}
+		if f.Holding() {
+			line += " | holding"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func scriptName(spec string) string { name, _, _ := strings.Cut(spec, ":"); return name }
+
+// renderFlow prints batches by their tx ids, checking that each id belongs
+// to the transaction beside it.
+func renderFlow(t *testing.T, cuts []Batch, ev Pace) string {
+	var parts []string
+	for _, b := range cuts {
+		if got := names(b.Txs); !slices.Equal(got, b.IDs) {
+			t.Fatalf("batch txs %v carry ids %v", got, b.IDs)
+		}
+		s := "[" + strings.Join(b.IDs, " ") + "]"
+		if b.Config {
+			s = "config" + s
+		}
+		parts = append(parts, s)
+	}
+	if ev&PaceHeld != 0 {
+		parts = append(parts, "held")
+	}
+	if ev&PaceLimit != 0 {
+		parts = append(parts, "hold-limit")
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
