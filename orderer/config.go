@@ -1,183 +1,131 @@
 package orderer
 
 import (
-	"errors"
 	"fmt"
-	"sort"
-	"strings"
-
-	pb "go.etcd.io/raft/v3/raftpb"
+	"log/slog"
+	"time"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
+	"github.com/strand-ledger/strand/ledger"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
-// Config updates (see "Config updates" in doc.go) change the channel's
-// orderer set by one orderer at a time.
-//
-// Policy: an update must carry valid signatures of admins of a majority
-// of the channel's orgs (more than half of Registry.Orgs(), peer orgs and
-// orderer orgs alike; one signature per org counts). Fabric's default for
-// the orderer section is /Channel/Orderer/Admins MAJORITY, a majority of
-// the orderer orgs' admins only; strand asks all orgs because the orderer
-// set decides who can censor or stall every org's transactions and where
-// every peer fetches its blocks, and because a network with one orderer
-// org (the common case, and localnet's) would otherwise let that one org
-// change the ordering service alone.
+// DefaultQueue is the default bound of Config.Queue.
+const DefaultQueue = 10000
 
-// ErrConfigUpdate: a config update that does not apply to the channel's
-// current config (wrong channel or sequence, not exactly one orderer
-// added or removed, a reused id, the policy not met).
-var ErrConfigUpdate = errors.New("orderer: config update refused")
+// DefaultQueueBytes is the default bound of Config.QueueBytes: sixteen
+// transactions of api.MaxTxBytes, or 10,000 of 6.5 KiB.
+const DefaultQueueBytes = 64 << 20
 
-// configState is the channel config a Raft member orders under: how many
-// config updates were applied (Seq), the orderer set, and the largest
-// Raft id ever used (ids are never reused). It is a value: each update
-// makes a new one. Every member computes the same states from the same
-// committed log.
-type configState struct {
-	Seq   uint64
-	MaxID uint64
-	Peers []RaftPeer
+// Config configures an Orderer.
+type Config struct {
+	// Channel is the one channel this orderer orders; every transaction's
+	// header must name it.
+	Channel string
+	// Registry validates transaction creators and the Signer.
+	Registry *identity.Registry
+	// Readers is the channel's read policy: a Deliver caller whose TLS
+	// certificate is not of a peer or orderer of the channel must satisfy
+	// it (see Orderer.AuthorizeRead). The zero value checks no caller: an
+	// orderer served without TLS, in a test.
+	Readers caller.Readers
+	// Format is the channel's transaction format (zero means api.Format2):
+	// admission refuses a transaction whose endorsed response was made
+	// for another transaction (api.Format.CheckBinding), before any
+	// signature check.
+	Format api.Format
+	// Signer signs the blocks (every one, or the checkpoints). It must
+	// have role orderer and be a member the Registry accepts, so that
+	// peers can verify the blocks.
+	Signer *identity.Signer
+	// Batch says when blocks are cut; zero fields take their defaults.
+	Batch cut.Config
+	// Checkpoints says which blocks are signed; the zero value signs every
+	// one. The channel's peers must be configured to match
+	// (committer.Channel.Checkpoints).
+	Checkpoints Checkpoints
+	// Store is the durable log. Blocks are appended (and fsynced) here
+	// before anyone sees them. The caller opens and closes it; the orderer
+	// must be its only appender.
+	Store *ledger.BlockStore
+	// Queue bounds the admitted transactions waiting to be cut; beyond it
+	// Submit returns ErrOverloaded. Default DefaultQueue (10,000).
+	Queue int
+	// QueueBytes bounds the bytes of those transactions the same way:
+	// the count alone would let 10,000 transactions of api.MaxTxBytes
+	// (40 GiB) wait. Default DefaultQueueBytes (64 MiB); at least
+	// api.MaxTxBytes, so that any admissible transaction fits.
+	QueueBytes int
+	// Log receives start, stop and failure messages; nil discards them.
+	Log *slog.Logger
+	// Clock is the time against which creator certificates expire.
+	// Default time.Now.
+	Clock func() time.Time
+	// Genesis, if set, is the channel's genesis document: on an empty
+	// store the orderer writes it as block 0, on a non-empty one it checks
+	// that block 0 holds exactly it.
+	Genesis []byte
+	// Raft, if set, makes this orderer a member of a Raft cluster (see
+	// "Raft" in the package documentation); nil is the single-node
+	// orderer. Every member must have the same Genesis and Batch.
+	Raft *RaftConfig
 }
 
-func genesisConfig(peers []RaftPeer) configState {
-	st := configState{Peers: append([]RaftPeer(nil), peers...)}
-	for _, p := range peers {
-		st.MaxID = max(st.MaxID, p.ID)
+// EnsureDefaults fills in zero fields with their defaults.
+func (c *Config) EnsureDefaults() {
+	c.Batch.EnsureDefaults()
+	if c.Queue == 0 {
+		c.Queue = DefaultQueue
 	}
-	st.sort()
-	return st
-}
-
-func (st *configState) sort() {
-	sort.Slice(st.Peers, func(i, j int) bool { return st.Peers[i].ID < st.Peers[j].ID })
-}
-
-func (st configState) peer(id uint64) (RaftPeer, bool) {
-	for _, p := range st.Peers {
-		if p.ID == id {
-			return p, true
-		}
+	if c.QueueBytes == 0 {
+		c.QueueBytes = DefaultQueueBytes
 	}
-	return RaftPeer{}, false
-}
-
-// names renders the orderer set for messages: "1 (Org/name), 2 (...)".
-func (st configState) names() string {
-	s := make([]string, len(st.Peers))
-	for i, p := range st.Peers {
-		s[i] = fmt.Sprintf("%d (%s/%s)", p.ID, p.Org, p.Name)
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
 	}
-	return strings.Join(s, ", ")
-}
-
-// configChange is a checked config update: the envelope's exact bytes,
-// its id, the Raft change it makes and the config state after it.
-type configChange struct {
-	raw  []byte
-	id   string
-	cc   *pb.ConfChange
-	next configState
-}
-
-// checkConfigUpdate checks a config envelope against the current state
-// st: its form, channel and sequence, that it adds exactly one orderer
-// (with an id above every id used so far) or removes exactly one, that
-// it leaves at least one, and the policy (see above). It reads no clock,
-// so every member decides alike on the same log.
-func checkConfigUpdate(reg *identity.Registry, channel string, st configState, raw []byte) (configChange, error) {
-	env, u, err := api.DecodeConfigEnvelope(raw)
-	if err != nil {
-		return configChange{}, err
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
-	id := env.ID()
+}
+
+// Validate reports the first invalid field, naming its value and what is
+// allowed.
+func (c *Config) Validate() error {
 	switch {
-	case u.Channel != channel:
-		return configChange{}, fmt.Errorf("%w: %s is for channel %q, this is %q", ErrConfigUpdate, id, u.Channel, channel)
-	case u.Sequence != st.Seq:
-		return configChange{}, fmt.Errorf("%w: %s has sequence %d, the channel has applied %d config updates (want sequence %d)",
-			ErrConfigUpdate, id, u.Sequence, st.Seq, st.Seq)
+	case c.Channel == "":
+		return fmt.Errorf("%w: Config.Channel is empty, want the channel's name", ErrBadConfig)
+	case c.Registry == nil:
+		return fmt.Errorf("%w: Config.Registry is nil, want the channel's identity registry", ErrBadConfig)
+	case c.Signer == nil:
+		return fmt.Errorf("%w: Config.Signer is nil, want an orderer-role signer", ErrBadConfig)
+	case c.Store == nil:
+		return fmt.Errorf("%w: Config.Store is nil, want an open block store", ErrBadConfig)
+	case !c.Format.Valid():
+		return fmt.Errorf("%w: Config.Format is %d, want 1 or 2 (0 means 2)", ErrBadConfig, int(c.Format))
+	case c.Queue < 1:
+		return fmt.Errorf("%w: Config.Queue is %d, want at least 1 (0 means the default, %d)", ErrBadConfig, c.Queue, DefaultQueue)
+	case c.QueueBytes < api.MaxTxBytes:
+		return fmt.Errorf("%w: Config.QueueBytes is %d, want at least %d (api.MaxTxBytes, so that any admissible transaction fits; 0 means the default, %d)",
+			ErrBadConfig, c.QueueBytes, api.MaxTxBytes, DefaultQueueBytes)
 	}
-	next := configState{Seq: st.Seq + 1, MaxID: st.MaxID}
-	for _, o := range u.Orderers {
-		next.Peers = append(next.Peers, RaftPeer{ID: o.ID, Org: o.Org, Name: o.Name, Address: o.Address})
+	if r := c.Signer.Role(); r != identity.RoleOrderer {
+		return fmt.Errorf("%w: Config.Signer %q of org %q has role %s, want orderer", ErrBadConfig, c.Signer.Name(), c.Signer.Org(), r)
 	}
-	next.sort()
-	cc, err := diff(st, next)
+	m, err := c.Registry.Member(c.Signer.Identity())
 	if err != nil {
-		return configChange{}, fmt.Errorf("%w: %s: %w", ErrConfigUpdate, id, err)
+		return fmt.Errorf("%w: Config.Signer %q is not valid in the registry, so peers could not verify its blocks: %w",
+			ErrBadConfig, c.Signer.Name(), err)
 	}
-	if cc.GetType() == pb.ConfChangeType_ConfChangeAddNode {
-		if cc.GetNodeId() <= st.MaxID {
-			return configChange{}, fmt.Errorf("%w: %s adds orderer id %d, but ids up to %d were used: want an id above %d",
-				ErrConfigUpdate, id, cc.GetNodeId(), st.MaxID, st.MaxID)
-		}
-		next.MaxID = cc.GetNodeId()
+	if m.Role != identity.RoleOrderer {
+		return fmt.Errorf("%w: Config.Signer %q: registry says role %s, want orderer", ErrBadConfig, c.Signer.Name(), m.Role)
 	}
-	if err := checkPolicy(reg, env); err != nil {
-		return configChange{}, fmt.Errorf("%w: %s: %w", ErrConfigUpdate, id, err)
+	if err := c.Checkpoints.Validate(); err != nil {
+		return err
 	}
-	cc.Context = raw
-	return configChange{raw: raw, id: id, cc: cc, next: next}, nil
-}
-
-// diff returns the Raft change from st to next: exactly one orderer
-// added, or exactly one removed, the others unchanged (same org, name
-// and address).
-func diff(st, next configState) (*pb.ConfChange, error) {
-	var added, removed []RaftPeer
-	for _, p := range next.Peers {
-		old, ok := st.peer(p.ID)
-		switch {
-		case !ok:
-			added = append(added, p)
-		case old != p:
-			return nil, fmt.Errorf("orderer %d changes from %s/%s at %s to %s/%s at %s; an update may only add or remove one orderer",
-				p.ID, old.Org, old.Name, old.Address, p.Org, p.Name, p.Address)
-		}
+	if err := c.Batch.Validate(); err != nil {
+		return fmt.Errorf("%w: Config.Batch: %w", ErrBadConfig, err)
 	}
-	for _, p := range st.Peers {
-		if _, ok := next.peer(p.ID); !ok {
-			removed = append(removed, p)
-		}
-	}
-	switch {
-	case len(added) == 1 && len(removed) == 0:
-		for _, p := range st.Peers {
-			if p.Org == added[0].Org && p.Name == added[0].Name {
-				return nil, fmt.Errorf("adds orderer %s/%s as id %d, but it is already id %d", p.Org, p.Name, added[0].ID, p.ID)
-			}
-		}
-		return &pb.ConfChange{Type: pb.ConfChangeType_ConfChangeAddNode.Enum(), NodeId: &added[0].ID}, nil
-	case len(added) == 0 && len(removed) == 1:
-		return &pb.ConfChange{Type: pb.ConfChangeType_ConfChangeRemoveNode.Enum(), NodeId: &removed[0].ID}, nil
-	}
-	return nil, fmt.Errorf("adds %d and removes %d orderers (the channel has %s); want exactly one added or one removed",
-		len(added), len(removed), st.names())
-}
-
-// checkPolicy checks that admins of more than half of the registry's
-// orgs signed the update (see the policy above).
-func checkPolicy(reg *identity.Registry, env *api.ConfigEnvelope) error {
-	return reg.AdminMajority(env.Update, env.Signatures)
-}
-
-// VerifyConfigEnvelope checks what a peer can check of a config block's
-// update: its form, that it is for channel, and the policy (admins of a
-// majority of the registry's orgs). It returns the update; the peer takes
-// the orderer set from it. The sequence and the one-change rule are the
-// orderers' to enforce (the block is signed by one of them).
-func VerifyConfigEnvelope(reg *identity.Registry, channel string, raw []byte) (*api.ConfigUpdate, error) {
-	env, u, err := api.DecodeConfigEnvelope(raw)
-	if err != nil {
-		return nil, err
-	}
-	if u.Channel != channel {
-		return nil, fmt.Errorf("%w: %s is for channel %q, this is %q", ErrConfigUpdate, env.ID(), u.Channel, channel)
-	}
-	if err := checkPolicy(reg, env); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrConfigUpdate, env.ID(), err)
-	}
-	return u, nil
+	return nil
 }

@@ -227,7 +227,7 @@
 // # Config updates: adding and removing orderers
 //
 // The channel's orderer set changes by config updates (api/config.go,
-// config.go, raftconf.go), one orderer added or removed per update:
+// config.go, confchange.go), one orderer added or removed per update:
 //
 //   - Format: an api.ConfigEnvelope: the exact bytes of an
 //     api.ConfigUpdate {channel, sequence, the complete new orderer set
@@ -304,4 +304,28 @@
 // its only appender. Do not modify bytes after handing them to Submit.
 // Admission checks the creator only: endorsements, policies, MVCC and
 // duplicate tx ids are checked by the peers.
+//
+// # Files, by role
+//
+// The package's sub-packages are its pure parts: cut (where blocks end:
+// Cutter, Pacer, Flow) and raftlog (the Raft log on disk). Here:
+//
+//	config.go, raftconfig.go   Config and RaftConfig: defaults, Validate
+//	orderer.go                 the Orderer, its start and stop, the loop (cut.Flow's I/O side)
+//	submit.go, server.go       admission, and the gRPC Orderer service
+//	seal.go, persist.go        the pipeline's next two stages
+//	deliver.go                 Deliver: blocks from the store to readers
+//	checkpoint.go              which blocks are signed
+//	channels.go                one gRPC server for many channels' Orderers
+//	members.go                 membership updates (orgs, revocations) as they are stored
+//	raft.go                    the Raft loop: the RawNode and the Ready contract
+//	raftpropose.go, proposals.go   proposing cut batches; the own proposals in flight
+//	raftapply.go               committed entries to numbered blocks; snapshots
+//	raftleader.go, quiesce.go  leaders and transfers; a quiet cluster stops ticking
+//	raftentry.go               the bytes of a log entry and of a snapshot
+//	configupdate.go, confchange.go   orderer-set updates: checked, then applied as ConfChanges
+//	transport.go, cluster.go, forward.go, clusterconns.go
+//	                           the Cluster service: sending, serving, forwarding, shared connections
+//	catchup.go, repair.go      fetching blocks a member lacks or holds damaged
+//	admin.go, ready.go, metrics.go, refuse.go   operators: Admin service, readiness, metrics, refusals
 package orderer

@@ -85,7 +85,7 @@ func (r *raftNode) tick() {
 // settled reports whether this member leads a group with nothing in
 // flight (see the rules above), and the status it read.
 func (r *raftNode) settled() (raft.Status, bool) {
-	if r.lead != r.cfg.ID || len(r.own) > 0 || len(r.held) > 0 || r.rn.HasReady() {
+	if r.lead != r.cfg.ID || r.inflight.len() > 0 || len(r.held) > 0 || r.rn.HasReady() {
 		return raft.Status{}, false
 	}
 	st := r.rn.Status()
@@ -132,7 +132,7 @@ func (r *raftNode) stepped(m *pb.Message) {
 	switch {
 	case !isQuiesce(m):
 		r.wake()
-	case m.GetType() == pb.MessageType_MsgHeartbeat && m.GetFrom() == r.rn.BasicStatus().Lead && len(r.own) == 0 && len(r.held) == 0:
+	case m.GetType() == pb.MessageType_MsgHeartbeat && m.GetFrom() == r.rn.BasicStatus().Lead && r.inflight.len() == 0 && len(r.held) == 0:
 		r.setQuiesced(true)
 	}
 }

@@ -1,7 +1,6 @@
 package orderer
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync/atomic"
@@ -9,7 +8,6 @@ import (
 
 	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/orderer/raftlog"
@@ -52,17 +50,15 @@ type raftNode struct {
 
 	// loop only
 	cs                     *pb.ConfState
-	lead                   uint64 // leader as of the last SoftState
-	leadTerm               uint64 // the term in which lead was recorded
-	lastLead, lastLeadTerm uint64 // the last leader other than none, and its term
-	cause                  string // why the leader is changing, when known (leaderChangeCause)
-	next                   uint64 // the block number of the next applied block entry
-	skipBelow              uint64 // block entries numbered below this are already stored
-	snapIndex              uint64 // index of the latest snapshot
-	applyIdx               uint64 // index of the last applied entry
-	seq                    uint64 // proposals made
-	propTerm               uint64 // the term own counts proposals of
-	own                    map[uint64]time.Time
+	lead                   uint64    // leader as of the last SoftState
+	leadTerm               uint64    // the term in which lead was recorded
+	lastLead, lastLeadTerm uint64    // the last leader other than none, and its term
+	cause                  string    // why the leader is changing, when known (leaderChangeCause)
+	next                   uint64    // the block number of the next applied block entry
+	skipBelow              uint64    // block entries numbered below this are already stored
+	snapIndex              uint64    // index of the latest snapshot
+	applyIdx               uint64    // index of the last applied entry
+	inflight               proposals // own proposals not yet applied (proposals.go)
 	// held are batches raft refused while no leader was known or this
 	// leader was transferring leadership (ErrProposalDropped, so they are
 	// in no log, and proposing them later cannot order them twice); they
@@ -94,7 +90,7 @@ func newRaftNode(o *Orderer, rc RaftConfig) (*raftNode, error) {
 		o.cfg.Log.Warn("raft log: truncated a torn tail", "dir", rc.Dir, "offset", rep.TruncatedAt, "dropped_bytes", rep.Dropped, "reason", rep.Reason)
 	}
 	r := &raftNode{o: o, cfg: rc, log: log, props: make(chan batch, cutDepth), transfers: make(chan transferReq), done: make(chan struct{}), wakes: make(chan struct{}, 1),
-		kill: make(chan struct{}), own: map[uint64]time.Time{}, refusals: newRateLog(refusalLogBurst, refusalLogEvery, time.Now)}
+		kill: make(chan struct{}), refusals: newRateLog(refusalLogBurst, refusalLogEvery, time.Now)}
 	// Applied: the log may keep entries before its latest snapshot
 	// (KeepEntries); they are in the snapshot's blocks, so raft must not
 	// hand them to apply again, or they would be numbered twice.
@@ -122,10 +118,12 @@ func newRaftNode(o *Orderer, rc RaftConfig) (*raftNode, error) {
 	r.conf = genesisConfig(rc.Peers)
 	view := r.conf // a copy: r.conf is the loop's alone
 	r.confView.Store(&view)
+	var term uint64
 	if hs, _, err := log.Storage().InitialState(); err == nil {
-		r.term.Store(hs.GetTerm())
-		r.propTerm = hs.GetTerm()
+		term = hs.GetTerm()
+		r.term.Store(term)
 	}
+	r.inflight = newProposals(term)
 	tc := rc
 	tc.Peers = r.addressBook()
 	if r.tr, err = newTransport(o, &tc); err != nil {
@@ -176,15 +174,17 @@ func (r *raftNode) run(behind *snapState) {
 	r.ticker = time.NewTicker(r.cfg.TickInterval)
 	defer r.ticker.Stop()
 	props := r.props
-	var drainUntil time.Time // set when the loop has closed props (Close)
+	drainTicks := 0 // ticks left to drain, once the loop has closed props (Close)
 	for {
 		select {
 		case <-r.ticker.C:
 			r.tick()
-			r.expire()
+			r.release(r.inflight.expire(time.Now(), r.proposalExpiry()))
 			r.maybeSnapshot()
-			if !drainUntil.IsZero() && time.Now().After(drainUntil) {
-				return
+			if drainTicks > 0 {
+				if drainTicks--; drainTicks == 0 {
+					return
+				}
 			}
 		case m := <-r.tr.recv:
 			r.noteCause(m)
@@ -200,10 +200,12 @@ func (r *raftNode) run(behind *snapState) {
 		case b, ok := <-props:
 			if !ok {
 				// Close: give this member's last proposals up to one
-				// election timeout to commit and apply, then stop.
+				// election timeout to commit and apply, then stop. (wake
+				// ends quiescence, and a member with proposals in flight
+				// does not quiesce, so the ticks come.)
 				props = nil
 				r.wake()
-				drainUntil = time.Now().Add(time.Duration(r.cfg.ElectionTicks) * r.cfg.TickInterval)
+				drainTicks = r.cfg.ElectionTicks
 				break
 			}
 			r.wake()
@@ -219,7 +221,7 @@ func (r *raftNode) run(behind *snapState) {
 		for r.rn.HasReady() {
 			if err := r.ready(); err != nil {
 				r.o.fail(err)
-				r.release(len(r.own))
+				r.release(r.inflight.forget())
 				return
 			}
 		}
@@ -228,7 +230,7 @@ func (r *raftNode) run(behind *snapState) {
 			r.o.removedFromCluster(r.conf.Seq)
 			return
 		}
-		if !drainUntil.IsZero() && len(r.own) == 0 && len(r.held) == 0 {
+		if drainTicks > 0 && r.inflight.len() == 0 && len(r.held) == 0 {
 			return
 		}
 	}
@@ -241,11 +243,8 @@ func (r *raftNode) ready() error {
 		r.leadership(rd.SoftState)
 	}
 	if hs := rd.HardState; !raft.IsEmptyHardState(hs) {
-		if hs.GetTerm() != r.term.Load() {
-			r.term.Store(hs.GetTerm())
-			r.release(len(r.own)) // proposals of an older term: no longer tracked
-			r.propTerm = hs.GetTerm()
-		}
+		r.term.Store(hs.GetTerm())
+		r.release(r.inflight.newTerm(hs.GetTerm())) // proposals of an older term: no longer tracked
 		r.commit.Store(hs.GetCommit())
 	}
 	// 1. persist, fsync
@@ -268,298 +267,6 @@ func (r *raftNode) ready() error {
 	// 4.
 	r.rn.Advance(rd)
 	return nil
-}
-
-// leadership records and logs a change of leader: the previous leader,
-// the new one, the term and, as far as this member can tell, why.
-func (r *raftNode) leadership(ss *raft.SoftState) {
-	if ss.Lead == r.lead {
-		return
-	}
-	prev, prevTerm := r.lead, r.leadTerm
-	term := r.rn.BasicStatus().GetTerm()
-	why := r.leaderChangeCause(ss, prev, prevTerm, term)
-	if prev == raft.None { // between leaders: name the last one
-		prev, prevTerm = r.lastLead, r.lastLeadTerm
-	}
-	r.lead, r.leadTerm = ss.Lead, term
-	if ss.Lead != raft.None {
-		r.lastLead, r.lastLeadTerm = ss.Lead, term
-	}
-	r.leader.Store(ss.Lead)
-	r.o.m.leaderChanges.Add(1)
-	r.o.cfg.Log.Info("raft leader changed", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID,
-		"previous", prev, "previous_name", r.name(prev), "leader", ss.Lead, "leader_name", r.name(ss.Lead),
-		"term", term, "state", ss.RaftState.String(), "why", why)
-}
-
-// Causes of a leader change, as leaderChangeCause names them.
-const (
-	causeTransfer    = "leader transfer"
-	causeCheckQuorum = "check-quorum: the leader did not hear from a quorum within an election timeout and stepped down"
-	causeTimeout     = "election timeout: no heartbeat from the leader within an election timeout"
-	causeElsewhere   = "another orderer's election timeout started an election"
-)
-
-// leaderChangeCause says why the leader changed from prev (leader in
-// prevTerm) to ss.Lead in term. r.cause holds what the loop saw on the
-// way: a vote request or MsgTimeoutNow of a leader transfer, or the
-// cause recorded when the leader was lost; it is consumed once a new
-// leader is known.
-func (r *raftNode) leaderChangeCause(ss *raft.SoftState, prev, prevTerm, term uint64) string {
-	if ss.Lead == raft.None {
-		switch {
-		case r.cause != "":
-		case prev == r.cfg.ID && term == prevTerm:
-			r.cause = causeCheckQuorum
-		case ss.RaftState == raft.StatePreCandidate || ss.RaftState == raft.StateCandidate:
-			r.cause = causeTimeout
-		default:
-			r.cause = causeElsewhere
-		}
-		return r.cause
-	}
-	why := r.cause
-	r.cause = ""
-	switch {
-	case why == causeTransfer:
-		return causeTransfer + ": elected at the previous leader's request"
-	case why != "":
-		return "elected after " + why
-	case prev == raft.None && r.lastLead == raft.None:
-		return "first leader this orderer has heard of since it started"
-	case prev == raft.None:
-		return "a new leader after an election"
-	}
-	return fmt.Sprintf("heard from the leader of term %d, elected after the term %d of leader %d ended", term, prevTerm, prev)
-}
-
-// noteCause records, before raft steps m, a message that tells why the
-// leader is about to change: a leader transfer shows as MsgTimeoutNow at
-// the transferee and as vote requests with the transfer context at
-// everyone else.
-func (r *raftNode) noteCause(m *pb.Message) {
-	switch m.GetType() {
-	case pb.MessageType_MsgTimeoutNow:
-		r.cause = causeTransfer
-	case pb.MessageType_MsgVote:
-		if string(m.GetContext()) == campaignTransfer && m.GetTerm() > r.term.Load() {
-			r.cause = causeTransfer
-		}
-	}
-}
-
-// campaignTransfer is the context etcd raft puts on the vote requests of
-// an election that a leader transfer started (raft.campaignTransfer).
-const campaignTransfer = "CampaignTransfer"
-
-func (r *raftNode) name(id uint64) string {
-	if p, ok := r.conf.peer(id); ok {
-		return p.Org + "/" + p.Name
-	}
-	if p, ok := r.cfg.joinPeer(id); ok {
-		return p.Org + "/" + p.Name
-	}
-	return ""
-}
-
-// propose hands a cut batch to raft. A batch raft refuses while no leader
-// is known or a leader transfer is under way is held and proposed once a
-// leader is known (held, proposeHeld); one refused otherwise loses its
-// transactions: their clients, who learn of commits from the peers,
-// resubmit.
-func (r *raftNode) propose(b batch) {
-	if b.Config {
-		r.proposeConfig(b)
-		return
-	}
-	r.seq++
-	data := encodeEntry(nil, blockEntry{Proposer: r.cfg.ID, Term: r.propTerm, Seq: r.seq, batch: b})
-	if err := r.rn.Propose(data); err != nil {
-		if errors.Is(err, raft.ErrProposalDropped) && r.mustHold() {
-			r.held = append(r.held, b) // see held
-			return
-		}
-		r.o.m.proposalsDropped.Add(1)
-		r.o.cfg.Log.Warn("raft: proposal dropped; its clients must resubmit", "channel", r.o.cfg.Channel, "raft_id", r.cfg.ID,
-			"txs", len(b.Txs), "err", err)
-		r.o.released(1)
-		return
-	}
-	r.o.m.proposals.Add(1)
-	r.own[r.seq] = time.Now()
-}
-
-// mustHold reports whether raft refuses proposals for a while now: no
-// leader is known (an election, or a leader change seen half-way), or
-// this leader is transferring leadership.
-func (r *raftNode) mustHold() bool {
-	st := r.rn.BasicStatus()
-	return st.Lead == raft.None || st.LeadTransferee != raft.None
-}
-
-// proposeHeld proposes the held batches once raft takes proposals again
-// (a leader is known and no transfer is under way; raft aborts a transfer
-// after an election timeout); as a follower, raft forwards them to the
-// leader.
-func (r *raftNode) proposeHeld() {
-	if len(r.held) == 0 || r.mustHold() {
-		return
-	}
-	held := r.held
-	r.held = nil
-	for _, b := range held {
-		r.propose(b)
-	}
-}
-
-// transfer starts a leader transfer to member to (TransferLeader).
-func (r *raftNode) transfer(to uint64) error {
-	switch {
-	case r.lead == raft.None:
-		return fmt.Errorf("%w: transfer leader to %d: no leader is known now; retry", ErrUnavailable, to)
-	case r.lead == to:
-		return nil
-	}
-	r.rn.TransferLeader(to)
-	return nil
-}
-
-// memberList names the members for messages: "1 (Org/name), 2 (...)".
-func (r *raftNode) memberList() string { return r.confView.Load().names() }
-
-// apply applies one committed entry. Block numbers come from the
-// position in the applied log alone (r.next), identical on every member.
-func (r *raftNode) apply(e *pb.Entry) {
-	r.applyIdx = e.GetIndex()
-	defer r.applied.Store(e.GetIndex())
-	switch e.GetType() {
-	case pb.EntryType_EntryConfChange:
-		var cc pb.ConfChange
-		if err := proto.Unmarshal(e.GetData(), &cc); err != nil {
-			// raft must still apply it: as a no-op (node id 0), alike everywhere
-			r.o.cfg.Log.Error("raft: a committed conf change does not decode; applied as a no-op", "index", e.GetIndex(), "err", err)
-			r.cs = r.rn.ApplyConfChange(&pb.ConfChange{})
-			return
-		}
-		if len(cc.GetContext()) == 0 { // the bootstrap's: the genesis members
-			r.cs = r.rn.ApplyConfChange(&cc)
-			return
-		}
-		r.applyConfig(e.GetIndex(), &cc)
-		return
-	case pb.EntryType_EntryConfChangeV2:
-		var cc pb.ConfChangeV2
-		if err := proto.Unmarshal(e.GetData(), &cc); err == nil {
-			r.cs = r.rn.ApplyConfChange(&cc)
-		}
-		return
-	}
-	if len(e.GetData()) == 0 {
-		return // a new leader's empty entry
-	}
-	be, err := decodeEntry(e.GetData())
-	if err != nil { // every member skips it alike
-		r.o.cfg.Log.Error("raft: skipping a committed entry that does not decode", "index", e.GetIndex(), "err", err)
-		return
-	}
-	if be.Proposer == r.cfg.ID && be.Term == r.propTerm {
-		if t, ok := r.own[be.Seq]; ok {
-			delete(r.own, be.Seq)
-			r.o.m.proposalLatency(time.Since(t))
-			r.o.released(1)
-		}
-	}
-	n := r.next
-	r.next++
-	if n < r.skipBelow {
-		return // stored before a restart
-	}
-	be.batch.num = n
-	r.o.cuts <- be.batch
-}
-
-// release forgets n tracked proposals (all of them when n = len(own)):
-// stream mode's loop then sees the pipeline free.
-func (r *raftNode) release(n int) {
-	if n == 0 {
-		return
-	}
-	if n == len(r.own) {
-		clear(r.own)
-	}
-	r.o.released(n)
-}
-
-// expire forgets proposals older than two election timeouts: raft lost
-// them (a forwarded proposal dropped on the way), and stream mode must not
-// wait for them forever.
-func (r *raftNode) expire() {
-	limit := 2 * time.Duration(r.cfg.ElectionTicks) * r.cfg.TickInterval
-	for s, t := range r.own {
-		if time.Since(t) > limit {
-			delete(r.own, s)
-			r.o.released(1)
-		}
-	}
-}
-
-// installSnapshot moves the apply position to a snapshot received from
-// the leader; blocks the store lacks are fetched by persist (catchUp),
-// in order with the blocks before and after.
-func (r *raftNode) installSnapshot(snap *pb.Snapshot) error {
-	st, err := decodeSnap(snap.GetData())
-	if err != nil {
-		return fmt.Errorf("%w: snapshot at index %d from the leader: %w", ErrFailed, snap.GetMetadata().GetIndex(), err)
-	}
-	md := snap.GetMetadata()
-	r.cs, r.snapIndex, r.applyIdx = md.GetConfState(), md.GetIndex(), md.GetIndex()
-	r.applied.Store(md.GetIndex())
-	r.o.cfg.Log.Info("raft: installed a snapshot from the leader", "raft_id", r.cfg.ID, "index", md.GetIndex(), "height", st.Height)
-	r.o.m.snapshotsIn.Add(1)
-	if st.Config != nil {
-		r.conf = *st.Config
-		if err := r.publishConf(); err != nil {
-			return fmt.Errorf("%w: snapshot at index %d: %w", ErrFailed, md.GetIndex(), err)
-		}
-	}
-	if st.Height > r.next {
-		r.next = st.Height
-		r.o.cuts <- batch{sync: &st}
-	}
-	return nil
-}
-
-// maybeSnapshot compacts the log once SnapshotEntries entries were
-// applied since the last snapshot and their blocks are durable.
-func (r *raftNode) maybeSnapshot() {
-	if r.applyIdx < r.snapIndex+r.cfg.SnapshotEntries || r.cs == nil {
-		return
-	}
-	store := r.o.cfg.Store
-	if store.Height() < r.next {
-		return // blocks still in the pipeline
-	}
-	conf := r.conf
-	st := snapState{Height: r.next, Config: &conf}
-	if r.next > 0 {
-		st.Hash = r.o.hashAt(r.next - 1)
-		if st.Hash == nil {
-			return
-		}
-	}
-	// The blocks were appended without fsync (persist): make them durable
-	// before the log entries that could recreate them go.
-	if err := store.Sync(); err != nil {
-		r.o.fail(fmt.Errorf("%w: syncing the block store before compacting the raft log: %w", ErrFailed, err))
-		return
-	}
-	if err := r.log.Compact(r.applyIdx, r.cs, encodeSnap(st), r.cfg.KeepEntries); err != nil {
-		r.o.fail(fmt.Errorf("%w: raft log compaction at index %d: %w", ErrFailed, r.applyIdx, err))
-		return
-	}
-	r.snapIndex = r.applyIdx
-	r.o.m.snapshots.Add(1)
 }
 
 // reported passes a transport outcome to raft.
