@@ -23,6 +23,7 @@ import (
 	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/orderer"
+	"github.com/strand-ledger/strand/orderer/cut"
 )
 
 // Orderer is a running ordering process: the channels it orders (each
@@ -44,7 +45,11 @@ type Orderer struct {
 	creds    *nodeCreds
 	channels channelSet[*ordererChannel] // the node file's, then those joined
 	conns    *orderer.ClusterConns
-	joinMu   sync.Mutex // serializes joins and leaves
+	// pace is the peers' reported heights for every channel's pacing
+	// (stream mode, single node): one peer commits all its channels on
+	// the same cores, so its backlog counts them all.
+	pace   cut.Pacer
+	joinMu sync.Mutex // serializes joins and leaves
 	// clusterMax is the batch.maxBytes the cluster server receives blocks
 	// of: the largest of the channels at start.
 	clusterMax int

@@ -65,7 +65,7 @@ func (o *Orderer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCre
 		raft.Conns = conns
 	}
 	c.ord, err = orderer.New(orderer.Config{
-		Channel: ch.Channel, Format: ch.TxFormat(), Registry: c.reg, Readers: ch.ReadRule(), Signer: creds.signer, Batch: ch.OrdererBatch(),
+		Channel: ch.Channel, Format: ch.TxFormat(), Registry: c.reg, Readers: ch.ReadRule(), Signer: creds.signer, Batch: ch.OrdererBatch(), Pacer: &o.pace,
 		Checkpoints: ch.OrdererCheckpoints(), Store: c.store, Log: o.log, Genesis: ch.Genesis(), Raft: raft,
 	})
 	if err != nil {

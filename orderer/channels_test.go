@@ -153,7 +153,7 @@ func TestChannelsReportRouting(t *testing.T) {
 		t.Fatal(err)
 	}
 	reported := func(o *Orderer) uint64 {
-		h, _ := o.pace.Reported("peer0.Org1")
+		h, _ := o.pace.Reported("peer0.Org1", o.cfg.Channel)
 		return h
 	}
 	ctx := context.Background()

@@ -42,6 +42,11 @@ type Config struct {
 	Signer *identity.Signer
 	// Batch says when blocks are cut; zero fields take their defaults.
 	Batch cut.Config
+	// Pacer, if set, holds the peers' reported heights for pacing (stream
+	// mode, single node) and may be shared by every channel the process
+	// orders: a peer's backlog then counts its blocks of all of them (see
+	// "Pacing by the peers" in doc.go). Nil means one of its own.
+	Pacer *cut.Pacer
 	// Checkpoints says which blocks are signed; the zero value signs every
 	// one. The channel's peers must be configured to match
 	// (committer.Channel.Checkpoints).

@@ -87,6 +87,15 @@
 // only: in a Raft cluster the reports reach whichever member the gateway
 // called, and the leader cuts as before.
 //
+// A process's channels share one cut.Pacer (Config.Pacer): a peer's
+// backlog is its blocks not yet committed summed over every channel it
+// reported on lately, since one peer process commits them all on the same
+// cores, and each channel's Flow tells the Pacer the blocks it cuts. With
+// a Pacer per channel, three channels under load each kept a block in
+// flight at the peer, cut three times as many blocks as one channel did
+// for the same transactions, and paid the per-block costs three times.
+// Every report wakes every channel's loop that holds a cut.
+//
 // # Invariants
 //
 //   - Ordering is the loop's alone: transactions are cut in the order the

@@ -42,7 +42,8 @@ type Orderer struct {
 	// pace holds the peers' reported heights (stream mode, single node);
 	// holding is set while the loop holds a cut for them, so that a
 	// report then wakes it through idle.
-	pace        cut.Pacer
+	pace        *cut.Pacer // Config.Pacer, or its own
+	pacing      bool       // stream mode, single node: attached to pace
 	holding     atomic.Bool
 	paceMaxHold time.Duration // cut.PaceMaxHold; tests lengthen it
 	// sealHook, if set (tests only), runs in seal before each batch.
@@ -137,6 +138,9 @@ func newOrderer(cfg Config) (*Orderer, error) {
 	if cfg.Batch.Mode == cut.ModeStream {
 		o.idle = make(chan struct{}, 1)
 	}
+	if o.pace = cfg.Pacer; o.pace == nil {
+		o.pace = &cut.Pacer{}
+	}
 	o.notify.ch = make(chan struct{})
 	if cfg.Raft != nil {
 		r, err := newRaftNode(o, *cfg.Raft)
@@ -145,6 +149,7 @@ func newOrderer(cfg Config) (*Orderer, error) {
 		}
 		o.raft = r
 	}
+	o.pacing = o.idle != nil && o.raft == nil
 	return o, nil
 }
 
@@ -161,6 +166,9 @@ func (o *Orderer) start() error {
 		"max_txs", o.cfg.Batch.MaxTxs, "max_bytes", o.cfg.Batch.MaxBytes, "timeout", o.cfg.Batch.Timeout, "queue", o.cfg.Queue,
 		"checkpoint_blocks", o.cfg.Checkpoints.Blocks, "checkpoint_interval", o.cfg.Checkpoints.Interval,
 		"raft", o.raft != nil)
+	if o.pacing {
+		o.pace.Attach(o.cfg.Channel, o.wakeHeld)
+	}
 	go o.loop()
 	go o.seal(h, last)
 	go o.persist()
@@ -197,6 +205,9 @@ func (o *Orderer) Close() error {
 		close(o.stop)
 	})
 	<-o.done
+	if o.pacing {
+		o.pace.Detach(o.cfg.Channel)
+	}
 	if e := o.fatal.Load(); e != nil {
 		return *e
 	}
@@ -215,11 +226,11 @@ func (o *Orderer) loop() {
 	} else {
 		defer close(o.raft.props) // run then stops, and closes cuts
 	}
-	var pacer *cut.Pacer // pacing: stream mode, single node
-	if o.raft == nil {
-		pacer = &o.pace
+	var pacing *cut.Pacing
+	if o.pacing {
+		pacing = &cut.Pacing{Pacer: o.pace, Channel: o.cfg.Channel, Height: o.cfg.Store.Height(), MaxHold: o.paceMaxHold}
 	}
-	f := cut.NewFlow(o.cfg.Batch, pacer, o.paceMaxHold)
+	f := cut.NewFlow(o.cfg.Batch, pacing)
 	var wake wakeTimer
 	defer wake.stop()
 	take := func(a admitted) {
@@ -330,10 +341,15 @@ func (w *wakeTimer) stop() {
 // of peer saw its peer at committed height height. It is advisory: a
 // wrong report costs at most cut.PaceMaxHold of latency per block.
 func (o *Orderer) Report(peer string, height uint64) {
-	if o.idle == nil || o.raft != nil || height == 0 {
+	if !o.pacing || height == 0 {
 		return
 	}
-	o.pace.Report(peer, height, time.Now())
+	o.pace.Report(peer, o.cfg.Channel, height, time.Now()) // wakes held loops
+}
+
+// wakeHeld wakes the loop if it holds a cut for a peer (the Pacer calls
+// it after every report, on any of its channels).
+func (o *Orderer) wakeHeld() {
 	if o.holding.Load() {
 		select {
 		case o.idle <- struct{}{}:

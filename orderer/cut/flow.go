@@ -44,26 +44,42 @@ type Flow struct {
 	// ids are the tx ids of the cutter's pending transactions, in order;
 	// a cut batch takes its prefix (the backing array is reused as a
 	// queue, so the batches' IDs are capped to their length).
-	ids     []string
-	stream  bool
-	pacer   *Pacer // nil: no pacing
-	maxHold time.Duration
+	ids    []string
+	stream bool
+	pacing Pacing // Pacer nil: no pacing
+	// cut is the height of the blocks cut so far (pacing only).
+	cut uint64
 	// heldSince is when the current hold began; zero while not holding.
 	heldSince time.Time
 }
 
+// Pacing configures a Flow's holds for the peers (stream mode).
+type Pacing struct {
+	// Pacer holds the peers' reports; it may be shared by the channels
+	// of a process.
+	Pacer *Pacer
+	// Channel names this Flow's channel in the Pacer.
+	Channel string
+	// Height is the height of the blocks cut when the Flow starts (the
+	// store's).
+	Height uint64
+	// MaxHold bounds a hold; zero means PaceMaxHold.
+	MaxHold time.Duration
+}
+
 // NewFlow returns the core for cfg (zero fields take their defaults;
-// an invalid cfg panics, as NewCutter). In stream mode, a non-nil pacer
-// makes it hold a cut while a peer is behind, up to maxHold (PaceMaxHold
-// if zero).
-func NewFlow(cfg Config, pacer *Pacer, maxHold time.Duration) *Flow {
+// an invalid cfg panics, as NewCutter). In stream mode, pacing with a
+// Pacer makes it hold a cut while a peer is behind, up to its MaxHold;
+// nil pacing never holds.
+func NewFlow(cfg Config, pacing *Pacing) *Flow {
 	cfg.EnsureDefaults()
-	if maxHold == 0 {
-		maxHold = PaceMaxHold
-	}
-	f := &Flow{cutter: NewCutter(cfg), stream: cfg.Mode == ModeStream, maxHold: maxHold}
-	if f.stream {
-		f.pacer = pacer
+	f := &Flow{cutter: NewCutter(cfg), stream: cfg.Mode == ModeStream}
+	if f.stream && pacing != nil && pacing.Pacer != nil {
+		f.pacing = *pacing
+		if f.pacing.MaxHold == 0 {
+			f.pacing.MaxHold = PaceMaxHold
+		}
+		f.cut = pacing.Height
 	}
 	return f
 }
@@ -75,7 +91,7 @@ func (f *Flow) Add(tx []byte, id string, config bool, now time.Time) []Batch {
 	if config {
 		out := f.Flush()
 		f.ids = append(f.ids, id)
-		return append(out, f.take([][]byte{tx}, true))
+		return append(out, f.counted([]Batch{f.take([][]byte{tx}, true)})...)
 	}
 	f.ids = append(f.ids, id)
 	return f.takeAll(f.cutter.Add(tx, now))
@@ -97,12 +113,16 @@ func (f *Flow) Idle(now time.Time, stored uint64) ([]Batch, Pace) {
 	}
 	var ev Pace
 	n, _ := f.cutter.Pending()
-	hold := f.pacer != nil && n > 0 && f.pacer.Behind(stored, now)
+	p := f.pacing.Pacer
+	if p != nil {
+		f.cut = stored // nothing in flight: every block cut is stored
+	}
+	hold := p != nil && n > 0 && p.Behind(f.pacing.Channel, stored, now)
 	if hold && f.heldSince.IsZero() {
 		f.heldSince = now
 		ev |= PaceHeld
 	}
-	if hold && now.Sub(f.heldSince) < f.maxHold {
+	if hold && now.Sub(f.heldSince) < f.pacing.MaxHold {
 		return nil, ev
 	}
 	if hold {
@@ -123,7 +143,7 @@ func (f *Flow) Flush() []Batch {
 // when nothing is due.
 func (f *Flow) Deadline() (time.Time, bool) {
 	if !f.heldSince.IsZero() {
-		return f.heldSince.Add(f.maxHold), true
+		return f.heldSince.Add(f.pacing.MaxHold), true
 	}
 	return f.cutter.Deadline()
 }
@@ -145,7 +165,7 @@ func (f *Flow) takeOne(txs [][]byte) []Batch {
 	if txs == nil {
 		return nil
 	}
-	return []Batch{f.take(txs, false)}
+	return f.counted([]Batch{f.take(txs, false)})
 }
 
 func (f *Flow) takeAll(cuts [][][]byte) []Batch {
@@ -155,6 +175,16 @@ func (f *Flow) takeAll(cuts [][][]byte) []Batch {
 	out := make([]Batch, len(cuts))
 	for i, txs := range cuts {
 		out[i] = f.take(txs, false)
+	}
+	return f.counted(out)
+}
+
+// counted tells the Pacer the new height of the blocks cut, so that the
+// other channels count them in their peers' backlog.
+func (f *Flow) counted(out []Batch) []Batch {
+	if f.pacing.Pacer != nil && len(out) > 0 {
+		f.cut += uint64(len(out))
+		f.pacing.Pacer.Cut(f.pacing.Channel, f.cut)
 	}
 	return out
 }

@@ -15,7 +15,7 @@ import (
 // TestFlowScripts runs the scripts in testdata/flow*.txt (go test -rewrite
 // regenerates the expected output). A case is
 //
-//	run mode=M maxtxs=N maxbytes=N timeout=D maxhold=D pacing   (all optional)
+//	run mode=M maxtxs=N maxbytes=N timeout=D maxhold=D pacing height=N   (all optional)
 //	<command lines>
 //	----
 //	<one output line per command>
@@ -26,7 +26,10 @@ import (
 //	config NAME:SIZE @T        Add a config update at T
 //	tick @T                    Tick at T
 //	idle STORED @T             Idle at T with STORED blocks in the store
-//	report PEER HEIGHT @T      the pacer hears PEER's height at T
+//	report PEER HEIGHT @T [CH] the pacer hears PEER's height on channel CH
+//	                           (default c0, the Flow's) at T
+//	cut CH HEIGHT              another channel of the pacer has cut HEIGHT blocks
+//	behind CH HEIGHT @T        print the pacer's Behind for another channel
 //	flush                      Flush
 //	deadline                   print Deadline
 //
@@ -58,6 +61,7 @@ func runFlow(t *testing.T, d *datadriven.TestData) []string {
 	}
 	var cfg Config
 	var maxHold time.Duration
+	var height uint64
 	var pacer *Pacer
 	for _, a := range d.CmdArgs {
 		switch a.Key {
@@ -71,6 +75,8 @@ func runFlow(t *testing.T, d *datadriven.TestData) []string {
 			d.ScanArgs(t, a.Key, &maxHold)
 		case "pacing":
 			pacer = &Pacer{}
+		case "height":
+			d.ScanArgs(t, a.Key, &height)
 		case "mode":
 			var m string
 			d.ScanArgs(t, a.Key, &m)
@@ -79,7 +85,7 @@ func runFlow(t *testing.T, d *datadriven.TestData) []string {
 			fail("%q: unknown key, want mode, maxtxs, maxbytes, timeout, maxhold or pacing", a.String())
 		}
 	}
-	f := NewFlow(cfg, pacer, maxHold)
+	f := NewFlow(cfg, &Pacing{Pacer: pacer, Channel: "c0", Height: height, MaxHold: maxHold})
 	at := func(s string) time.Time {
 		off, err := time.ParseDuration(strings.TrimPrefix(s, "@"))
 		if err != nil || !strings.HasPrefix(s, "@") {
@@ -109,12 +115,29 @@ func runFlow(t *testing.T, d *datadriven.TestData) []string {
 				fail("idle %q: want a block count", w[1])
 			}
 			cuts, ev = f.Idle(at(w[2]), stored)
-		case len(w) == 4 && w[0] == "report":
+		case (len(w) == 4 || len(w) == 5) && w[0] == "report":
 			h, err := strconv.ParseUint(w[2], 10, 64)
 			if err != nil || pacer == nil {
 				fail("report %q: want a height, and pacing on the run line", w[2])
 			}
-			pacer.Report(w[1], h, at(w[3]))
+			ch := "c0"
+			if len(w) == 5 {
+				ch = w[4]
+			}
+			pacer.Report(w[1], ch, h, at(w[3]))
+			res = "ok"
+		case len(w) == 4 && w[0] == "behind":
+			h, err := strconv.ParseUint(w[2], 10, 64)
+			if err != nil || pacer == nil {
+				fail("behind %q: want a height, and pacing on the run line", w[2])
+			}
+			res = fmt.Sprint(pacer.Behind(w[1], h, at(w[3])))
+		case len(w) == 3 && w[0] == "cut":
+			h, err := strconv.ParseUint(w[2], 10, 64)
+			if err != nil || pacer == nil {
+				fail("cut %q: want a height, and pacing on the run line", w[2])
+			}
+			pacer.Cut(w[1], h)
 			res = "ok"
 		case len(w) == 1 && w[0] == "flush":
 			cuts = f.Flush()
