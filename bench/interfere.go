@@ -76,18 +76,47 @@ type interfering struct {
 		delayN             int
 		lastSamples        uint64
 		periods            []ControllerPeriod // during the load
-		err                error
+		// early are the periods with changes that ended before the load
+		// (the hogs start before it): the first period of the load
+		// carries their changes (maxEarly at most, the latest).
+		early []isolation.PeriodReport
+		err   error
 	}
 }
 
+// maxEarly bounds the periods before the load whose changes are kept.
+const maxEarly = 16
+
 // period records one of the controller's periods that ended during the
-// load (those of the setup before begin are not the round's).
+// load. Those before begin are not the round's, but the shares the load
+// starts with come from their changes (the controller answers the hogs
+// as they start, before the load): the load's first period lists them
+// first, each with its time before the load, so every share in the
+// record has its reason.
 func (in *interfering) period(p isolation.PeriodReport) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if !in.t0.IsZero() && !p.At.Before(in.t0) {
-		in.mu.periods = append(in.mu.periods, controllerPeriod(p, in.t0))
+	if in.t0.IsZero() || p.At.Before(in.t0) {
+		if len(p.Changes) > 0 {
+			if len(in.mu.early) == maxEarly {
+				in.mu.early = in.mu.early[1:]
+			}
+			in.mu.early = append(in.mu.early, p)
+		}
+		return
 	}
+	cp := controllerPeriod(p, in.t0)
+	if len(in.mu.early) > 0 {
+		var early []string
+		for _, e := range in.mu.early {
+			for _, c := range e.Changes {
+				early = append(early, fmt.Sprintf("%.3f s before the load: %s", in.t0.Sub(e.At).Seconds(), c))
+			}
+		}
+		cp.Changes = append(early, cp.Changes...)
+		in.mu.early = nil
+	}
+	in.mu.periods = append(in.mu.periods, cp)
 }
 
 // startInterference does step 1 for a round on the process network n;

@@ -246,7 +246,9 @@ type ControllerPeriod struct {
 	// Shares are each component's CPU share after the period's changes.
 	Shares map[string]int `json:"shares"`
 	// Changes are the period's decisions with their reasons, the
-	// probes' during the period first (reasons starting "probe:").
+	// probes' during the period first (reasons starting "probe:"); the
+	// load's first period lists before them the decisions made since the
+	// controller started, before the load ("0.412 s before the load: ...").
 	Changes []string `json:"changes,omitempty"`
 }
 

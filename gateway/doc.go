@@ -76,8 +76,12 @@
 // itself failed. CommitStatus answers codes.DeadlineExceeded (504) when
 // the request's deadline passes before the transaction commits here.
 //
-// Caller's duties: give the gateway the peer's own endorser, block store
-// and committer (see PeerLedger), clients for the other orgs' peers and for
+// Caller's duties: give the gateway its channel's side of the peer
+// through two small interfaces it owns, Endorser (endorse, evaluate,
+// a contract's sequence: *endorser.Endorser) and Ledger (tx index, commit
+// events, height: PeerLedger over the block store and committer), so a
+// peer with several channels hands each gateway its own channel and
+// nothing else; clients for the other orgs' peers and for
 // the orderers (NamedEndorser and NamedOrderer give them the names its
 // messages use), and authenticate clients at the transport (mutual TLS):
 // the gateway trusts the signatures inside the messages, not the caller.

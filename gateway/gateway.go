@@ -40,6 +40,16 @@ type Ledger interface {
 	Height() uint64
 }
 
+// Endorser is what the gateway needs of its peer's endorser: endorse a
+// proposal (the local org's pool asks it through LocalEndorser), simulate
+// one without signing (Evaluate), and the definition sequence it runs a
+// contract at. *endorser.Endorser has it.
+type Endorser interface {
+	ProcessProposal(ctx context.Context, sp *api.SignedProposal) *api.ProposalResponse
+	Evaluate(ctx context.Context, sp *api.SignedProposal) (*api.ResponsePayload, error)
+	Sequence(contract string) uint64
+}
+
 // Config configures a Gateway. Timeout, EndorseAttempts and EventBuffer
 // have defaults; Remote may be empty when no policy needs another org.
 type Config struct {
@@ -50,7 +60,7 @@ type Config struct {
 	// blocks by them); empty means LocalOrg.
 	Peer string
 	// Local is this peer's endorser.
-	Local *endorser.Endorser
+	Local Endorser
 	// Pool, if set, is the local org's endorsement pool (the primary's
 	// endorser and the compute nodes that share its memory tier): Endorse
 	// asks it instead of Local, and Evaluate still runs on Local. Nil

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/strand-ledger/strand/api"
-	"github.com/strand-ledger/strand/endorser"
 	"github.com/strand-ledger/strand/internal/rpcerr"
 )
 
@@ -24,9 +23,9 @@ type ProposalEndorser interface {
 
 // LocalEndorser adapts an in-process endorser to ProposalEndorser; it never
 // fails at the transport.
-func LocalEndorser(e *endorser.Endorser) ProposalEndorser { return localEndorser{e} }
+func LocalEndorser(e Endorser) ProposalEndorser { return localEndorser{e} }
 
-type localEndorser struct{ e *endorser.Endorser }
+type localEndorser struct{ e Endorser }
 
 func (l localEndorser) ProcessProposal(ctx context.Context, sp *api.SignedProposal, _ ...grpc.CallOption) (*api.ProposalResponse, error) {
 	return l.e.ProcessProposal(ctx, sp), nil

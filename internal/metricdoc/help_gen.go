@@ -199,7 +199,7 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/orderer.Metrics.MembersSeq":                 "MembersSeq is the number of membership updates (certificate revocation lists) this orderer has applied from its chain, and MembersUpdates those it applied since it started.",
 	"github.com/strand-ledger/strand/orderer.Metrics.MembersUpdates":             "Membership updates this orderer applied since it started.",
 	"github.com/strand-ledger/strand/orderer.Metrics.Paced":                      "Paced counts the cuts a stream-mode orderer held because a peer was behind (see \"Pacing by the peers\" in doc.go).",
-	"github.com/strand-ledger/strand/orderer.Metrics.PacedToLimit":               "PacedToLimit counts the holds that lasted paceMaxHold: no report said the peers caught up before it ran out.",
+	"github.com/strand-ledger/strand/orderer.Metrics.PacedToLimit":               "PacedToLimit counts the holds that lasted cut.PaceMaxHold: no report said the peers caught up before it ran out.",
 	"github.com/strand-ledger/strand/orderer.Metrics.Queued":                     "Admitted transactions waiting to be cut into a block now.",
 	"github.com/strand-ledger/strand/orderer.Metrics.QueuedBytes":                "Bytes of the admitted transactions waiting to be cut now.",
 	"github.com/strand-ledger/strand/orderer.Metrics.Raft":                       "Raft is the consensus side of a cluster member; nil for a single node.",
