@@ -134,7 +134,12 @@ func TestEndorseWaitsForPeerBehind(t *testing.T) {
 		if er.Status != http.StatusOK {
 			t.Fatalf("Endorse with Org2's first peer behind and its second up to date: %d %s, want 200", er.Status, er.Message)
 		}
-		if d := time.Since(start); d >= lag {
+		// The peer behind never catches up, so waiting for it would last
+		// the gateway's whole 2 s timeout; asking the other takes
+		// milliseconds. Half the timeout tells them apart with room to
+		// spare on a loaded machine (an upper bound of the 700 ms lag left
+		// less).
+		if d := time.Since(start); d >= time.Second {
 			t.Errorf("Endorse took %v: it waited for the peer behind instead of asking the other", d)
 		}
 		if m := g.Metrics(); m.EndorseRetried != 1 {

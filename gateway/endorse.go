@@ -95,9 +95,9 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 	// fell by about 15% on a processes network). What a client asks for
 	// (MinHeight, Contract.After) goes to every endorser.
 	local := withMinHeight(sp, g.cfg.Ledger.Height())
-	backoff := 20 * time.Millisecond
+	rt := newRetry(start, g.cfg.Timeout, g.cfg.EndorseAttempts)
 	var routes map[string]*route // orgs with a remote peer found behind
-	for attempt := 1; ; {
+	for {
 		answers := g.gather(ctx, local, sp, p.Contract, peers, orgs, routes)
 		r, remote := g.firstRefusal(p.Header.TxId, answers)
 		if r == nil {
@@ -106,36 +106,28 @@ func (g *Gateway) Endorse(ctx context.Context, sp *api.SignedProposal) (resp *ap
 				return g.assemble(p, answers), nil
 			}
 			r = refusal(http.StatusInternalServerError, "gateway: tx %s: %v (after %d attempts; the peers may be at different heights, try again)",
-				p.Header.TxId, err, attempt)
+				p.Header.TxId, err, rt.attempt)
 		} else if !remote {
 			return r, nil
 		}
 		// The endorsers disagree, or a remote peer refused what the local
-		// peer endorsed. When their heights say that a peer is behind, wait
-		// for it (until Timeout after the call began) without spending an
-		// attempt: a peer reconnecting to the orderers may take seconds.
+		// peer endorsed: ask another peer of an org found behind at once,
+		// else do what retry decides (retry.go).
 		local, lo, hi := heights(answers)
 		if lo < hi && routeAround(peers, answers, hi, &routes) {
 			g.metrics.endorseRetried.Add(1)
 			continue // another peer of the org behind, at once
 		}
-		behind := lo < hi && time.Since(start) < g.cfg.Timeout
-		if !behind {
-			if attempt >= g.cfg.EndorseAttempts {
-				return r, nil
-			}
-			attempt++
+		st := rt.next(time.Now(), local, lo, hi)
+		if st.kind == giveUp {
+			return r, nil
 		}
 		g.metrics.endorseRetried.Add(1)
 		var err error
-		switch {
-		case behind && local < hi:
-			err = g.awaitHeight(ctx, hi, start.Add(g.cfg.Timeout))
-		case behind:
-			err = sleep(ctx, min(backoff, maxCatchUpPoll))
-		default:
-			err = sleep(ctx, backoff)
-			backoff *= 2
+		if st.kind == awaitHeight {
+			err = g.awaitHeight(ctx, st.height, st.until)
+		} else {
+			err = sleep(ctx, st.wait)
 		}
 		if err != nil {
 			return refusal(http.StatusGatewayTimeout, "gateway: the request ended (%v) before the peers agreed (heights %d to %d); last answer: %s", err, lo, hi, r.Message), nil

@@ -10,7 +10,7 @@ import (
 
 // reportFresh is how long after its last submit a gateway keeps telling
 // the orderer its peer's height after each commit: the orderer counts a
-// report for 100 ms (orderer's paceFresh), so later ones would not matter.
+// report for 100 ms (cut.PaceFresh), so later ones would not matter.
 const reportFresh = 100 * time.Millisecond
 
 // reportTimeout bounds one height report.
