@@ -105,7 +105,7 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	if c.state, err = memnode.Dial(opts); err != nil {
 		return nil, fmt.Errorf("node: compute node %s: its memory node (memnode.address %s): %w", cfg.Name, cfg.Memnode.Address, err)
 	}
-	contracts, defs, err := c.startContracts(ch, clientTLS, cfg.Org)
+	contracts, defs, err := c.startContracts(ch, clientTLS, cfg.Org, cfg.builtins())
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +164,7 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 // read from the memory node (computeDefinitions), each checked against
 // its code hash. External contract servers see the compute node's own
 // certificate (a peer's of its org) and are dialled at org's address.
-func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org string) (map[string]contract.Contract, map[string]endorser.Definition, error) {
+func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org string, builtins *contract.Builtins) (map[string]contract.Contract, map[string]endorser.Definition, error) {
 	var err error
 	if c.wasm, err = wasm.NewEngine(wasm.Options{}); err != nil {
 		return nil, nil, err
@@ -172,7 +172,7 @@ func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org s
 	if c.ext, err = external.New(external.Options{Client: clientTLS, Org: org}); err != nil {
 		return nil, nil, err
 	}
-	genesis, err := channelContracts(ch, DefaultBuiltins(), c.wasm, c.ext)
+	genesis, err := channelContracts(ch, builtins, c.wasm, c.ext)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -181,7 +181,7 @@ func (c *Compute) startContracts(ch *ChannelConfig, clientTLS *tls.Config, org s
 		byName[cc.Name] = cc
 	}
 	c.defs.state = readerState{c.state}
-	c.defs.loader = &contractLoader{channel: ch.Channel, builtins: DefaultBuiltins(), engine: c.wasm, external: c.ext, state: readerState{c.state}, genesis: genesis, log: c.log,
+	c.defs.loader = &contractLoader{channel: ch.Channel, builtins: builtins, engine: c.wasm, external: c.ext, state: readerState{c.state}, genesis: genesis, log: c.log,
 		system: lifecycleContract{defs: c.defs.table.Load, genesis: byName}}
 	start, err := c.defs.read()
 	if err != nil {

@@ -4,10 +4,13 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/strand-ledger/strand/client"
+	"github.com/strand-ledger/strand/contract"
+	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
@@ -81,6 +84,15 @@ func TestComputeNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	ccfg.Metrics = ""
+	// Its built-in contracts are the ones its config gives (here
+	// Smallbank, counted), as a peer's are.
+	var invoked atomic.Int64
+	builtins := map[string]func() contract.Contract{}
+	for _, name := range node.DefaultBuiltins().Names() {
+		builtins[name] = func() contract.Contract { c, _ := node.DefaultBuiltins().New(name); return c }
+	}
+	builtins[smallbank.Name] = func() contract.Contract { return countedContract{smallbank.New(), &invoked} }
+	ccfg.Builtins = contract.NewBuiltins(builtins)
 	c, err := node.StartCompute(ccfg)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +116,9 @@ func TestComputeNode(t *testing.T) {
 	}
 	if e := c.Endorser.Metrics(); e.Endorsed != 3 {
 		t.Fatalf("compute node's endorser: %s", e)
+	}
+	if n := invoked.Load(); n != 3 {
+		t.Fatalf("the compute node's configured Smallbank ran %d times for 3 endorsements, want 3 (ComputeConfig.Builtins ignored?)", n)
 	}
 
 	// The memory node goes away: the compute node cannot read state.
@@ -130,4 +145,15 @@ func TestComputeNode(t *testing.T) {
 	if got := primary.Pool.Members(); len(got) != 1 || got[0] != primary.Name {
 		t.Fatalf("pool members after the compute node closed: %v; want the primary alone", got)
 	}
+}
+
+// countedContract counts the invocations of the contract it wraps.
+type countedContract struct {
+	contract.Contract
+	n *atomic.Int64
+}
+
+func (c countedContract) Invoke(stub contract.Stub) ([]byte, error) {
+	c.n.Add(1)
+	return c.Contract.Invoke(stub)
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/strand-ledger/strand/contract"
 	"gopkg.in/yaml.v3"
 )
 
@@ -44,9 +45,22 @@ type ComputeConfig struct {
 	Metrics string `yaml:"metrics,omitempty"`
 	// Log configures the logger.
 	Log LogConfig `yaml:"log"`
+	// Builtins are the contracts compiled into the binary (set in code,
+	// not in the file); nil means DefaultBuiltins. A compute node must
+	// have those of its primary (NodeConfig.Builtins), or it refuses the
+	// definitions that name one it lacks.
+	Builtins *contract.Builtins `yaml:"-"`
 
 	file string
 	root *yaml.Node
+}
+
+// builtins is Builtins or, unset, DefaultBuiltins.
+func (c *ComputeConfig) builtins() *contract.Builtins {
+	if c.Builtins != nil {
+		return c.Builtins
+	}
+	return DefaultBuiltins()
 }
 
 // LoadCompute reads a compute node file, fills in the defaults, resolves
