@@ -263,7 +263,7 @@ func (cs channelsServer) SubmitBatch(ctx context.Context, req *api.SubmitBatchRe
 	reported := map[*server]bool{}
 	if ch := req.GetChannel(); ch != "" { // the report's own channel
 		if s, _, err := t.get(ch); err == nil {
-			s.o.Report(req.GetPeer(), req.GetPeerHeight())
+			s.o.Report(ctx, req.GetPeer(), req.GetPeerHeight())
 			for _, other := range t.srvs {
 				reported[other] = true // a height of ch says nothing of the others
 			}
@@ -278,7 +278,7 @@ func (cs channelsServer) SubmitBatch(ctx context.Context, req *api.SubmitBatchRe
 		}
 		if !reported[s] {
 			reported[s] = true
-			s.o.Report(req.GetPeer(), req.GetPeerHeight())
+			s.o.Report(ctx, req.GetPeer(), req.GetPeerHeight())
 		}
 		wg.Add(1)
 		cs.c.admit.Go(func() {

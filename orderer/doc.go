@@ -94,7 +94,11 @@
 // a Pacer per channel, three channels under load each kept a block in
 // flight at the peer, cut three times as many blocks as one channel did
 // for the same transactions, and paid the per-block costs three times.
-// Every report wakes every channel's loop that holds a cut.
+// Every report wakes every channel's loop that holds a cut. Since a low
+// height in a peer's name would hold back every channel that peer serves,
+// a report counts under the caller's TLS certificate, which must be a
+// peer's of the channel; any other caller's report is dropped
+// (Metrics.ReportsRefused).
 //
 // # Invariants
 //

@@ -32,7 +32,10 @@ type Metrics struct {
 	// PacedToLimit counts the holds that lasted cut.PaceMaxHold: no report
 	// said the peers caught up before it ran out.
 	PacedToLimit uint64 `metric:"counter"`
-	Signed       uint64 `metric:"counter"` // Blocks this orderer signed: all, or the checkpoints.
+	// ReportsRefused counts peers' height reports dropped because the
+	// caller's TLS certificate is not of a peer of the channel (Report).
+	ReportsRefused uint64 `metric:"counter"`
+	Signed         uint64 `metric:"counter"` // Blocks this orderer signed: all, or the checkpoints.
 	// MembersSeq is the number of membership updates (certificate
 	// revocation lists) this orderer has applied from its chain, and
 	// MembersUpdates those it applied since it started.
@@ -166,7 +169,7 @@ type counters struct {
 	refusedMalformed, refusedChannel, refusedForbidden atomic.Uint64
 	refusedOverloaded, refusedClosed, refusedCtx       atomic.Uint64
 	blocks, txs, txBytes, appends, delivered, paced    atomic.Uint64
-	pacedToLimit                                       atomic.Uint64
+	pacedToLimit, reportsRefused                       atomic.Uint64
 	appendNanos                                        atomic.Int64
 	refusedUnavailable                                 atomic.Uint64
 	signed                                             atomic.Uint64
@@ -229,6 +232,7 @@ func (o *Orderer) Metrics() Metrics {
 		Delivered:      c.delivered.Load(),
 		Paced:          c.paced.Load(),
 		PacedToLimit:   c.pacedToLimit.Load(),
+		ReportsRefused: c.reportsRefused.Load(),
 		Signed:         c.signed.Load(),
 		MembersSeq:     o.cfg.Registry.Revocations().Sequence(),
 		MembersUpdates: c.membersUpdates.Load(),

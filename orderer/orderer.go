@@ -1,10 +1,16 @@
 package orderer
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/credentials"
+	grpcpeer "google.golang.org/grpc/peer"
+
+	"github.com/strand-ledger/strand/identity"
+	"github.com/strand-ledger/strand/internal/caller"
 	"github.com/strand-ledger/strand/ledger"
 	"github.com/strand-ledger/strand/orderer/cut"
 )
@@ -340,11 +346,47 @@ func (w *wakeTimer) stop() {
 // Report records, for pacing (stream mode, single node), that the gateway
 // of peer saw its peer at committed height height. It is advisory: a
 // wrong report costs at most cut.PaceMaxHold of latency per block.
-func (o *Orderer) Report(peer string, height uint64) {
+//
+// One Pacer serves every channel of the process, so a low height said in
+// a peer's name holds back the cuts of every channel that peer serves.
+// The reporter is therefore the caller's TLS certificate, not the name it
+// claims: it must be a peer of this channel (not revoked), and its org and
+// CN name it; any other caller's report is dropped (Metrics.ReportsRefused).
+// Only a call on a connection without TLS (an orderer served without it,
+// in tests) is taken at its word.
+func (o *Orderer) Report(ctx context.Context, peer string, height uint64) {
 	if !o.pacing || height == 0 {
 		return
 	}
-	o.pace.Report(peer, o.cfg.Channel, height, time.Now()) // wakes held loops
+	name, ok := o.reporter(ctx, peer)
+	if !ok {
+		o.m.reportsRefused.Add(1)
+		return
+	}
+	o.pace.Report(name, o.cfg.Channel, height, time.Now()) // wakes held loops
+}
+
+// reporter names the peer behind a height report (see Report).
+func (o *Orderer) reporter(ctx context.Context, claimed string) (string, bool) {
+	p, ok := grpcpeer.FromContext(ctx)
+	if !ok {
+		return claimed, true // in-process
+	}
+	ti, ok := p.AuthInfo.(credentials.TLSInfo)
+	if !ok {
+		return claimed, true // no TLS: nothing to check against
+	}
+	if len(ti.State.PeerCertificates) == 0 {
+		return "", false
+	}
+	m, err := caller.CertMember(o.cfg.Registry, ti.State.PeerCertificates[0])
+	if err == nil {
+		err = o.cfg.Registry.Revoked(m)
+	}
+	if err != nil || m.Role != identity.RolePeer {
+		return "", false
+	}
+	return m.Org + "/" + m.Name, true
 }
 
 // wakeHeld wakes the loop if it holds a cut for a peer (the Pacer calls

@@ -34,7 +34,7 @@ type server struct {
 }
 
 func (s *server) Submit(ctx context.Context, req *api.SubmitRequest) (*api.SubmitResponse, error) {
-	s.o.Report(req.GetPeer(), req.GetPeerHeight())
+	s.o.Report(ctx, req.GetPeer(), req.GetPeerHeight())
 	return s.submit(ctx, req.GetTransaction())
 }
 
@@ -60,7 +60,7 @@ func (s *server) SubmitBatch(ctx context.Context, req *api.SubmitBatchRequest) (
 	if len(txs) > maxBatchTxs {
 		return nil, status.Errorf(codes.InvalidArgument, "orderer: a batch of %d transactions, want at most %d", len(txs), maxBatchTxs)
 	}
-	s.o.Report(req.GetPeer(), req.GetPeerHeight())
+	s.o.Report(ctx, req.GetPeer(), req.GetPeerHeight())
 	out := make([]*api.SubmitResponse, len(txs))
 	errs := make([]error, len(txs))
 	var wg sync.WaitGroup

@@ -1,10 +1,18 @@
 package orderer
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
 	"slices"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/credentials"
+	grpcpeer "google.golang.org/grpc/peer"
+
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/orderer/cut"
 )
 
@@ -83,8 +91,8 @@ func TestStreamPacing(t *testing.T) {
 		submitAll(t, n, o, k)
 		blocks(t, o, uint64(i), 1)
 	}
-	o.Report("peer0.Org1", 1) // blocks 1 and 2 not committed there
-	o.Report("peer0.Org2", 3) // up to date
+	o.Report(t.Context(), "peer0.Org1", 1) // blocks 1 and 2 not committed there
+	o.Report(t.Context(), "peer0.Org2", 3) // up to date
 	ids := submitAll(t, n, o, "held")
 	for deadline := time.Now().Add(10 * time.Second); o.Metrics().Paced == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -94,7 +102,7 @@ func TestStreamPacing(t *testing.T) {
 	if h := o.Height(); h != 3 {
 		t.Fatalf("height %d while holding, want 3", h)
 	}
-	o.Report("peer0.Org1", 2) // one block behind: close enough
+	o.Report(t.Context(), "peer0.Org1", 2) // one block behind: close enough
 	b := blocks(t, o, 3, 1)
 	if got := txIDs(t, b); !slices.Equal(got, ids) {
 		t.Fatalf("block 3 holds %v, want %v", got, ids)
@@ -112,7 +120,7 @@ func TestStreamPacingLimit(t *testing.T) {
 		submitAll(t, n, o, k)
 		blocks(t, o, uint64(i), 1)
 	}
-	o.Report("peer0.Org1", 1) // two blocks behind, and it never reports again
+	o.Report(t.Context(), "peer0.Org1", 1) // two blocks behind, and it never reports again
 	start := time.Now()
 	ids := submitAll(t, n, o, "held")
 	b := blocks(t, o, 3, 1)
@@ -146,4 +154,39 @@ func startStream(t *testing.T, tune func(*Orderer)) (*testNet, *Orderer) {
 		store.Close()
 	})
 	return n, o
+}
+
+// TestReportCaller: a height report counts under the caller's TLS
+// certificate, which must be a peer of the channel; a client's report, or
+// one on a TLS connection without a certificate, is dropped, whatever peer
+// it names (one pacer serves every channel of the process, so a low height
+// in a peer's name would hold back the channels that peer serves).
+func TestReportCaller(t *testing.T) {
+	n, o := startStream(t, func(*Orderer) {})
+	onTLS := func(s *identity.Signer) context.Context {
+		st := tls.ConnectionState{}
+		if s != nil {
+			c, err := x509.ParseCertificate(s.Identity().Cert)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.PeerCertificates = []*x509.Certificate{c}
+		}
+		return grpcpeer.NewContext(t.Context(), &grpcpeer.Peer{Addr: &net.TCPAddr{}, AuthInfo: credentials.TLSInfo{State: st}})
+	}
+	o.Report(onTLS(n.client1), "peer0.Org1", 3)
+	o.Report(onTLS(nil), "peer0.Org1", 4)
+	o.Report(onTLS(n.peer1), "peer0.Org2", 5) // counted as its certificate's
+	if _, ok := o.pace.Reported("peer0.Org1", testChannel); ok {
+		t.Error("a client's report, or one without a certificate, was recorded in the peer's name")
+	}
+	if _, ok := o.pace.Reported("peer0.Org2", testChannel); ok {
+		t.Error("peer1's report was recorded under the name it claimed")
+	}
+	if h, ok := o.pace.Reported("Org1/peer1", testChannel); !ok || h != 5 {
+		t.Errorf("peer1's report: %d, %v; want 5 under Org1/peer1", h, ok)
+	}
+	if m := o.Metrics(); m.ReportsRefused != 2 {
+		t.Errorf("ReportsRefused %d, want 2", m.ReportsRefused)
+	}
 }

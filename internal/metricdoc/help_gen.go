@@ -204,6 +204,7 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/orderer.Metrics.QueuedBytes":                "Bytes of the admitted transactions waiting to be cut now.",
 	"github.com/strand-ledger/strand/orderer.Metrics.Raft":                       "Raft is the consensus side of a cluster member; nil for a single node.",
 	"github.com/strand-ledger/strand/orderer.Metrics.Refused":                    "submissions refused, by reason",
+	"github.com/strand-ledger/strand/orderer.Metrics.ReportsRefused":             "ReportsRefused counts peers' height reports dropped because the caller's TLS certificate is not of a peer of the channel (Report).",
 	"github.com/strand-ledger/strand/orderer.Metrics.Signed":                     "Blocks this orderer signed: all, or the checkpoints.",
 	"github.com/strand-ledger/strand/orderer.Metrics.Submitted":                  "Submit calls.",
 	"github.com/strand-ledger/strand/orderer.Metrics.TxBytes":                    "Transaction bytes in the blocks persisted since the orderer started.",

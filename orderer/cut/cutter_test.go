@@ -31,18 +31,52 @@ import (
 // Times are durations after an arbitrary epoch. An output line echoes the
 // command, then "=>" and the batches cut, each as [names] ("-" for none),
 // then "| pending NAMES (B bytes)" when transactions are pending.
-func TestCutterScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/cutter*.txt")
+func TestCutterScripts(t *testing.T) { runScriptFiles(t, "testdata/cutter*.txt", runScript) }
+
+// runScriptFiles runs each file matching pattern, one subtest per file,
+// with run answering each case with its output lines.
+func runScriptFiles(t *testing.T, pattern string, run func(*testing.T, *datadriven.TestData) []string) {
+	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/cutter*.txt files (%v)", err)
+		t.Fatalf("no %s files (%v)", pattern, err)
 	}
 	for _, path := range files {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-				return strings.Join(runScript(t, d), "\n")
+				return strings.Join(run(t, d), "\n")
 			})
 		})
 	}
+}
+
+// scriptTime reads "@DURATION" as that long after scriptEpoch.
+func scriptTime(t *testing.T, d *datadriven.TestData, s string) time.Time {
+	t.Helper()
+	off, err := time.ParseDuration(strings.TrimPrefix(s, "@"))
+	if err != nil || !strings.HasPrefix(s, "@") {
+		d.Fatalf(t, "time %q, want @DURATION", s)
+	}
+	return scriptEpoch.Add(off)
+}
+
+// scanConfig reads a run line's key a into cfg if it is one of Config's
+// (mode, maxtxs, maxbytes, timeout), and reports whether it was.
+func scanConfig(t *testing.T, d *datadriven.TestData, a datadriven.CmdArg, cfg *Config) bool {
+	switch a.Key {
+	case "maxtxs":
+		d.ScanArgs(t, a.Key, &cfg.MaxTxs)
+	case "maxbytes":
+		d.ScanArgs(t, a.Key, &cfg.MaxBytes)
+	case "timeout":
+		d.ScanArgs(t, a.Key, &cfg.Timeout)
+	case "mode":
+		var m string
+		d.ScanArgs(t, a.Key, &m)
+		cfg.Mode = Mode(m)
+	default:
+		return false
+	}
+	return true
 }
 
 var scriptEpoch = time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -58,32 +92,12 @@ func runScript(t *testing.T, d *datadriven.TestData) []string {
 	}
 	var cfg Config
 	for _, a := range d.CmdArgs {
-		switch a.Key {
-		case "maxtxs":
-			d.ScanArgs(t, a.Key, &cfg.MaxTxs)
-		case "maxbytes":
-			d.ScanArgs(t, a.Key, &cfg.MaxBytes)
-		case "timeout":
-			d.ScanArgs(t, a.Key, &cfg.Timeout)
-		case "mode":
-			var m string
-			d.ScanArgs(t, a.Key, &m)
-			cfg.Mode = Mode(m)
-		default:
+		if !scanConfig(t, d, a, &cfg) {
 			fail("%q: unknown key, want mode, maxtxs, maxbytes or timeout", a.String())
 		}
 	}
 	cu := NewCutter(cfg)
-	at := func(s string) time.Time {
-		if !strings.HasPrefix(s, "@") {
-			fail("time %q, want @DURATION", s)
-		}
-		off, err := time.ParseDuration(s[1:])
-		if err != nil {
-			fail("time %q: %v", s, err)
-		}
-		return scriptEpoch.Add(off)
-	}
+	at := func(s string) time.Time { return scriptTime(t, d, s) }
 	var cmds, out []string
 	if d.Input != "" {
 		cmds = strings.Split(d.Input, "\n")

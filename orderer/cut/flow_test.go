@@ -2,7 +2,6 @@ package cut
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,19 +35,7 @@ import (
 // An output line echoes the command, then "=>" and the batches cut (by tx
 // id; a config update as config[NAME]), the pacing events, and
 // "| pending N" and "| holding" when they apply.
-func TestFlowScripts(t *testing.T) {
-	files, err := filepath.Glob("testdata/flow*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata/flow*.txt files (%v)", err)
-	}
-	for _, path := range files {
-		t.Run(filepath.Base(path), func(t *testing.T) {
-			datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-				return strings.Join(runFlow(t, d), "\n")
-			})
-		})
-	}
-}
+func TestFlowScripts(t *testing.T) { runScriptFiles(t, "testdata/flow*.txt", runFlow) }
 
 func runFlow(t *testing.T, d *datadriven.TestData) []string {
 	t.Helper()
@@ -64,35 +51,21 @@ func runFlow(t *testing.T, d *datadriven.TestData) []string {
 	var height uint64
 	var pacer *Pacer
 	for _, a := range d.CmdArgs {
-		switch a.Key {
-		case "maxtxs":
-			d.ScanArgs(t, a.Key, &cfg.MaxTxs)
-		case "maxbytes":
-			d.ScanArgs(t, a.Key, &cfg.MaxBytes)
-		case "timeout":
-			d.ScanArgs(t, a.Key, &cfg.Timeout)
-		case "maxhold":
+		switch {
+		case scanConfig(t, d, a, &cfg):
+		case a.Key == "maxhold":
 			d.ScanArgs(t, a.Key, &maxHold)
-		case "pacing":
+		case a.Key == "pacing":
 			pacer = &Pacer{}
-		case "height":
+		case a.Key == "height":
 			d.ScanArgs(t, a.Key, &height)
-		case "mode":
-			var m string
-			d.ScanArgs(t, a.Key, &m)
-			cfg.Mode = Mode(m)
 		default:
-			fail("%q: unknown key, want mode, maxtxs, maxbytes, timeout, maxhold or pacing", a.String())
+			fail("%q: unknown key, want mode, maxtxs, maxbytes, timeout, maxhold, pacing or height", a.String())
 		}
 	}
 	f := NewFlow(cfg, &Pacing{Pacer: pacer, Channel: "c0", Height: height, MaxHold: maxHold})
-	at := func(s string) time.Time {
-		off, err := time.ParseDuration(strings.TrimPrefix(s, "@"))
-		if err != nil || !strings.HasPrefix(s, "@") {
-			fail("time %q, want @DURATION", s)
-		}
-		return scriptEpoch.Add(off)
-	}
+	at := func(s string) time.Time { return scriptTime(t, d, s) }
+
 	var out []string
 	for _, cmd := range strings.Split(d.Input, "\n") {
 		w := strings.Fields(cmd)
