@@ -54,6 +54,12 @@ type Channel struct {
 	// document; zero means api.Format2 (endorsements bound to their
 	// transaction). api.Format1 validates a chain written before it.
 	Format api.Format
+	// Own, if set, is this peer's signer, remembering the endorsements it
+	// signed (identity.Signer.Remember): one of them, back in a block, is
+	// known valid without a signature check (Signer.Made says why the
+	// verdict cannot differ from the check's). Its certificate, revocation
+	// and place in the policy are checked as any endorsement's.
+	Own *identity.Signer
 }
 
 func (ch *Channel) validate() error {

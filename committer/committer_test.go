@@ -26,18 +26,29 @@ func TestValidationCodes(t *testing.T) {
 	// same codes.
 	for _, alg := range []identity.Algorithm{identity.ECDSAP256, identity.Ed25519} {
 		for _, opts := range []Options{{Mode: Sequential}, {Mode: Parallel}, {Mode: Sequential, Reparse: true}, {Mode: Parallel, Reparse: true}} {
-			testValidationCodes(t, alg, opts)
+			testValidationCodes(t, alg, opts, false)
 		}
+		// A peer that endorsed (peer1, remembering its signatures) skips
+		// checking its own endorsements and must decide the same codes.
+		testValidationCodes(t, alg, Options{Mode: Parallel}, true)
+		testValidationCodes(t, alg, Options{Mode: Sequential}, true)
 	}
 }
 
-func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options) {
+func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options, own bool) {
 	name := alg.String() + "-" + opts.Mode.String()
 	if opts.Reparse {
 		name += "-reparse"
 	}
+	if own {
+		name += "-own"
+	}
 	t.Run(name, func(t *testing.T) {
 		n := newTestNetAlg(t, alg)
+		if own {
+			n.peer1.Remember(64)
+			n.ch.Own = n.peer1
+		}
 		p := openPeer(t, n, t.TempDir(), opts)
 		sub := p.Subscribe(16)
 
@@ -51,6 +62,12 @@ func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options) {
 		unknownContract := n.txWith(api.TxSpec{Channel: testChannel, Contract: "nope", RWSet: rwset("nope", nil, wr("x", "1"))})
 		badEndorsement := n.tx(rwset(testContract, nil, wr("x", "1")))
 		badEndorsement = retagPayload(t, badEndorsement, n, func(p *api.TxPayload) { p.Endorsements[1].Signature[5] ^= 1 })
+		badOwnEndorsement := n.tx(rwset(testContract, nil, wr("x", "1"))) // peer1's own, remembered when own
+		badOwnEndorsement = retagPayload(t, badOwnEndorsement, n, func(p *api.TxPayload) { p.Endorsements[0].Signature[5] ^= 1 })
+		// peer1's remembered signature over another response payload.
+		swapped1, swapped2 := n.tx(rwset(testContract, nil, wr("s", "1"))), n.tx(rwset(testContract, nil, wr("s", "2")))
+		sig1 := txPayload(t, swapped1).Endorsements[0].Signature
+		swappedOwn := retagPayload(t, swapped2, n, func(p *api.TxPayload) { p.Endorsements[0].Signature = sig1 })
 		badTxID := n.tx(rwset(testContract, nil, wr("x", "1")))
 		badTxID = retagPayload(t, badTxID, n, func(p *api.TxPayload) { p.Header.TxId = strings.Repeat("0", 64) })
 
@@ -73,6 +90,8 @@ func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options) {
 			{"ed25519 creator of Org2", n.txBy(rwset(testContract, nil, wr("e", "1")), n.client2, n.peer2, n.peer1), api.TxValidationCode_VALID},
 			{"one endorsement", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
 			{"bad endorsement signature", badEndorsement, api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
+			{"bad own endorsement signature", badOwnEndorsement, api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
+			{"own signature of another response", swappedOwn, api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
 			{"two Org1 peers", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1, n.peer1b), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
 			{"same endorser twice", n.txBy(rwset(testContract, nil, wr("x", "1")), n.client1, n.peer1, n.peer1), api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE},
 			{"duplicate in block", first, api.TxValidationCode_DUPLICATE_TXID},
@@ -125,6 +144,9 @@ func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options) {
 		}
 		if m := p.Metrics(); m.Height != 3 || m.Txs != uint64(len(cases)+2) {
 			t.Errorf("metrics: %v", m)
+		}
+		if m := n.peer1.MadeMetrics(); own != (m.Recognized > 0) {
+			t.Errorf("own endorsements recognised: %+v (own %v)", m, own)
 		}
 	})
 }
@@ -430,4 +452,17 @@ func TestCheckpointChannel(t *testing.T) {
 	if !errors.Is(err, ErrBlockRefused) || !strings.Contains(err.Error(), "block 4 orderer signature") {
 		t.Errorf("a checkpoint with a bad signature: %v, want ErrBlockRefused naming block 4's signature", err)
 	}
+}
+
+// txPayload decodes raw's payload.
+func txPayload(t testing.TB, raw []byte) *api.TxPayload {
+	t.Helper()
+	tx, p := new(api.Transaction), new(api.TxPayload)
+	if err := proto.Unmarshal(raw, tx); err != nil {
+		t.Fatal(err)
+	}
+	if err := proto.Unmarshal(tx.Payload, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

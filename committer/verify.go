@@ -112,7 +112,7 @@ func checkTx(ch *Channel, rs *ruleSet, raw []byte, batch *identity.Batch) txResu
 		return r.fail(api.TxValidationCode_INVALID_CHAINCODE,
 			fmt.Errorf("committer: tx %s: contract %q is not defined on channel %q", hdr.TxId, tx.Payload.Contract, ch.Name))
 	}
-	if !endorsed(ch.Registry, rs.rev, rule, tx, batch) {
+	if !endorsed(ch.Registry, rs.rev, ch.Own, rule, tx, batch) {
 		return r.fail(api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE,
 			fmt.Errorf("committer: tx %s: endorsements do not satisfy %s's policy %s", hdr.TxId, tx.Payload.Contract, rule.pol))
 	}
@@ -155,8 +155,9 @@ func (r txResult) fail(code api.TxValidationCode, err error) txResult {
 // endorsement whose identity is invalid, duplicated, or of an org the policy
 // does not name cannot help and costs no signature check; one that fails its
 // check, or whose certificate rev revokes, does not count. Verification stops as soon as the policy holds.
-// Ed25519 signatures go into batch when it is not nil (checkTx).
-func endorsed(reg *identity.Registry, rev *identity.Revocations, rule *rule, tx *api.Tx, batch *identity.Batch) bool {
+// Ed25519 signatures go into batch when it is not nil (checkTx). An
+// endorsement own made itself needs no check (Channel.Own).
+func endorsed(reg *identity.Registry, rev *identity.Revocations, own *identity.Signer, rule *rule, tx *api.Tx, batch *identity.Batch) bool {
 	var buf [8]policy.Signer
 	signers := buf[:0]
 	var certs [8][]byte
@@ -171,7 +172,10 @@ func endorsed(reg *identity.Registry, rev *identity.Revocations, rule *rule, tx 
 			continue
 		}
 		m, err := reg.Member(id)
-		if err != nil || rev.Check(m) != nil || m.VerifyBatch(batch, &resp, e.Signature) != nil {
+		if err != nil || rev.Check(m) != nil {
+			continue
+		}
+		if !own.Made(id, &resp, e.Signature) && m.VerifyBatch(batch, &resp, e.Signature) != nil {
 			continue
 		}
 		seen = append(seen, id.Cert)

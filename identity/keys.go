@@ -7,7 +7,6 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/asn1"
 	"encoding/pem"
@@ -65,16 +64,22 @@ func CertAlgorithm(cert *x509.Certificate) (Algorithm, error) {
 // sign signs msg with key: ECDSA over SHA-256(msg), normalised to low-S;
 // Ed25519 over msg itself.
 func sign(key crypto.Signer, msg []byte) ([]byte, error) {
+	m := NewMessage(msg)
+	return signMessage(key, &m)
+}
+
+// signMessage is sign over msg's bytes, hashing them only if no earlier
+// call on msg has.
+func signMessage(key crypto.Signer, msg *Message) ([]byte, error) {
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
-		digest := sha256.Sum256(msg)
-		sig, err := ecdsa.SignASN1(rand.Reader, k, digest[:])
+		sig, err := ecdsa.SignASN1(rand.Reader, k, msg.sha256())
 		if err != nil {
 			return nil, fmt.Errorf("identity: ECDSA sign: %w", err)
 		}
 		return lowSSignature(sig)
 	case ed25519.PrivateKey:
-		return ed25519.Sign(k, msg), nil
+		return ed25519.Sign(k, msg.b), nil
 	}
 	return nil, fmt.Errorf("identity: private key of type %T, expected ECDSA P-256 or Ed25519", key)
 }

@@ -15,6 +15,7 @@ type Signer struct {
 	role Role
 	cert *x509.Certificate
 	key  crypto.Signer
+	made *made // signatures made lately, when it remembers them (Remember)
 }
 
 // LoadSigner loads a signer written by MarshalPEM. The certificate must name
@@ -53,7 +54,17 @@ func (s *Signer) Name() string { return s.cert.Subject.CommonName }
 
 // Sign signs msg. ECDSA keys sign SHA-256(msg) and return an ASN.1 DER
 // signature normalised to low-S; Ed25519 keys sign msg itself.
-func (s *Signer) Sign(msg []byte) ([]byte, error) { return sign(s.key, msg) }
+func (s *Signer) Sign(msg []byte) ([]byte, error) {
+	if s.made == nil {
+		return sign(s.key, msg)
+	}
+	m := NewMessage(msg)
+	sig, err := signMessage(s.key, &m)
+	if err == nil {
+		s.made.record((*[32]byte)(m.sha256()), sig)
+	}
+	return sig, err
+}
 
 // MarshalPEM encodes the signer's certificate and PKCS #8 private key.
 func (s *Signer) MarshalPEM() (certPEM, keyPEM []byte, err error) {

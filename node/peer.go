@@ -64,6 +64,9 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The peer's endorsements come back in blocks; its committers
+	// recognise them instead of checking them again (committer.Channel.Own).
+	creds.signer.Remember(rememberedEndorsements)
 	if p.wasm, err = wasm.NewEngine(wasm.Options{CacheDir: wasmCacheDir(cfg)}); err != nil {
 		return nil, err
 	}
@@ -115,6 +118,7 @@ func StartPeer(cfg *NodeConfig) (_ *Peer, err error) {
 		NewStructCollector("wasm", func() any { return p.wasm.Metrics() }),
 		NewStructCollector("external", func() any { return p.ext.Metrics() }),
 		NewStructCollector("tls", func() any { return p.TLSMetrics() }),
+		NewStructCollector("own_signatures", func() any { return creds.signer.MadeMetrics() }),
 		&p.channels,
 	}
 	if p.metrics, err = startMetrics(cfg.Metrics, cfg.Profile, cfg.Name, p.ready, p.log, collectors...); err != nil {
@@ -238,3 +242,10 @@ func orderWait(ch *ChannelConfig) time.Duration {
 	}
 	return 0
 }
+
+// rememberedEndorsements is how many of its latest endorsement signatures
+// a peer remembers (identity.Signer.Remember): at most about 1 MiB, and
+// seconds of endorsements at thousands a second, against an endorse-to-
+// commit time of tens of milliseconds. One that has left the record is
+// checked in full, with the same answer.
+const rememberedEndorsements = 8192

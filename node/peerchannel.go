@@ -88,6 +88,7 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 		return c, err
 	}
 	c.reg = comCh.Registry
+	comCh.Own = creds.signer
 	c.reg.SetKeyTableLimit(keyTables)
 	p.addRegistry(c.reg)
 	clientTLS := WithRevocation(chClientTLS, c.reg)

@@ -88,6 +88,8 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/identity.KeyTableMetrics.PinnedKeys":        "PinnedKeys is the number of peer, orderer and admin keys holding a table built at validation (outside the client bound).",
 	"github.com/strand-ledger/strand/identity.KeyTableMetrics.WideBytes":         "WideBytes is the part of Bytes held by widened tables (at most half of LimitBytes).",
 	"github.com/strand-ledger/strand/identity.KeyTableMetrics.Widenings":         "Widenings counts client-key tables rebuilt at the pinned width after heavy use.",
+	"github.com/strand-ledger/strand/identity.MadeMetrics.Recognized":            "Recognized counts signatures Made found in the record: checks the node did not need to make (a peer's own endorsements, back in blocks).",
+	"github.com/strand-ledger/strand/identity.MadeMetrics.Recorded":              "Recorded counts signatures the signer made and remembered.",
 	"github.com/strand-ledger/strand/isolation.LoopMetrics.Controlled":           "Node processes under control.",
 	"github.com/strand-ledger/strand/isolation.LoopMetrics.Decisions":            "CPU share changes applied.",
 	"github.com/strand-ledger/strand/isolation.LoopMetrics.Delay":                "The last sample's mean run-queue wait per time slice of the controlled nodes (0 when not measured).",
