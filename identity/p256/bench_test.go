@@ -4,6 +4,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
+	"fmt"
 	"testing"
 )
 
@@ -54,5 +55,52 @@ func TestVerifyAllocs(t *testing.T) {
 	// library's internal bigmod does not: at most two more, all small.
 	if got > std+2 {
 		t.Errorf("Table.Verify allocates %v times, expected at most ecdsa.VerifyASN1's %v + 2", got, std)
+	}
+}
+
+// BenchmarkVerifyKeys verifies round-robin over several keys with tables
+// at the pinned width, as a node does (its clients', peers' and orderers'
+// keys), hot and cold: in cold, other work (a walk over 16 MiB) between
+// two verifications evicts the tables from the caches, as a node's gRPC,
+// decoding and storage work does.
+func BenchmarkVerifyKeys(b *testing.B) {
+	d := sha256.Sum256([]byte("strand"))
+	other := make([]byte, 16<<20)
+	for _, keys := range []int{1, 8} {
+		tabs := make([]*Table, keys)
+		sigs := make([][]byte, keys)
+		for i := range tabs {
+			priv := newKey(b)
+			t, err := NewTableWindow(&priv.PublicKey, MaxWindow)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tabs[i] = t
+			if sigs[i], err = ecdsa.SignASN1(rand.Reader, priv, d[:]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, cold := range []bool{false, true} {
+			name := fmt.Sprintf("keys=%d", keys)
+			if cold {
+				name += "/cold"
+			}
+			b.Run(name, func(b *testing.B) {
+				i := 0
+				for b.Loop() {
+					if cold {
+						b.StopTimer()
+						for j := 0; j < len(other); j += 64 {
+							other[j]++
+						}
+						b.StartTimer()
+					}
+					if !tabs[i].Verify(d[:], sigs[i]) {
+						b.Fatal("table rejects")
+					}
+					i = (i + 1) % keys
+				}
+			})
+		}
 	}
 }

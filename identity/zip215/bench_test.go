@@ -92,3 +92,49 @@ func BenchmarkWindows(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVerifyKeys verifies round-robin over several keys with pinned
+// tables, as a peer does (two client keys, the peers', the orderer's):
+// their tables together outgrow the core's caches, so each verification
+// also pays for fetching its table entries.
+func BenchmarkVerifyKeys(b *testing.B) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	msg := make([]byte, 300)
+	for _, keys := range []int{1, 8} {
+		tabs := make([]*Table, keys)
+		sigs := make([][]byte, keys)
+		for i := range tabs {
+			priv := newKey(rng)
+			tabs[i] = mustTable(b, priv.Public().(ed25519.PublicKey), PinnedWindow)
+			sigs[i] = ed25519.Sign(priv, msg)
+		}
+		baseTable()
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				if !tabs[i].Verify(msg, sigs[i]) {
+					b.Fatal("table rejects")
+				}
+				i = (i + 1) % keys
+			}
+		})
+		// cold: other work (here a walk over 16 MiB) between two
+		// verifications evicts the tables from the caches, as a node's
+		// gRPC, decoding and storage work does.
+		other := make([]byte, 16<<20)
+		b.Run(fmt.Sprintf("keys=%d/cold", keys), func(b *testing.B) {
+			i := 0
+			for b.Loop() {
+				b.StopTimer()
+				for j := 0; j < len(other); j += 64 {
+					other[j]++
+				}
+				b.StartTimer()
+				if !tabs[i].Verify(msg, sigs[i]) {
+					b.Fatal("table rejects")
+				}
+				i = (i + 1) % keys
+			}
+		})
+	}
+}
