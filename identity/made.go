@@ -81,8 +81,8 @@ func (m *made) take(digest []byte, sig []byte) bool {
 
 // Remember makes s record its last n signatures (n > 0), for Made. It must
 // be called before s signs anything and at most once. A peer remembers its
-// endorsements: 8,192 of them (about 1 MiB once all are held) outlast the
-// time from endorsement to commit by seconds even at 3,000 tx/s.
+// endorsements: 8,192 of them (under 1.5 MiB once all are held) outlast
+// the time from endorsement to commit by seconds even at 3,000 tx/s.
 func (s *Signer) Remember(n int) {
 	if n > 0 {
 		s.made = &made{cap: n, index: make(map[[32]byte]int)}
@@ -99,9 +99,11 @@ func (s *Signer) Remember(n int) {
 // Why a verdict cannot change: s's key matches its certificate
 // (LoadSigner), Sign produces only signatures Verify accepts (low-S
 // ECDSA; Ed25519 signatures valid under RFC 8032 are valid under ZIP-215),
-// and the record holds exactly what Sign returned for these bytes' SHA-256.
-// Whether id is a valid member, revoked, or counts for a policy is still
-// the caller's to check.
+// and the record holds exactly what Sign returned for these bytes' SHA-256
+// (other bytes with the same SHA-256 would be a collision, which the hash
+// chain, tx ids and ECDSA itself already assume away). Whether id is a
+// valid member, revoked, or counts for a policy is still the caller's to
+// check.
 func (s *Signer) Made(id *api.Identity, msg *Message, sig []byte) bool {
 	if s == nil || s.made == nil || id == nil || !bytes.Equal(id.Cert, s.id.Cert) {
 		return false

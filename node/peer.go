@@ -244,7 +244,7 @@ func orderWait(ch *ChannelConfig) time.Duration {
 }
 
 // rememberedEndorsements is how many of its latest endorsement signatures
-// a peer remembers (identity.Signer.Remember): at most about 1 MiB, and
+// a peer remembers (identity.Signer.Remember): under 1.5 MiB, and
 // seconds of endorsements at thousands a second, against an endorse-to-
 // commit time of tens of milliseconds. One that has left the record is
 // checked in full, with the same answer.
