@@ -66,7 +66,7 @@ func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options, own
 		badOwnEndorsement = retagPayload(t, badOwnEndorsement, n, func(p *api.TxPayload) { p.Endorsements[0].Signature[5] ^= 1 })
 		// peer1's remembered signature over another response payload.
 		swapped1, swapped2 := n.tx(rwset(testContract, nil, wr("s", "1"))), n.tx(rwset(testContract, nil, wr("s", "2")))
-		sig1 := txPayload(t, swapped1).Endorsements[0].Signature
+		sig1 := decodePayload(t, swapped1).Endorsements[0].Signature
 		swappedOwn := retagPayload(t, swapped2, n, func(p *api.TxPayload) { p.Endorsements[0].Signature = sig1 })
 		badTxID := n.tx(rwset(testContract, nil, wr("x", "1")))
 		badTxID = retagPayload(t, badTxID, n, func(p *api.TxPayload) { p.Header.TxId = strings.Repeat("0", 64) })
@@ -452,17 +452,4 @@ func TestCheckpointChannel(t *testing.T) {
 	if !errors.Is(err, ErrBlockRefused) || !strings.Contains(err.Error(), "block 4 orderer signature") {
 		t.Errorf("a checkpoint with a bad signature: %v, want ErrBlockRefused naming block 4's signature", err)
 	}
-}
-
-// txPayload decodes raw's payload.
-func txPayload(t testing.TB, raw []byte) *api.TxPayload {
-	t.Helper()
-	tx, p := new(api.Transaction), new(api.TxPayload)
-	if err := proto.Unmarshal(raw, tx); err != nil {
-		t.Fatal(err)
-	}
-	if err := proto.Unmarshal(tx.Payload, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

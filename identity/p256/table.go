@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"filippo.io/nistec"
+
+	"github.com/strand-ledger/strand/internal/touch"
 )
 
 // Window is the default width in bits of the signed digits u2 is recoded
@@ -98,13 +100,13 @@ func (t *Table) mult(acc *nistec.P256Point, k *[32]byte) {
 	// the loads are independent, so their cache misses overlap instead of
 	// stalling one addition each (a node's other work evicts the tables
 	// between verifications; BenchmarkVerifyKeys/cold).
-	var touch uint64
+	var touched uint64
 	for i, d := range digits {
 		if d != 0 {
-			touch += touchPoint(unsafe.Pointer(&t.points[i*per+int(max(d, -d))-1]))
+			touched += touch.Words(unsafe.Pointer(&t.points[i*per+int(max(d, -d))-1]), uintptr(pointBytes))
 		}
 	}
-	runtime.KeepAlive(touch)
+	runtime.KeepAlive(touched)
 	var neg nistec.P256Point
 	for i, d := range digits {
 		switch {
@@ -147,16 +149,4 @@ func bitsAt(k *[32]byte, pos int) uint {
 		}
 	}
 	return v >> (pos % 8)
-}
-
-// touchPoint reads one word of every cache line the pointBytes at p span
-// (words 64 bytes apart, and the last) and returns their sum, which the
-// caller keeps alive so that the loads happen.
-func touchPoint(p unsafe.Pointer) uint64 {
-	w := (*[pointBytes / 8]uint64)(p)
-	sum := w[len(w)-1]
-	for i := 0; i < len(w); i += 8 {
-		sum += w[i]
-	}
-	return sum
 }

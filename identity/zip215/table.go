@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"filippo.io/edwards25519"
+
+	"github.com/strand-ledger/strand/internal/touch"
 )
 
 // Window is the default width in bits of the signed digits k is recoded
@@ -77,13 +79,13 @@ func (m *multiples) addMult(acc *edwards25519.Point, k *[32]byte) {
 	// the loads are independent, so their cache misses overlap instead of
 	// stalling one addition each (a node's other work evicts the tables
 	// between verifications; BenchmarkVerifyKeys/cold).
-	var touch uint64
+	var touched uint64
 	for i, d := range digits {
 		if d != 0 {
-			touch += touchPoint(unsafe.Pointer(&m.points[i*per+int(max(d, -d))-1]))
+			touched += touch.Words(unsafe.Pointer(&m.points[i*per+int(max(d, -d))-1]), uintptr(pointBytes))
 		}
 	}
-	runtime.KeepAlive(touch)
+	runtime.KeepAlive(touched)
 	for i, d := range digits {
 		switch {
 		case d > 0:
@@ -227,16 +229,4 @@ func Parse(pub, msg, sig []byte) (sg Signature, ok bool) {
 		return sg, false // cannot happen: 64 bytes
 	}
 	return sg, true
-}
-
-// touchPoint reads one word of every cache line the pointBytes at p span
-// (words 64 bytes apart, and the last) and returns their sum, which the
-// caller keeps alive so that the loads happen.
-func touchPoint(p unsafe.Pointer) uint64 {
-	w := (*[pointBytes / 8]uint64)(p)
-	sum := w[len(w)-1]
-	for i := 0; i < len(w); i += 8 {
-		sum += w[i]
-	}
-	return sum
 }
