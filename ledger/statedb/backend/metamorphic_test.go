@@ -2,6 +2,7 @@ package backend_test
 
 import (
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -105,20 +106,25 @@ func (r *runner) crash(seed uint64) error {
 }
 
 // copyLive copies the directory of a running engine. Background work
-// (flushes, compactions) may create or delete files meanwhile; a copy
-// whose file names differ from the source's after the copy is retried.
+// (flushes, compactions) may create, grow or delete files meanwhile, and a
+// copy taken while a file was being written is not a state any crash
+// leaves: leveldb syncs a compaction's table before its manifest names
+// it, but cp could copy the table half-written and the manifest after it
+// named the table. So a copy counts only if no file of the source changed
+// name, size or modification time while it was taken; otherwise it is
+// retried.
 func copyLive(src, dst string) error {
 	var err error
-	for range 20 {
+	for range 50 {
 		_ = os.RemoveAll(dst)
+		before, berr := files(src)
 		out, cerr := exec.Command("cp", "-a", "--sparse=always", src, dst).CombinedOutput()
 		if cerr != nil {
 			err = fmt.Errorf("copy for crash: %v: %s", cerr, out)
 			continue
 		}
-		a, aerr := names(src)
-		b, berr := names(dst)
-		if aerr == nil && berr == nil && a == b {
+		after, aerr := files(src)
+		if berr == nil && aerr == nil && before == after {
 			return nil
 		}
 		err = fmt.Errorf("copy for crash: %s changed during the copy", src)
@@ -126,12 +132,20 @@ func copyLive(src, dst string) error {
 	return err
 }
 
-func names(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
+// files lists every file under dir with its size and modification time.
+func files(dir string) (string, error) {
 	var sb strings.Builder
-	for _, e := range entries {
-		sb.WriteString(e.Name() + "/")
-	}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&sb, "%s %d %d/", path, info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
 	return sb.String(), err
 }
 
