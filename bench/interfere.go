@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -151,7 +152,13 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		return in, fmt.Errorf("hogs, isolation and cpu_quota need a writable cgroup hierarchy (run as root, or set cgroup_parent to a cgroup delegated to you): %w", err)
 	}
 	in.top = top
-	for _, d := range top.Leftovers() {
+	// Idle hogs' subtrees sit beside the rounds' (below); a harness killed
+	// during such a round leaves one there.
+	deadHogs, err := isolation.RemoveDead(filepath.Dir(top.Dir()), "strand-hogs")
+	if err != nil {
+		return in, err
+	}
+	for _, d := range append(top.Leftovers(), deadHogs...) {
 		logf("removed the cgroups of a run that died without cleaning up: %s", d)
 	}
 	net, err := top.Group("net")
@@ -188,7 +195,18 @@ func startInterference(r Round, n *Network, command []string, logf func(string, 
 		go func() { in.loopE <- in.loop.Run(ctx) }()
 	}
 	if r.Hogs > 0 {
-		if in.hogs, err = startHogs(r.Hogs, command, net, r.HogsIdle); err != nil {
+		// Hogs share the nodes' parent, so that shares divide the CPU
+		// between them and the nodes as between QiOi's containers. Idle
+		// hogs go at the top instead: cpu.idle ranks a group only among its
+		// siblings, and under net the round's whole subtree would still
+		// weigh its 1024 against the processes outside it (the load
+		// generator, the kernel's workers), which then waited behind a
+		// hog's slice (docs/isolation.md, "Where the bound's tail was").
+		hogParent := net
+		if r.HogsIdle {
+			hogParent = filepath.Dir(top.Dir())
+		}
+		if in.hogs, err = startHogs(r.Hogs, command, hogParent, r.HogsIdle); err != nil {
 			return in, err
 		}
 	}
@@ -299,9 +317,11 @@ func (in *interfering) end() (*IsolationResult, error) {
 	var metrics isolation.LoopMetrics
 	var err error
 	if in.loop != nil {
-		metrics = in.loop.Metrics() // before Run's stop returns the shares to the default
 		in.stopL()
 		err = <-in.loopE
+		// As the loop ended, before Run returned the shares to the
+		// default; in.mu.periods then holds exactly the periods counted.
+		metrics = in.loop.LastMetrics()
 		in.loop = nil
 	}
 	// The nodes stay in their cgroups, with their quotas, until close:

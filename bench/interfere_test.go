@@ -126,7 +126,8 @@ func cgroupTestParent(t *testing.T) string {
 // their cgroups under the round's one, the quota is in the kernel, the
 // hogs' work and the nodes' scheduling are reported, the controller
 // raised the shares; and when the round ends every cgroup it made is
-// gone, and so are the hogs and the nodes.
+// gone (and a dead run's idle hogs' cgroups it found), and so are the
+// hogs and the nodes.
 func TestProcessRound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts node processes")
@@ -140,6 +141,16 @@ func TestProcessRound(t *testing.T) {
 		Interference: Interference{Network: "processes", Hogs: 2, HogsStop: 2 * time.Second, CPUQuota: map[string]float64{"peer": 1.5},
 			CgroupParent: parent, Isolation: &IsolationConfig{K: 4, DelayTarget: time.Microsecond, Threshold: 1e6, Period: 200 * time.Millisecond}}}
 	net := filepath.Join(parent, fmt.Sprintf("strand-bench-%d", os.Getpid()), "net")
+	// What a harness killed during a round with idle hogs leaves beside
+	// the rounds' cgroups: a dead PID's subtree with a hog's cgroup. Any
+	// round removes it at its start (checked with the rest below).
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(parent, fmt.Sprintf("strand-hogs-%d", dead.Process.Pid), "hog0"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	var mu sync.Mutex
 	quotas, pids := map[string]string{}, map[int]bool{}
 	seen := func(_ Progress) {
@@ -222,6 +233,48 @@ func TestProcessRound(t *testing.T) {
 		if err := syscall.Kill(pid, 0); err == nil {
 			t.Errorf("after the round, pid %d (a node or a hog) still runs", pid)
 		}
+	}
+}
+
+// TestIdleHogsAtTop runs a round with idle hogs: their subtree is a
+// sibling of the round's own cgroup, directly under the cgroup parent,
+// and marked idle, so that cpu.idle ranks them below everything else on
+// the machine (the load generator and the kernel's workers included), not
+// only below the nodes; and it is gone when the round ends.
+func TestIdleHogsAtTop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	parent := cgroupTestParent(t)
+	bin, err := strandBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Round{Label: "idle-hogs", Workload: "smallbank", Params: map[string]string{"accounts": "100"}, Clients: 2, Duration: time.Second,
+		Interference: Interference{Network: "processes", Hogs: 1, HogsIdle: true, CgroupParent: parent}}
+	hogDir := filepath.Join(parent, fmt.Sprintf("strand-hogs-%d", os.Getpid()))
+	var mu sync.Mutex
+	var idle, procs string
+	seen := func(_ Progress) {
+		mu.Lock()
+		defer mu.Unlock()
+		if b, err := os.ReadFile(filepath.Join(hogDir, "cpu.idle")); err == nil {
+			idle = strings.TrimSpace(string(b))
+		}
+		if b, err := os.ReadFile(filepath.Join(hogDir, "hog0", "cgroup.procs")); err == nil && procs == "" {
+			procs = strings.TrimSpace(string(b))
+		}
+	}
+	if _, err := Run(context.Background(), r, Target{Command: []string{bin}, Progress: seen}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if idle != "1" || procs == "" {
+		t.Errorf("during the round %s had cpu.idle %q and its hog0 the processes %q; want 1 and the hog", hogDir, idle, procs)
+	}
+	if _, err := os.Stat(hogDir); !os.IsNotExist(err) {
+		t.Errorf("after the round %s: %v, want it removed", hogDir, err)
 	}
 }
 

@@ -33,11 +33,12 @@ type Interference struct {
 	// return to the default.
 	HogsStop time.Duration `yaml:"hogs_stop,omitempty" json:"hogs_stop,omitempty"`
 	// HogsIdle marks the hogs' subtree idle (cpu.idle 1, v1 and v2: the
-	// kernel's SCHED_IDLE for a group): they run only when nothing else
-	// wants the CPU, and a node thread that wakes preempts a hog at once.
-	// Not a controller policy but the bound of one: what strand's p99
-	// would be if it never waited behind a hog's slice, and what the hogs
-	// then keep (docs/isolation.md).
+	// kernel's SCHED_IDLE for a group) and puts it directly under the
+	// cgroup parent, so that it ranks below everything else on the
+	// machine: the strongest weight the kernel gives, and so the bound of
+	// any share controller. It is not strict priority: the hogs still run
+	// while threads of strand wait (docs/isolation.md, "Where the bound's
+	// tail was").
 	HogsIdle bool `yaml:"hogs_idle,omitempty" json:"hogs_idle,omitempty"`
 	// Isolation runs the QiOi controller on the nodes during the round.
 	// Its gain 0 keeps every share at the default while the loop still

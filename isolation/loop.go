@@ -175,6 +175,9 @@ type Loop struct {
 		sync.Mutex
 		m LoopMetrics
 	}
+	// last is the metrics as the loop ended, before Run returned the
+	// shares to the default (LastMetrics); written by Run only.
+	last LoopMetrics
 }
 
 // NewLoop checks cfg and returns a loop that will drive act, which must
@@ -254,6 +257,12 @@ func (l *Loop) Metrics() LoopMetrics {
 	return m
 }
 
+// LastMetrics is the snapshot of the loop's counters taken when its last
+// period had ended and before Run returned the shares to the default:
+// every sample counted there has been reported to LoopConfig.OnPeriod,
+// and none after it. Call it only after Run has returned.
+func (l *Loop) LastMetrics() LoopMetrics { return l.last }
+
 // Run moves every target into its component's cgroup and then runs the
 // loop until ctx ends or an error stops it. Either way it returns every
 // share to the default and closes the actuator before it returns. A
@@ -262,7 +271,10 @@ func (l *Loop) Metrics() LoopMetrics {
 // loop with an error (a cgroup vanished or became unwritable). Run is
 // for one call: the actuator is closed when it returns.
 func (l *Loop) Run(ctx context.Context) (err error) {
-	defer func() { err = errors.Join(err, l.stop()) }()
+	defer func() {
+		l.last = l.Metrics()
+		err = errors.Join(err, l.stop())
+	}()
 	if err := l.moveAll(); err != nil {
 		return err
 	}

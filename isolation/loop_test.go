@@ -191,6 +191,15 @@ func TestLoop(t *testing.T) {
 	if m := l.Metrics(); m.Shares["peer"] != int(DefaultShares) || !strings.Contains(logs.String(), "controller stopping") {
 		t.Fatalf("after Run: %v; want the shares back at the default, logged\n%s", m, logs.String())
 	}
+	// As the loop ended: its samples are the periods reported, and the
+	// shares and decisions are the controller's, not the return to the
+	// default that followed.
+	last := l.LastMetrics()
+	reports.Lock()
+	defer reports.Unlock()
+	if last.Samples != uint64(len(reports.r)) || last.Decisions != 2 || last.Shares["peer"] != 3072 || l.Metrics().Decisions <= last.Decisions {
+		t.Fatalf("LastMetrics %v with %d periods reported (final %v); want one sample per report, the boost's 2 decisions and peer at 3072, before the return to the default", last, len(reports.r), l.Metrics())
+	}
 }
 
 func readShares(t *testing.T, dir string) int {
