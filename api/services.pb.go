@@ -179,6 +179,160 @@ func (x *JoinRequest) GetChannel() string {
 	return ""
 }
 
+type SignatureCheckRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The channel the transactions were delivered on.
+	Channel string `protobuf:"bytes,1,opt,name=channel,proto3" json:"channel,omitempty"`
+	// Transactions as delivered (envelope bytes), at most 1,024.
+	Txs           [][]byte `protobuf:"bytes,2,rep,name=txs,proto3" json:"txs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignatureCheckRequest) Reset() {
+	*x = SignatureCheckRequest{}
+	mi := &file_services_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignatureCheckRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignatureCheckRequest) ProtoMessage() {}
+
+func (x *SignatureCheckRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignatureCheckRequest.ProtoReflect.Descriptor instead.
+func (*SignatureCheckRequest) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SignatureCheckRequest) GetChannel() string {
+	if x != nil {
+		return x.Channel
+	}
+	return ""
+}
+
+func (x *SignatureCheckRequest) GetTxs() [][]byte {
+	if x != nil {
+		return x.Txs
+	}
+	return nil
+}
+
+type SignatureCheckResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One verdict per transaction, in the request's order.
+	Verdicts      []*SignatureVerdict `protobuf:"bytes,1,rep,name=verdicts,proto3" json:"verdicts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignatureCheckResponse) Reset() {
+	*x = SignatureCheckResponse{}
+	mi := &file_services_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignatureCheckResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignatureCheckResponse) ProtoMessage() {}
+
+func (x *SignatureCheckResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignatureCheckResponse.ProtoReflect.Descriptor instead.
+func (*SignatureCheckResponse) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SignatureCheckResponse) GetVerdicts() []*SignatureVerdict {
+	if x != nil {
+		return x.Verdicts
+	}
+	return nil
+}
+
+// SignatureVerdict covers one transaction's signatures by bit: bit 0 is
+// the creator's signature over the envelope's payload, bit 1+k endorsement
+// k's over the response payload (k < 63). valid is a subset of checked.
+type SignatureVerdict struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Checked       uint64                 `protobuf:"fixed64,1,opt,name=checked,proto3" json:"checked,omitempty"`
+	Valid         uint64                 `protobuf:"fixed64,2,opt,name=valid,proto3" json:"valid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignatureVerdict) Reset() {
+	*x = SignatureVerdict{}
+	mi := &file_services_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignatureVerdict) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignatureVerdict) ProtoMessage() {}
+
+func (x *SignatureVerdict) ProtoReflect() protoreflect.Message {
+	mi := &file_services_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignatureVerdict.ProtoReflect.Descriptor instead.
+func (*SignatureVerdict) Descriptor() ([]byte, []int) {
+	return file_services_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *SignatureVerdict) GetChecked() uint64 {
+	if x != nil {
+		return x.Checked
+	}
+	return 0
+}
+
+func (x *SignatureVerdict) GetValid() uint64 {
+	if x != nil {
+		return x.Valid
+	}
+	return 0
+}
+
 type JoinEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The number of members of the primary's pool once this node joined
@@ -192,7 +346,7 @@ type JoinEvent struct {
 
 func (x *JoinEvent) Reset() {
 	*x = JoinEvent{}
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -204,7 +358,7 @@ func (x *JoinEvent) String() string {
 func (*JoinEvent) ProtoMessage() {}
 
 func (x *JoinEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[3]
+	mi := &file_services_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -217,7 +371,7 @@ func (x *JoinEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinEvent.ProtoReflect.Descriptor instead.
 func (*JoinEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{3}
+	return file_services_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JoinEvent) GetMembers() uint32 {
@@ -243,7 +397,7 @@ type ChannelJoinRequest struct {
 
 func (x *ChannelJoinRequest) Reset() {
 	*x = ChannelJoinRequest{}
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -255,7 +409,7 @@ func (x *ChannelJoinRequest) String() string {
 func (*ChannelJoinRequest) ProtoMessage() {}
 
 func (x *ChannelJoinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[4]
+	mi := &file_services_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -268,7 +422,7 @@ func (x *ChannelJoinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelJoinRequest.ProtoReflect.Descriptor instead.
 func (*ChannelJoinRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{4}
+	return file_services_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ChannelJoinRequest) GetGenesis() []byte {
@@ -287,7 +441,7 @@ type ChannelLeaveRequest struct {
 
 func (x *ChannelLeaveRequest) Reset() {
 	*x = ChannelLeaveRequest{}
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -299,7 +453,7 @@ func (x *ChannelLeaveRequest) String() string {
 func (*ChannelLeaveRequest) ProtoMessage() {}
 
 func (x *ChannelLeaveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[5]
+	mi := &file_services_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -312,7 +466,7 @@ func (x *ChannelLeaveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelLeaveRequest.ProtoReflect.Descriptor instead.
 func (*ChannelLeaveRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{5}
+	return file_services_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ChannelLeaveRequest) GetChannel() string {
@@ -330,7 +484,7 @@ type ChannelListRequest struct {
 
 func (x *ChannelListRequest) Reset() {
 	*x = ChannelListRequest{}
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -342,7 +496,7 @@ func (x *ChannelListRequest) String() string {
 func (*ChannelListRequest) ProtoMessage() {}
 
 func (x *ChannelListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[6]
+	mi := &file_services_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -355,7 +509,7 @@ func (x *ChannelListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelListRequest.ProtoReflect.Descriptor instead.
 func (*ChannelListRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{6}
+	return file_services_proto_rawDescGZIP(), []int{9}
 }
 
 type ChannelInfo struct {
@@ -372,7 +526,7 @@ type ChannelInfo struct {
 
 func (x *ChannelInfo) Reset() {
 	*x = ChannelInfo{}
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -384,7 +538,7 @@ func (x *ChannelInfo) String() string {
 func (*ChannelInfo) ProtoMessage() {}
 
 func (x *ChannelInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[7]
+	mi := &file_services_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -397,7 +551,7 @@ func (x *ChannelInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelInfo.ProtoReflect.Descriptor instead.
 func (*ChannelInfo) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{7}
+	return file_services_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ChannelInfo) GetChannel() string {
@@ -437,7 +591,7 @@ type ChannelListResponse struct {
 
 func (x *ChannelListResponse) Reset() {
 	*x = ChannelListResponse{}
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -449,7 +603,7 @@ func (x *ChannelListResponse) String() string {
 func (*ChannelListResponse) ProtoMessage() {}
 
 func (x *ChannelListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[8]
+	mi := &file_services_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -462,7 +616,7 @@ func (x *ChannelListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelListResponse.ProtoReflect.Descriptor instead.
 func (*ChannelListResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{8}
+	return file_services_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ChannelListResponse) GetChannels() []*ChannelInfo {
@@ -485,7 +639,7 @@ type Call struct {
 
 func (x *Call) Reset() {
 	*x = Call{}
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -497,7 +651,7 @@ func (x *Call) String() string {
 func (*Call) ProtoMessage() {}
 
 func (x *Call) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[9]
+	mi := &file_services_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -510,7 +664,7 @@ func (x *Call) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Call.ProtoReflect.Descriptor instead.
 func (*Call) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{9}
+	return file_services_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Call) GetId() uint64 {
@@ -554,7 +708,7 @@ type Reply struct {
 
 func (x *Reply) Reset() {
 	*x = Reply{}
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -566,7 +720,7 @@ func (x *Reply) String() string {
 func (*Reply) ProtoMessage() {}
 
 func (x *Reply) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[10]
+	mi := &file_services_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -579,7 +733,7 @@ func (x *Reply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reply.ProtoReflect.Descriptor instead.
 func (*Reply) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{10}
+	return file_services_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Reply) GetId() uint64 {
@@ -632,7 +786,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -644,7 +798,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[11]
+	mi := &file_services_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -657,7 +811,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{11}
+	return file_services_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SubmitRequest) GetTransaction() []byte {
@@ -711,7 +865,7 @@ type SubmitBatchRequest struct {
 
 func (x *SubmitBatchRequest) Reset() {
 	*x = SubmitBatchRequest{}
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +877,7 @@ func (x *SubmitBatchRequest) String() string {
 func (*SubmitBatchRequest) ProtoMessage() {}
 
 func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[12]
+	mi := &file_services_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,7 +890,7 @@ func (x *SubmitBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchRequest.ProtoReflect.Descriptor instead.
 func (*SubmitBatchRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{12}
+	return file_services_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SubmitBatchRequest) GetTransactions() [][]byte {
@@ -777,7 +931,7 @@ type SubmitBatchResponse struct {
 
 func (x *SubmitBatchResponse) Reset() {
 	*x = SubmitBatchResponse{}
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -789,7 +943,7 @@ func (x *SubmitBatchResponse) String() string {
 func (*SubmitBatchResponse) ProtoMessage() {}
 
 func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[13]
+	mi := &file_services_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -802,7 +956,7 @@ func (x *SubmitBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitBatchResponse.ProtoReflect.Descriptor instead.
 func (*SubmitBatchResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{13}
+	return file_services_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitBatchResponse) GetResponses() []*SubmitResponse {
@@ -831,7 +985,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -843,7 +997,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[14]
+	mi := &file_services_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -856,7 +1010,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{14}
+	return file_services_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubmitResponse) GetStatus() int32 {
@@ -905,7 +1059,7 @@ type DeliverRequest struct {
 
 func (x *DeliverRequest) Reset() {
 	*x = DeliverRequest{}
-	mi := &file_services_proto_msgTypes[15]
+	mi := &file_services_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -917,7 +1071,7 @@ func (x *DeliverRequest) String() string {
 func (*DeliverRequest) ProtoMessage() {}
 
 func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[15]
+	mi := &file_services_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -930,7 +1084,7 @@ func (x *DeliverRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverRequest.ProtoReflect.Descriptor instead.
 func (*DeliverRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{15}
+	return file_services_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeliverRequest) GetChannel() string {
@@ -963,7 +1117,7 @@ type DeliverResponse struct {
 
 func (x *DeliverResponse) Reset() {
 	*x = DeliverResponse{}
-	mi := &file_services_proto_msgTypes[16]
+	mi := &file_services_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -975,7 +1129,7 @@ func (x *DeliverResponse) String() string {
 func (*DeliverResponse) ProtoMessage() {}
 
 func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[16]
+	mi := &file_services_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -988,7 +1142,7 @@ func (x *DeliverResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliverResponse.ProtoReflect.Descriptor instead.
 func (*DeliverResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{16}
+	return file_services_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeliverResponse) GetBlock() []byte {
@@ -1009,7 +1163,7 @@ type EvaluateResponse struct {
 
 func (x *EvaluateResponse) Reset() {
 	*x = EvaluateResponse{}
-	mi := &file_services_proto_msgTypes[17]
+	mi := &file_services_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1175,7 @@ func (x *EvaluateResponse) String() string {
 func (*EvaluateResponse) ProtoMessage() {}
 
 func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[17]
+	mi := &file_services_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1188,7 @@ func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{17}
+	return file_services_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *EvaluateResponse) GetStatus() int32 {
@@ -1077,7 +1231,7 @@ type EndorseResponse struct {
 
 func (x *EndorseResponse) Reset() {
 	*x = EndorseResponse{}
-	mi := &file_services_proto_msgTypes[18]
+	mi := &file_services_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1089,7 +1243,7 @@ func (x *EndorseResponse) String() string {
 func (*EndorseResponse) ProtoMessage() {}
 
 func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[18]
+	mi := &file_services_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1102,7 +1256,7 @@ func (x *EndorseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndorseResponse.ProtoReflect.Descriptor instead.
 func (*EndorseResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{18}
+	return file_services_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EndorseResponse) GetStatus() int32 {
@@ -1152,7 +1306,7 @@ type CommitStatusRequest struct {
 
 func (x *CommitStatusRequest) Reset() {
 	*x = CommitStatusRequest{}
-	mi := &file_services_proto_msgTypes[19]
+	mi := &file_services_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1318,7 @@ func (x *CommitStatusRequest) String() string {
 func (*CommitStatusRequest) ProtoMessage() {}
 
 func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[19]
+	mi := &file_services_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1331,7 @@ func (x *CommitStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusRequest.ProtoReflect.Descriptor instead.
 func (*CommitStatusRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{19}
+	return file_services_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *CommitStatusRequest) GetTxId() string {
@@ -1204,7 +1358,7 @@ type CommitStatusResponse struct {
 
 func (x *CommitStatusResponse) Reset() {
 	*x = CommitStatusResponse{}
-	mi := &file_services_proto_msgTypes[20]
+	mi := &file_services_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1216,7 +1370,7 @@ func (x *CommitStatusResponse) String() string {
 func (*CommitStatusResponse) ProtoMessage() {}
 
 func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[20]
+	mi := &file_services_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1229,7 +1383,7 @@ func (x *CommitStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CommitStatusResponse.ProtoReflect.Descriptor instead.
 func (*CommitStatusResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{20}
+	return file_services_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CommitStatusResponse) GetCode() TxValidationCode {
@@ -1256,7 +1410,7 @@ type BlockEventsRequest struct {
 
 func (x *BlockEventsRequest) Reset() {
 	*x = BlockEventsRequest{}
-	mi := &file_services_proto_msgTypes[21]
+	mi := &file_services_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1268,7 +1422,7 @@ func (x *BlockEventsRequest) String() string {
 func (*BlockEventsRequest) ProtoMessage() {}
 
 func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[21]
+	mi := &file_services_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1281,7 +1435,7 @@ func (x *BlockEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEventsRequest.ProtoReflect.Descriptor instead.
 func (*BlockEventsRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{21}
+	return file_services_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *BlockEventsRequest) GetStart() uint64 {
@@ -1306,7 +1460,7 @@ type ChannelsRequest struct {
 
 func (x *ChannelsRequest) Reset() {
 	*x = ChannelsRequest{}
-	mi := &file_services_proto_msgTypes[22]
+	mi := &file_services_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1318,7 +1472,7 @@ func (x *ChannelsRequest) String() string {
 func (*ChannelsRequest) ProtoMessage() {}
 
 func (x *ChannelsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[22]
+	mi := &file_services_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1331,7 +1485,7 @@ func (x *ChannelsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelsRequest.ProtoReflect.Descriptor instead.
 func (*ChannelsRequest) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{22}
+	return file_services_proto_rawDescGZIP(), []int{25}
 }
 
 type ChannelsResponse struct {
@@ -1343,7 +1497,7 @@ type ChannelsResponse struct {
 
 func (x *ChannelsResponse) Reset() {
 	*x = ChannelsResponse{}
-	mi := &file_services_proto_msgTypes[23]
+	mi := &file_services_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1509,7 @@ func (x *ChannelsResponse) String() string {
 func (*ChannelsResponse) ProtoMessage() {}
 
 func (x *ChannelsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[23]
+	mi := &file_services_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1522,7 @@ func (x *ChannelsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelsResponse.ProtoReflect.Descriptor instead.
 func (*ChannelsResponse) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{23}
+	return file_services_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ChannelsResponse) GetChannels() []string {
@@ -1390,7 +1544,7 @@ type BlockEvent struct {
 
 func (x *BlockEvent) Reset() {
 	*x = BlockEvent{}
-	mi := &file_services_proto_msgTypes[24]
+	mi := &file_services_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1402,7 +1556,7 @@ func (x *BlockEvent) String() string {
 func (*BlockEvent) ProtoMessage() {}
 
 func (x *BlockEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[24]
+	mi := &file_services_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1415,7 +1569,7 @@ func (x *BlockEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BlockEvent.ProtoReflect.Descriptor instead.
 func (*BlockEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{24}
+	return file_services_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *BlockEvent) GetNumber() uint64 {
@@ -1457,7 +1611,7 @@ type TxEvent struct {
 
 func (x *TxEvent) Reset() {
 	*x = TxEvent{}
-	mi := &file_services_proto_msgTypes[25]
+	mi := &file_services_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1469,7 +1623,7 @@ func (x *TxEvent) String() string {
 func (*TxEvent) ProtoMessage() {}
 
 func (x *TxEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_services_proto_msgTypes[25]
+	mi := &file_services_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1482,7 +1636,7 @@ func (x *TxEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TxEvent.ProtoReflect.Descriptor instead.
 func (*TxEvent) Descriptor() ([]byte, []int) {
-	return file_services_proto_rawDescGZIP(), []int{25}
+	return file_services_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *TxEvent) GetTxId() string {
@@ -1519,7 +1673,15 @@ const file_services_proto_rawDesc = "" +
 	"\vJoinRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aaddress\x18\x02 \x01(\tR\aaddress\x12\x18\n" +
-	"\achannel\x18\x03 \x01(\tR\achannel\"=\n" +
+	"\achannel\x18\x03 \x01(\tR\achannel\"C\n" +
+	"\x15SignatureCheckRequest\x12\x18\n" +
+	"\achannel\x18\x01 \x01(\tR\achannel\x12\x10\n" +
+	"\x03txs\x18\x02 \x03(\fR\x03txs\"R\n" +
+	"\x16SignatureCheckResponse\x128\n" +
+	"\bverdicts\x18\x01 \x03(\v2\x1c.strand.api.SignatureVerdictR\bverdicts\"B\n" +
+	"\x10SignatureVerdict\x12\x18\n" +
+	"\achecked\x18\x01 \x01(\x06R\achecked\x12\x14\n" +
+	"\x05valid\x18\x02 \x01(\x06R\x05valid\"=\n" +
 	"\tJoinEvent\x12\x18\n" +
 	"\amembers\x18\x01 \x01(\rR\amembers\x12\x16\n" +
 	"\x06height\x18\x02 \x01(\x04R\x06height\".\n" +
@@ -1615,7 +1777,9 @@ const file_services_proto_rawDesc = "" +
 	"\x0fProcessProposal\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.ProposalResponse\x12P\n" +
 	"\x10ProcessProposals\x12\x19.strand.api.ProposalBatch\x1a!.strand.api.ProposalBatchResponse2G\n" +
 	"\vComputePool\x128\n" +
-	"\x04Join\x12\x17.strand.api.JoinRequest\x1a\x15.strand.api.JoinEvent0\x012\xb7\x03\n" +
+	"\x04Join\x12\x17.strand.api.JoinRequest\x1a\x15.strand.api.JoinEvent0\x012d\n" +
+	"\bVerifier\x12X\n" +
+	"\x0fCheckSignatures\x12!.strand.api.SignatureCheckRequest\x1a\".strand.api.SignatureCheckResponse2\xb7\x03\n" +
 	"\aGateway\x12D\n" +
 	"\bEvaluate\x12\x1a.strand.api.SignedProposal\x1a\x1c.strand.api.EvaluateResponse\x12B\n" +
 	"\aEndorse\x12\x1a.strand.api.SignedProposal\x1a\x1b.strand.api.EndorseResponse\x12?\n" +
@@ -1642,85 +1806,91 @@ func file_services_proto_rawDescGZIP() []byte {
 	return file_services_proto_rawDescData
 }
 
-var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_services_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_services_proto_goTypes = []any{
-	(*ProposalBatch)(nil),         // 0: strand.api.ProposalBatch
-	(*ProposalBatchResponse)(nil), // 1: strand.api.ProposalBatchResponse
-	(*JoinRequest)(nil),           // 2: strand.api.JoinRequest
-	(*JoinEvent)(nil),             // 3: strand.api.JoinEvent
-	(*ChannelJoinRequest)(nil),    // 4: strand.api.ChannelJoinRequest
-	(*ChannelLeaveRequest)(nil),   // 5: strand.api.ChannelLeaveRequest
-	(*ChannelListRequest)(nil),    // 6: strand.api.ChannelListRequest
-	(*ChannelInfo)(nil),           // 7: strand.api.ChannelInfo
-	(*ChannelListResponse)(nil),   // 8: strand.api.ChannelListResponse
-	(*Call)(nil),                  // 9: strand.api.Call
-	(*Reply)(nil),                 // 10: strand.api.Reply
-	(*SubmitRequest)(nil),         // 11: strand.api.SubmitRequest
-	(*SubmitBatchRequest)(nil),    // 12: strand.api.SubmitBatchRequest
-	(*SubmitBatchResponse)(nil),   // 13: strand.api.SubmitBatchResponse
-	(*SubmitResponse)(nil),        // 14: strand.api.SubmitResponse
-	(*DeliverRequest)(nil),        // 15: strand.api.DeliverRequest
-	(*DeliverResponse)(nil),       // 16: strand.api.DeliverResponse
-	(*EvaluateResponse)(nil),      // 17: strand.api.EvaluateResponse
-	(*EndorseResponse)(nil),       // 18: strand.api.EndorseResponse
-	(*CommitStatusRequest)(nil),   // 19: strand.api.CommitStatusRequest
-	(*CommitStatusResponse)(nil),  // 20: strand.api.CommitStatusResponse
-	(*BlockEventsRequest)(nil),    // 21: strand.api.BlockEventsRequest
-	(*ChannelsRequest)(nil),       // 22: strand.api.ChannelsRequest
-	(*ChannelsResponse)(nil),      // 23: strand.api.ChannelsResponse
-	(*BlockEvent)(nil),            // 24: strand.api.BlockEvent
-	(*TxEvent)(nil),               // 25: strand.api.TxEvent
-	(*SignedProposal)(nil),        // 26: strand.api.SignedProposal
-	(*ProposalResponse)(nil),      // 27: strand.api.ProposalResponse
-	(TxValidationCode)(0),         // 28: strand.api.TxValidationCode
-	(*Event)(nil),                 // 29: strand.api.Event
+	(*ProposalBatch)(nil),          // 0: strand.api.ProposalBatch
+	(*ProposalBatchResponse)(nil),  // 1: strand.api.ProposalBatchResponse
+	(*JoinRequest)(nil),            // 2: strand.api.JoinRequest
+	(*SignatureCheckRequest)(nil),  // 3: strand.api.SignatureCheckRequest
+	(*SignatureCheckResponse)(nil), // 4: strand.api.SignatureCheckResponse
+	(*SignatureVerdict)(nil),       // 5: strand.api.SignatureVerdict
+	(*JoinEvent)(nil),              // 6: strand.api.JoinEvent
+	(*ChannelJoinRequest)(nil),     // 7: strand.api.ChannelJoinRequest
+	(*ChannelLeaveRequest)(nil),    // 8: strand.api.ChannelLeaveRequest
+	(*ChannelListRequest)(nil),     // 9: strand.api.ChannelListRequest
+	(*ChannelInfo)(nil),            // 10: strand.api.ChannelInfo
+	(*ChannelListResponse)(nil),    // 11: strand.api.ChannelListResponse
+	(*Call)(nil),                   // 12: strand.api.Call
+	(*Reply)(nil),                  // 13: strand.api.Reply
+	(*SubmitRequest)(nil),          // 14: strand.api.SubmitRequest
+	(*SubmitBatchRequest)(nil),     // 15: strand.api.SubmitBatchRequest
+	(*SubmitBatchResponse)(nil),    // 16: strand.api.SubmitBatchResponse
+	(*SubmitResponse)(nil),         // 17: strand.api.SubmitResponse
+	(*DeliverRequest)(nil),         // 18: strand.api.DeliverRequest
+	(*DeliverResponse)(nil),        // 19: strand.api.DeliverResponse
+	(*EvaluateResponse)(nil),       // 20: strand.api.EvaluateResponse
+	(*EndorseResponse)(nil),        // 21: strand.api.EndorseResponse
+	(*CommitStatusRequest)(nil),    // 22: strand.api.CommitStatusRequest
+	(*CommitStatusResponse)(nil),   // 23: strand.api.CommitStatusResponse
+	(*BlockEventsRequest)(nil),     // 24: strand.api.BlockEventsRequest
+	(*ChannelsRequest)(nil),        // 25: strand.api.ChannelsRequest
+	(*ChannelsResponse)(nil),       // 26: strand.api.ChannelsResponse
+	(*BlockEvent)(nil),             // 27: strand.api.BlockEvent
+	(*TxEvent)(nil),                // 28: strand.api.TxEvent
+	(*SignedProposal)(nil),         // 29: strand.api.SignedProposal
+	(*ProposalResponse)(nil),       // 30: strand.api.ProposalResponse
+	(TxValidationCode)(0),          // 31: strand.api.TxValidationCode
+	(*Event)(nil),                  // 32: strand.api.Event
 }
 var file_services_proto_depIdxs = []int32{
-	26, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
-	27, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
-	7,  // 2: strand.api.ChannelListResponse.channels:type_name -> strand.api.ChannelInfo
-	14, // 3: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
-	20, // 4: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
-	28, // 5: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
-	25, // 6: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
-	29, // 7: strand.api.TxEvent.event:type_name -> strand.api.Event
-	11, // 8: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
-	12, // 9: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
-	15, // 10: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
-	26, // 11: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
-	0,  // 12: strand.api.Endorser.ProcessProposals:input_type -> strand.api.ProposalBatch
-	2,  // 13: strand.api.ComputePool.Join:input_type -> strand.api.JoinRequest
-	26, // 14: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
-	26, // 15: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
-	11, // 16: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
-	19, // 17: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
-	21, // 18: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
-	22, // 19: strand.api.Gateway.Channels:input_type -> strand.api.ChannelsRequest
-	4,  // 20: strand.api.ChannelAdmin.Join:input_type -> strand.api.ChannelJoinRequest
-	5,  // 21: strand.api.ChannelAdmin.Leave:input_type -> strand.api.ChannelLeaveRequest
-	6,  // 22: strand.api.ChannelAdmin.List:input_type -> strand.api.ChannelListRequest
-	9,  // 23: strand.api.Mux.Calls:input_type -> strand.api.Call
-	14, // 24: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
-	13, // 25: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
-	16, // 26: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
-	27, // 27: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
-	1,  // 28: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
-	3,  // 29: strand.api.ComputePool.Join:output_type -> strand.api.JoinEvent
-	17, // 30: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
-	18, // 31: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
-	14, // 32: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
-	20, // 33: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
-	24, // 34: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
-	23, // 35: strand.api.Gateway.Channels:output_type -> strand.api.ChannelsResponse
-	7,  // 36: strand.api.ChannelAdmin.Join:output_type -> strand.api.ChannelInfo
-	7,  // 37: strand.api.ChannelAdmin.Leave:output_type -> strand.api.ChannelInfo
-	8,  // 38: strand.api.ChannelAdmin.List:output_type -> strand.api.ChannelListResponse
-	10, // 39: strand.api.Mux.Calls:output_type -> strand.api.Reply
-	24, // [24:40] is the sub-list for method output_type
-	8,  // [8:24] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	29, // 0: strand.api.ProposalBatch.proposals:type_name -> strand.api.SignedProposal
+	30, // 1: strand.api.ProposalBatchResponse.responses:type_name -> strand.api.ProposalResponse
+	5,  // 2: strand.api.SignatureCheckResponse.verdicts:type_name -> strand.api.SignatureVerdict
+	10, // 3: strand.api.ChannelListResponse.channels:type_name -> strand.api.ChannelInfo
+	17, // 4: strand.api.SubmitBatchResponse.responses:type_name -> strand.api.SubmitResponse
+	23, // 5: strand.api.SubmitResponse.commit:type_name -> strand.api.CommitStatusResponse
+	31, // 6: strand.api.CommitStatusResponse.code:type_name -> strand.api.TxValidationCode
+	28, // 7: strand.api.BlockEvent.events:type_name -> strand.api.TxEvent
+	32, // 8: strand.api.TxEvent.event:type_name -> strand.api.Event
+	14, // 9: strand.api.Orderer.Submit:input_type -> strand.api.SubmitRequest
+	15, // 10: strand.api.Orderer.SubmitBatch:input_type -> strand.api.SubmitBatchRequest
+	18, // 11: strand.api.Orderer.Deliver:input_type -> strand.api.DeliverRequest
+	29, // 12: strand.api.Endorser.ProcessProposal:input_type -> strand.api.SignedProposal
+	0,  // 13: strand.api.Endorser.ProcessProposals:input_type -> strand.api.ProposalBatch
+	2,  // 14: strand.api.ComputePool.Join:input_type -> strand.api.JoinRequest
+	3,  // 15: strand.api.Verifier.CheckSignatures:input_type -> strand.api.SignatureCheckRequest
+	29, // 16: strand.api.Gateway.Evaluate:input_type -> strand.api.SignedProposal
+	29, // 17: strand.api.Gateway.Endorse:input_type -> strand.api.SignedProposal
+	14, // 18: strand.api.Gateway.Submit:input_type -> strand.api.SubmitRequest
+	22, // 19: strand.api.Gateway.CommitStatus:input_type -> strand.api.CommitStatusRequest
+	24, // 20: strand.api.Gateway.BlockEvents:input_type -> strand.api.BlockEventsRequest
+	25, // 21: strand.api.Gateway.Channels:input_type -> strand.api.ChannelsRequest
+	7,  // 22: strand.api.ChannelAdmin.Join:input_type -> strand.api.ChannelJoinRequest
+	8,  // 23: strand.api.ChannelAdmin.Leave:input_type -> strand.api.ChannelLeaveRequest
+	9,  // 24: strand.api.ChannelAdmin.List:input_type -> strand.api.ChannelListRequest
+	12, // 25: strand.api.Mux.Calls:input_type -> strand.api.Call
+	17, // 26: strand.api.Orderer.Submit:output_type -> strand.api.SubmitResponse
+	16, // 27: strand.api.Orderer.SubmitBatch:output_type -> strand.api.SubmitBatchResponse
+	19, // 28: strand.api.Orderer.Deliver:output_type -> strand.api.DeliverResponse
+	30, // 29: strand.api.Endorser.ProcessProposal:output_type -> strand.api.ProposalResponse
+	1,  // 30: strand.api.Endorser.ProcessProposals:output_type -> strand.api.ProposalBatchResponse
+	6,  // 31: strand.api.ComputePool.Join:output_type -> strand.api.JoinEvent
+	4,  // 32: strand.api.Verifier.CheckSignatures:output_type -> strand.api.SignatureCheckResponse
+	20, // 33: strand.api.Gateway.Evaluate:output_type -> strand.api.EvaluateResponse
+	21, // 34: strand.api.Gateway.Endorse:output_type -> strand.api.EndorseResponse
+	17, // 35: strand.api.Gateway.Submit:output_type -> strand.api.SubmitResponse
+	23, // 36: strand.api.Gateway.CommitStatus:output_type -> strand.api.CommitStatusResponse
+	27, // 37: strand.api.Gateway.BlockEvents:output_type -> strand.api.BlockEvent
+	26, // 38: strand.api.Gateway.Channels:output_type -> strand.api.ChannelsResponse
+	10, // 39: strand.api.ChannelAdmin.Join:output_type -> strand.api.ChannelInfo
+	10, // 40: strand.api.ChannelAdmin.Leave:output_type -> strand.api.ChannelInfo
+	11, // 41: strand.api.ChannelAdmin.List:output_type -> strand.api.ChannelListResponse
+	13, // 42: strand.api.Mux.Calls:output_type -> strand.api.Reply
+	26, // [26:43] is the sub-list for method output_type
+	9,  // [9:26] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_services_proto_init() }
@@ -1735,9 +1905,9 @@ func file_services_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_services_proto_rawDesc), len(file_services_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   29,
 			NumExtensions: 0,
-			NumServices:   6,
+			NumServices:   7,
 		},
 		GoTypes:           file_services_proto_goTypes,
 		DependencyIndexes: file_services_proto_depIdxs,

@@ -496,6 +496,124 @@ var ComputePool_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
+	Verifier_CheckSignatures_FullMethodName = "/strand.api.Verifier/CheckSignatures"
+)
+
+// VerifierClient is the client API for Verifier service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Verifier is served by a compute node to its primary only: stage 1 of
+// validation (FlexChain's V1) spread over the logical peer. The primary
+// sends delivered transactions; the compute node checks their signatures
+// (the math only: membership, roles, revocation and policy stay the
+// primary's) and answers which it checked and which of those hold. The
+// primary takes a signature the answer calls valid without checking it
+// and checks every other itself, so an answer can only spare work.
+type VerifierClient interface {
+	CheckSignatures(ctx context.Context, in *SignatureCheckRequest, opts ...grpc.CallOption) (*SignatureCheckResponse, error)
+}
+
+type verifierClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewVerifierClient(cc grpc.ClientConnInterface) VerifierClient {
+	return &verifierClient{cc}
+}
+
+func (c *verifierClient) CheckSignatures(ctx context.Context, in *SignatureCheckRequest, opts ...grpc.CallOption) (*SignatureCheckResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SignatureCheckResponse)
+	err := c.cc.Invoke(ctx, Verifier_CheckSignatures_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// VerifierServer is the server API for Verifier service.
+// All implementations must embed UnimplementedVerifierServer
+// for forward compatibility.
+//
+// Verifier is served by a compute node to its primary only: stage 1 of
+// validation (FlexChain's V1) spread over the logical peer. The primary
+// sends delivered transactions; the compute node checks their signatures
+// (the math only: membership, roles, revocation and policy stay the
+// primary's) and answers which it checked and which of those hold. The
+// primary takes a signature the answer calls valid without checking it
+// and checks every other itself, so an answer can only spare work.
+type VerifierServer interface {
+	CheckSignatures(context.Context, *SignatureCheckRequest) (*SignatureCheckResponse, error)
+	mustEmbedUnimplementedVerifierServer()
+}
+
+// UnimplementedVerifierServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedVerifierServer struct{}
+
+func (UnimplementedVerifierServer) CheckSignatures(context.Context, *SignatureCheckRequest) (*SignatureCheckResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckSignatures not implemented")
+}
+func (UnimplementedVerifierServer) mustEmbedUnimplementedVerifierServer() {}
+func (UnimplementedVerifierServer) testEmbeddedByValue()                  {}
+
+// UnsafeVerifierServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to VerifierServer will
+// result in compilation errors.
+type UnsafeVerifierServer interface {
+	mustEmbedUnimplementedVerifierServer()
+}
+
+func RegisterVerifierServer(s grpc.ServiceRegistrar, srv VerifierServer) {
+	// If the following call panics, it indicates UnimplementedVerifierServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Verifier_ServiceDesc, srv)
+}
+
+func _Verifier_CheckSignatures_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SignatureCheckRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(VerifierServer).CheckSignatures(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Verifier_CheckSignatures_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(VerifierServer).CheckSignatures(ctx, req.(*SignatureCheckRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Verifier_ServiceDesc is the grpc.ServiceDesc for Verifier service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Verifier_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "strand.api.Verifier",
+	HandlerType: (*VerifierServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "CheckSignatures",
+			Handler:    _Verifier_CheckSignatures_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "services.proto",
+}
+
+const (
 	Gateway_Evaluate_FullMethodName     = "/strand.api.Gateway/Evaluate"
 	Gateway_Endorse_FullMethodName      = "/strand.api.Gateway/Endorse"
 	Gateway_Submit_FullMethodName       = "/strand.api.Gateway/Submit"

@@ -45,6 +45,10 @@ type Disagg struct {
 	// are in the pool it endorses nothing and its CPU goes to validation.
 	// cpu_quota.compute caps each compute node (FlexChain's Fig. 5(a)).
 	ComputeNodes int `yaml:"compute_nodes,omitempty" json:"compute_nodes,omitempty"`
+	// ComputeVerify is the primaries' compute.verify: compute (unset: the
+	// compute nodes check stage 1's signatures) or primary (the primary
+	// checks them all). Only with ComputeNodes.
+	ComputeVerify string `yaml:"compute_verify,omitempty" json:"compute_verify,omitempty"`
 	// StorageCacheMB is each memory node's Pebble block cache
 	// (storageCacheMB; default 128). Only with Memnodes.
 	StorageCacheMB int `yaml:"storage_cache_mb,omitempty" json:"storage_cache_mb,omitempty"`
@@ -57,7 +61,7 @@ type Disagg struct {
 }
 
 func (d Disagg) set() bool {
-	return d.Memnodes || d.MemoryMB != 0 || d.CacheMB != 0 || d.MemtableMB != 0 || d.StateCacheMB != 0 || d.ComputeNodes != 0 || d.StorageCacheMB != 0 || len(d.MemoryLimitMB) != 0
+	return d.Memnodes || d.MemoryMB != 0 || d.CacheMB != 0 || d.MemtableMB != 0 || d.StateCacheMB != 0 || d.ComputeNodes != 0 || d.ComputeVerify != "" || d.StorageCacheMB != 0 || len(d.MemoryLimitMB) != 0
 }
 
 // validate checks the fields against each other and the round's network
@@ -68,6 +72,10 @@ func (d Disagg) validate(processes bool, stateDB string, quota map[string]float6
 		return fmt.Errorf("compute_nodes = %d: want 0 to %d compute nodes per peer", d.ComputeNodes, localnet.MaxComputePerPeer)
 	case d.ComputeNodes != 0 && !d.Memnodes:
 		return fmt.Errorf("compute_nodes = %d: want it only with memnodes: true (compute nodes read their primary's state on its memory node)", d.ComputeNodes)
+	case d.ComputeVerify != "" && d.ComputeVerify != "compute" && d.ComputeVerify != "primary":
+		return fmt.Errorf("compute_verify = %q: want compute (the default) or primary", d.ComputeVerify)
+	case d.ComputeVerify != "" && d.ComputeNodes == 0:
+		return fmt.Errorf("compute_verify = %q: want it only with compute_nodes of 1 or more", d.ComputeVerify)
 	case quota["compute"] != 0 && d.ComputeNodes == 0:
 		return fmt.Errorf("cpu_quota.compute = %g: want it only with compute_nodes of 1 or more", quota["compute"])
 	case d.Memnodes && !processes:
@@ -114,6 +122,7 @@ func (d Disagg) tuneNode(n *node.NodeConfig) {
 	if d.StateCacheMB != 0 {
 		n.Pipeline.StateCacheMB = d.StateCacheMB
 	}
+	n.Compute.Verify = d.ComputeVerify
 	if d.Memnodes {
 		// The committer's cache of recently written values
 		// (pipeline.stateCacheMB) would answer most reads before the

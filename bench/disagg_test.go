@@ -35,6 +35,8 @@ func TestDisaggRefused(t *testing.T) {
 		{Disagg{ComputeNodes: 2}, procs, "", "compute_nodes = 2: want it only with memnodes: true"},
 		{Disagg{Memnodes: true, ComputeNodes: 65}, procs, "", "compute_nodes = 65: want 0 to 64"},
 		{Disagg{Memnodes: true, ComputeNodes: -1}, procs, "", "compute_nodes = -1: want 0 to 64"},
+		{Disagg{Memnodes: true, ComputeNodes: 1, ComputeVerify: "both"}, procs, "", `compute_verify = "both": want compute (the default) or primary`},
+		{Disagg{Memnodes: true, ComputeVerify: "primary"}, procs, "", `compute_verify = "primary": want it only with compute_nodes of 1 or more`},
 		{Disagg{Memnodes: true}, Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.4}}, "", "cpu_quota.compute = 0.4: want it only with compute_nodes of 1 or more"},
 		{Disagg{Memnodes: true, ComputeNodes: 1}, Interference{Network: "processes", CPUQuota: map[string]float64{"compute": 0.001}}, "", "cpu_quota.compute is 0.001 cores, want 0 (no quota) or 0.01 to"},
 		{Disagg{StorageCacheMB: 4}, procs, "", "storage_cache_mb = 4: want it only with memnodes: true"},

@@ -99,7 +99,7 @@ func TestBatchMatchesSingle(t *testing.T) {
 				batched := make([]txResult, len(txs))
 				for lo, per := 0, 1+rng.Intn(len(txs)); lo < len(txs); lo += per {
 					hi := min(lo+per, len(txs))
-					verifyTxs(&n.ch, rules, txs[lo:hi], batched[lo:hi], &batch)
+					verifyTxs(&n.ch, rules, txs[lo:hi], batched[lo:hi], &batch, nil)
 				}
 				for i := range txs {
 					if s, c := single[i], batched[i]; s.code != c.code || (s.err == nil) != (c.err == nil) {
@@ -153,7 +153,7 @@ func FuzzVerifyTxs(f *testing.F) {
 		txs := [][]byte{valid[0], raw, valid[1]}
 		var batch identity.Batch
 		batched := make([]txResult, len(txs))
-		verifyTxs(&n.ch, rules, txs, batched, &batch)
+		verifyTxs(&n.ch, rules, txs, batched, &batch, nil)
 		for i, raw := range txs {
 			s := verifyTx(&n.ch, rules, raw)
 			if s.code != batched[i].code || (s.err == nil) != (batched[i].err == nil) {

@@ -40,11 +40,16 @@ type Committer struct {
 	view          *view
 	log           *slog.Logger
 
-	jobs     chan job          // stage 1 work, any order
-	ordered  chan *blockWork   // blocks in order, into stage 2
-	persist  chan *persistWork // validated blocks, into stage 3
-	deliver  sync.Mutex        // serialises Deliver's sends
-	stopping chan struct{}     // closed when Close starts: retries give up
+	jobs chan job // stage 1 work, any order
+	// remoteJobs is stage 1's transaction work while a compute node is
+	// attached, remoteDone closed when no more will come (remote.go).
+	remoteJobs chan job
+	remoteDone chan struct{}
+	remote     remotes           // compute nodes stage 1 asks
+	ordered    chan *blockWork   // blocks in order, into stage 2
+	persist    chan *persistWork // validated blocks, into stage 3
+	deliver    sync.Mutex        // serialises Deliver's sends
+	stopping   chan struct{}     // closed when Close starts: retries give up
 
 	// stateMu orders stage 3's state batches and restores (statewait.go).
 	stateMu     sync.Mutex
@@ -142,6 +147,8 @@ func New(ch Channel, store *ledger.BlockStore, db statedb.DB, opts Options, log 
 	c := &Committer{
 		ch: ch, opts: opts, store: store, db: db, view: newView(db, max(opts.StateCacheBytes, 0)), log: log,
 		jobs:        make(chan job, opts.Window*4),
+		remoteJobs:  make(chan job, opts.Window*4),
+		remoteDone:  make(chan struct{}),
 		ordered:     make(chan *blockWork, opts.Window),
 		persist:     make(chan *persistWork, opts.Window),
 		stopping:    make(chan struct{}),
@@ -223,10 +230,7 @@ func (c *Committer) Deliver(raw []byte) error {
 	}
 	c.ordered <- b
 	if !c.ch.isGenesis(blk) { // the genesis document is checked whole, in the block job
-		n, per := len(blk.Transactions), b.per
-		for lo := 0; lo < n; lo += per {
-			c.jobs <- job{b, lo, min(lo+per, n)}
-		}
+		c.queueTxJobs(b)
 	}
 	c.jobs <- job{b, -1, -1}
 	return nil
@@ -365,6 +369,7 @@ func (c *Committer) Close() error {
 	c.restorer.Wait()
 	close(c.jobs)
 	c.workers.Wait()
+	c.closeRemotes()
 	if c.flushStop != nil {
 		close(c.flushStop)
 		c.flusher.Wait()

@@ -1,10 +1,12 @@
 package committer
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,22 +28,57 @@ func TestValidationCodes(t *testing.T) {
 	// same codes.
 	for _, alg := range []identity.Algorithm{identity.ECDSAP256, identity.Ed25519} {
 		for _, opts := range []Options{{Mode: Sequential}, {Mode: Parallel}, {Mode: Sequential, Reparse: true}, {Mode: Parallel, Reparse: true}} {
-			testValidationCodes(t, alg, opts, false)
+			testValidationCodes(t, alg, opts, false, "")
 		}
 		// A peer that endorsed (peer1, remembering its signatures) skips
 		// checking its own endorsements and must decide the same codes.
-		testValidationCodes(t, alg, Options{Mode: Parallel}, true)
-		testValidationCodes(t, alg, Options{Mode: Sequential}, true)
+		testValidationCodes(t, alg, Options{Mode: Parallel}, true, "")
+		testValidationCodes(t, alg, Options{Mode: Sequential}, true, "")
+		// Stage 1 with a compute node checking signatures (remote.go):
+		// an honest one, one that calls every signature invalid, one that
+		// fails, one that answers too few verdicts; the same codes.
+		for _, remote := range []string{"honest", "liar", "failing", "short"} {
+			testValidationCodes(t, alg, Options{Mode: Parallel, VerifyWorkers: 1}, false, remote)
+		}
 	}
 }
 
-func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options, own bool) {
+// fakeRemote is a compute node for stage 1 (Remote): honest checks with
+// CheckSignatures; liar calls every signature checked and invalid;
+// failing errs; short answers one verdict too few.
+type fakeRemote struct {
+	kind  string
+	reg   *identity.Registry
+	calls atomic.Int64
+}
+
+func (f *fakeRemote) CheckSignatures(_ context.Context, txs [][]byte) ([]Verdict, error) {
+	f.calls.Add(1)
+	switch f.kind {
+	case "honest":
+		return CheckSignatures(f.reg, testChannel, txs)
+	case "liar":
+		vs := make([]Verdict, len(txs))
+		for i := range vs {
+			vs[i].Checked = ^uint64(0)
+		}
+		return vs, nil
+	case "short":
+		return make([]Verdict, len(txs)-1), nil
+	}
+	return nil, errors.New("fake remote: unavailable")
+}
+
+func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options, own bool, remote string) {
 	name := alg.String() + "-" + opts.Mode.String()
 	if opts.Reparse {
 		name += "-reparse"
 	}
 	if own {
 		name += "-own"
+	}
+	if remote != "" {
+		name += "-remote-" + remote
 	}
 	t.Run(name, func(t *testing.T) {
 		n := newTestNetAlg(t, alg)
@@ -50,6 +87,13 @@ func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options, own
 			n.ch.Own = n.peer1
 		}
 		p := openPeer(t, n, t.TempDir(), opts)
+		var fake *fakeRemote
+		if remote != "" {
+			// Its workers wait on the job queue before any block comes,
+			// so they are served first.
+			fake = &fakeRemote{kind: remote, reg: n.ch.Registry}
+			defer p.AddRemote("compute0", fake)()
+		}
 		sub := p.Subscribe(16)
 
 		setup := n.tx(rwset(testContract, nil, wr("a", "1"), wr("b", "1")))
@@ -147,6 +191,19 @@ func testValidationCodes(t *testing.T, alg identity.Algorithm, opts Options, own
 		}
 		if m := n.peer1.MadeMetrics(); own != (m.Recognized > 0) {
 			t.Errorf("own endorsements recognised: %+v (own %v)", m, own)
+		}
+		if fake != nil {
+			m := p.Metrics()
+			ok := m.Remotes == 1 && fake.calls.Load() > 0
+			switch remote {
+			case "honest", "liar":
+				ok = ok && m.RemoteTxs > 0 && m.RemoteFailed == 0
+			default:
+				ok = ok && m.RemoteTxs == 0 && m.RemoteFailed > 0
+			}
+			if !ok {
+				t.Errorf("remote %s asked %d times; metrics: %d remotes, %d transactions checked there, %d requests failed", remote, fake.calls.Load(), m.Remotes, m.RemoteTxs, m.RemoteFailed)
+			}
 		}
 	})
 }

@@ -56,6 +56,13 @@ type Metrics struct {
 	// busy periods over it.
 	PipelineBusy time.Duration
 
+	// RemoteTxs counts transactions whose signatures a compute node
+	// checked for stage 1 (remote.go); RemoteFailed its requests that
+	// failed or timed out, whose transactions were checked here; Remotes
+	// the compute nodes stage 1 asks now.
+	RemoteTxs, RemoteFailed uint64
+	Remotes                 int
+
 	QueuedVerify   int // stage-1 jobs waiting
 	QueuedValidate int // blocks waiting for stage 2
 	QueuedPersist  int // blocks waiting for stage 3
@@ -98,6 +105,7 @@ type metrics struct {
 	// stateLosses the times it was found to have lost state.
 	stateWaits, stateLosses atomic.Uint64
 	signed                  atomic.Uint64 // the newest block with a verified orderer signature, plus one
+	remoteTxs, remoteFailed atomic.Uint64 // remote.go
 
 	mu     sync.Mutex
 	blocks uint64
@@ -174,7 +182,11 @@ func (c *Committer) Metrics() Metrics {
 	out.VerifyLatency, out.ValidateLatency, out.CommitLatency = m.verifyLat.Snapshot(), m.validateLat.Snapshot(), m.commitLat.Snapshot()
 	out.Refused, out.Recovered, out.Signed = m.refused.Load(), m.recovered.Load(), m.signed.Load()
 	out.StateWaits, out.StateLosses = m.stateWaits.Load(), m.stateLosses.Load()
-	out.QueuedVerify, out.QueuedValidate, out.QueuedPersist = len(c.jobs), len(c.ordered), len(c.persist)
+	out.RemoteTxs, out.RemoteFailed = m.remoteTxs.Load(), m.remoteFailed.Load()
+	c.remote.mu.Lock()
+	out.Remotes = c.remote.n
+	c.remote.mu.Unlock()
+	out.QueuedVerify, out.QueuedValidate, out.QueuedPersist = len(c.jobs)+len(c.remoteJobs), len(c.ordered), len(c.persist)
 	out.OverlayKeys = c.view.size()
 	for s := range out.Busy {
 		out.Busy[s] = m.busy[s].read()

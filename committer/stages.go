@@ -15,28 +15,36 @@ func (c *Committer) verifyLoop() {
 	defer c.workers.Done()
 	var batch identity.Batch
 	for j := range c.jobs {
-		b := j.b
-		if !b.started.Load() && b.started.CompareAndSwap(false, true) {
-			b.verifyStart = time.Now()
+		c.runJob(j, &batch, nil)
+	}
+}
+
+// runJob does one stage-1 job: a block's own checks (j.lo < 0) or its
+// transactions j.lo..j.hi, with a verdict for each in vs when a compute
+// node checked their signatures (remote.go).
+func (c *Committer) runJob(j job, batch *identity.Batch, vs []Verdict) {
+	b := j.b
+	if !b.started.Load() && b.started.CompareAndSwap(false, true) {
+		b.verifyStart = time.Now()
+	}
+	switch {
+	case j.lo < 0:
+		b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
+		if b.blockErr == nil && b.blk.GetMetadata().GetSignature() != nil {
+			c.metrics.sawSignature(b.blk.Header.Number)
 		}
-		if j.lo < 0 {
-			b.blockErr = verifyBlock(&c.ch, b.blk, b.headerHash)
-			if b.blockErr == nil && b.blk.GetMetadata().GetSignature() != nil {
-				c.metrics.sawSignature(b.blk.Header.Number)
-			}
-			if b.blockErr == nil && c.ch.isGenesis(b.blk) {
-				b.blockErr = c.ch.checkGenesis(b.blk)
-			}
-		} else if j.hi-j.lo == 1 {
-			b.results[j.lo] = verifyTx(&c.ch, c.rules.Load(), b.blk.Transactions[j.lo])
-		} else {
-			verifyTxs(&c.ch, c.rules.Load(), b.blk.Transactions[j.lo:j.hi], b.results[j.lo:j.hi], &batch)
+		if b.blockErr == nil && c.ch.isGenesis(b.blk) {
+			b.blockErr = c.ch.checkGenesis(b.blk)
 		}
-		if b.left.Add(-1) == 0 {
-			b.verified = time.Now()
-			c.busy(StageVerify, b.verifyStart, b.verified)
-			close(b.done) // publishes results and blockErr to stage 2
-		}
+	case j.hi-j.lo == 1 && vs == nil:
+		b.results[j.lo] = verifyTx(&c.ch, c.rules.Load(), b.blk.Transactions[j.lo])
+	default:
+		verifyTxs(&c.ch, c.rules.Load(), b.blk.Transactions[j.lo:j.hi], b.results[j.lo:j.hi], batch, vs)
+	}
+	if b.left.Add(-1) == 0 {
+		b.verified = time.Now()
+		c.busy(StageVerify, b.verifyStart, b.verified)
+		close(b.done) // publishes results and blockErr to stage 2
 	}
 }
 

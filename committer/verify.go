@@ -26,8 +26,10 @@ type txResult struct {
 }
 
 // verifyTx is stage 1 for one transaction, every signature checked one
-// by one: checkTx without a batch.
-func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult { return checkTx(ch, rs, raw, nil) }
+// by one: checkTx without a batch or a verdict.
+func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult {
+	return checkTx(ch, rs, raw, nil, Verdict{})
+}
 
 // verifyTxs is stage 1 for transactions txs, into results: every Ed25519
 // signature that needs checking goes into batch, which is checked once at
@@ -40,10 +42,17 @@ func verifyTx(ch *Channel, rs *ruleSet, raw []byte) txResult { return checkTx(ch
 // any does not, the batch fails (but with probability about 2^-125) and
 // verifyTx decides them all. A signature that fails what can be checked
 // alone (length, encodings) fails at once, as it does in verifyTx.
-func verifyTxs(ch *Channel, rs *ruleSet, txs [][]byte, results []txResult, batch *identity.Batch) {
+//
+// vs, when not nil, holds a verdict per transaction (a compute node's,
+// remote.go): a signature it calls valid is taken as valid unchecked.
+func verifyTxs(ch *Channel, rs *ruleSet, txs [][]byte, results []txResult, batch *identity.Batch, vs []Verdict) {
 	batch.Reset()
 	for i, raw := range txs {
-		results[i] = checkTx(ch, rs, raw, batch)
+		var v Verdict
+		if vs != nil {
+			v = vs[i]
+		}
+		results[i] = checkTx(ch, rs, raw, batch, v)
 	}
 	if batch.Verify() {
 		return
@@ -64,8 +73,9 @@ func verifyTxs(ch *Channel, rs *ruleSet, txs [][]byte, results []txResult, batch
 //
 // With a batch, its Ed25519 signatures are deferred into it
 // (identity.Member.VerifyBatch): the result holds only if batch.Verify()
-// returns true (verifyTxs).
-func checkTx(ch *Channel, rs *ruleSet, raw []byte, batch *identity.Batch) txResult {
+// returns true (verifyTxs). A signature v calls valid is not checked; every
+// other is (Verdict).
+func checkTx(ch *Channel, rs *ruleSet, raw []byte, batch *identity.Batch, v Verdict) txResult {
 	if api.IsConfigEnvelope(raw) {
 		r := verifyConfig(ch, rs, raw)
 		r.gen = rs.gen
@@ -98,8 +108,10 @@ func checkTx(ch *Channel, rs *ruleSet, raw []byte, batch *identity.Batch) txResu
 			fmt.Errorf("committer: tx %s creator %s has role %s; only client or admin may submit", hdr.TxId, creator.Name, creator.Role))
 	}
 	payload := identity.NewMessage(tx.Envelope.Payload)
-	if err := creator.VerifyBatch(batch, &payload, tx.Envelope.Signature); err != nil {
-		return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("committer: tx %s: %w", hdr.TxId, err))
+	if !v.holds(creatorBit) {
+		if err := creator.VerifyBatch(batch, &payload, tx.Envelope.Signature); err != nil {
+			return r.fail(api.TxValidationCode_BAD_CREATOR_SIGNATURE, fmt.Errorf("committer: tx %s: %w", hdr.TxId, err))
+		}
 	}
 	if r.err != nil {
 		return r // signed, but the response or read/write set is malformed
@@ -112,7 +124,7 @@ func checkTx(ch *Channel, rs *ruleSet, raw []byte, batch *identity.Batch) txResu
 		return r.fail(api.TxValidationCode_INVALID_CHAINCODE,
 			fmt.Errorf("committer: tx %s: contract %q is not defined on channel %q", hdr.TxId, tx.Payload.Contract, ch.Name))
 	}
-	if !endorsed(ch.Registry, rs.rev, ch.Own, rule, tx, batch) {
+	if !endorsed(ch.Registry, rs.rev, ch.Own, rule, tx, batch, v) {
 		return r.fail(api.TxValidationCode_ENDORSEMENT_POLICY_FAILURE,
 			fmt.Errorf("committer: tx %s: endorsements do not satisfy %s's policy %s", hdr.TxId, tx.Payload.Contract, rule.pol))
 	}
@@ -156,8 +168,9 @@ func (r txResult) fail(code api.TxValidationCode, err error) txResult {
 // does not name cannot help and costs no signature check; one that fails its
 // check, or whose certificate rev revokes, does not count. Verification stops as soon as the policy holds.
 // Ed25519 signatures go into batch when it is not nil (checkTx). An
-// endorsement own made itself needs no check (Channel.Own).
-func endorsed(reg *identity.Registry, rev *identity.Revocations, own *identity.Signer, rule *rule, tx *api.Tx, batch *identity.Batch) bool {
+// endorsement own made itself, or one v calls valid, needs no check
+// (Channel.Own, Verdict).
+func endorsed(reg *identity.Registry, rev *identity.Revocations, own *identity.Signer, rule *rule, tx *api.Tx, batch *identity.Batch, v Verdict) bool {
 	var buf [8]policy.Signer
 	signers := buf[:0]
 	var certs [8][]byte
@@ -175,7 +188,7 @@ func endorsed(reg *identity.Registry, rev *identity.Revocations, own *identity.S
 		if err != nil || rev.Check(m) != nil {
 			continue
 		}
-		if !own.Made(id, &resp, e.Signature) && m.VerifyBatch(batch, &resp, e.Signature) != nil {
+		if !v.holds(endorsementBit(i)) && !own.Made(id, &resp, e.Signature) && m.VerifyBatch(batch, &resp, e.Signature) != nil {
 			continue
 		}
 		seen = append(seen, id.Cert)

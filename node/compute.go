@@ -40,6 +40,7 @@ type Compute struct {
 	wasm     *wasm.Engine      // nil until the channel is read
 	ext      *external.Runtime // its external (gRPC) contracts
 	defs     *computeDefinitions
+	verifier *verifierServer // stage-1 signature checks for the primary
 }
 
 // ComputeMetrics is a snapshot of a compute node's membership.
@@ -53,6 +54,9 @@ type ComputeMetrics struct {
 	// DefinitionReadFailures counts reads of the definitions from the
 	// memory node that failed (each tried again).
 	DefinitionReadFailures uint64 `metric:"counter"`
+	// SignatureChecks counts the transactions whose signatures it checked
+	// for its primary's stage 1 (compute.verify: compute on the primary).
+	SignatureChecks uint64 `metric:"counter"`
 }
 
 // StartCompute starts the compute node cfg describes: it reads the
@@ -124,6 +128,7 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 		return nil, err
 	}
 	c.defs.e = c.Endorser
+	c.verifier = &verifierServer{reg: comCh.Registry, channel: ch.Channel, org: cfg.Org, primary: cfg.Primary}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Add(1)
@@ -133,6 +138,7 @@ func StartCompute(cfg *ComputeConfig) (_ *Compute, err error) {
 	}()
 	if err := c.serve(cfg.Listen, serverTLS, nil, grpcServer{maxRecv: api.MaxRequestMessage, register: func(s grpc.ServiceRegistrar) {
 		api.RegisterEndorserServer(s, gateway.NewEndorserServer(c.Endorser))
+		api.RegisterVerifierServer(s, c.verifier)
 	}}); err != nil {
 		return nil, err
 	}
@@ -250,7 +256,7 @@ func (c *Compute) ready(context.Context) error {
 // Metrics returns the compute node's membership and height.
 func (c *Compute) Metrics() ComputeMetrics {
 	m := ComputeMetrics{Joins: c.joins.Load(), Height: c.state.ReadHeight(),
-		DefinitionInstalls: c.defs.installs.Load(), DefinitionReadFailures: c.defs.failures.Load()}
+		DefinitionInstalls: c.defs.installs.Load(), DefinitionReadFailures: c.defs.failures.Load(), SignatureChecks: c.verifier.txs.Load()}
 	if c.joined.Load() {
 		m.Joined = 1
 	}

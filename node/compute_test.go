@@ -1,19 +1,26 @@
 package node_test
 
 import (
+	"crypto/tls"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/strand-ledger/strand/api"
 	"github.com/strand-ledger/strand/client"
 	"github.com/strand-ledger/strand/contract"
 	"github.com/strand-ledger/strand/contracts/smallbank"
 	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/localnet"
 	"github.com/strand-ledger/strand/node"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
 )
 
 // awaitPool waits up to 10 s until p's pool metrics satisfy holds.
@@ -105,6 +112,45 @@ func TestComputeNode(t *testing.T) {
 	})
 	awaitPool(t, primary, "the compute node joined", func(m gateway.PoolMetrics) bool { return m.Joins == 1 && m.Members == 1 })
 
+	// Only its primary may ask it to check signatures: a client of the
+	// org is refused, as are another channel and an oversized request
+	// (here asked by the primary's own TLS identity).
+	cl, err := lay.Connect("Org1", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	asClient := cl.TLS.Clone()
+	asClient.InsecureSkipVerify, asClient.VerifyConnection, asClient.ServerName = true, nil, "" // the server's identity is not under test
+	callVerifier := func(conf *tls.Config, req *api.SignatureCheckRequest) error {
+		cc, err := grpc.NewClient(c.Addr, grpc.WithTransportCredentials(credentials.NewTLS(conf)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cc.Close()
+		_, err = api.NewVerifierClient(cc).CheckSignatures(t.Context(), req)
+		return err
+	}
+	if err := callVerifier(asClient, &api.SignatureCheckRequest{Channel: n.ch.Channel, Txs: [][]byte{{1}}}); status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "only its primary") {
+		t.Fatalf("a client asking the compute node to check signatures: %v; want PermissionDenied naming the primary", err)
+	}
+	pcfg, err := node.LoadNode(lay.Nodes[slices.IndexFunc(lay.Nodes, func(nd localnet.Node) bool { return nd.Name == primary.Name })].Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, asPrimary, err := node.LoadTLS(pcfg, n.ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	asPrimary = asPrimary.Clone()
+	asPrimary.InsecureSkipVerify, asPrimary.VerifyConnection, asPrimary.ServerName = true, nil, ""
+	if err := callVerifier(asPrimary, &api.SignatureCheckRequest{Channel: "other", Txs: [][]byte{{1}}}); status.Code(err) != codes.NotFound {
+		t.Fatalf("the primary asking for another channel: %v; want NotFound", err)
+	}
+	if err := callVerifier(asPrimary, &api.SignatureCheckRequest{Channel: n.ch.Channel, Txs: make([][]byte, 1025)}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("the primary asking for 1,025 transactions: %v; want InvalidArgument", err)
+	}
+
 	contract := n.connect(t, 0)
 	for i := range 3 {
 		if _, err := contract.Submit(t.Context(), "create_account", string(rune('a'+i)), "A", "10", "10"); err != nil {
@@ -119,6 +165,13 @@ func TestComputeNode(t *testing.T) {
 	}
 	if n := invoked.Load(); n != 3 {
 		t.Fatalf("the compute node's configured Smallbank ran %d times for 3 endorsements, want 3 (ComputeConfig.Builtins ignored?)", n)
+	}
+	// Stage 1 left the transactions' signatures to the compute node
+	// (compute.verify: compute, the default), over its Verifier service.
+	if m, cm := primary.Committer.Metrics(), c.Metrics(); m.Remotes != 1 || m.RemoteTxs != 3 || m.RemoteFailed != 0 || cm.SignatureChecks != 3 ||
+		m.ByCode["VALID"] < 3 {
+		t.Fatalf("after three transactions: the primary's committer had %d remotes check %d transactions (%d requests failed), codes %v; the compute node checked %d; want 1, 3, 0, 3 VALID and 3",
+			m.Remotes, m.RemoteTxs, m.RemoteFailed, m.ByCode, cm.SignatureChecks)
 	}
 
 	// The memory node goes away: the compute node cannot read state.
@@ -142,6 +195,14 @@ func TestComputeNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitPool(t, primary, "the compute node left", func(m gateway.PoolMetrics) bool { return m.Leaves == 1 })
+	for deadline := time.Now().Add(10 * time.Second); primary.Committer.Metrics().Remotes != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the compute node left, the primary's committer still asks %d remotes", primary.Committer.Metrics().Remotes)
+		}
+	}
+	if _, err := contract.Submit(t.Context(), "create_account", "z", "Z", "10", "10"); err != nil {
+		t.Fatalf("with the compute node gone: %v", err)
+	}
 	if got := primary.Pool.Members(); len(got) != 1 || got[0] != primary.Name {
 		t.Fatalf("pool members after the compute node closed: %v; want the primary alone", got)
 	}

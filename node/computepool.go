@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/committer"
 	"github.com/strand-ledger/strand/gateway"
 	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/internal/caller"
@@ -37,6 +38,11 @@ type poolServer struct {
 	clientTLS *tls.Config
 	height    func() uint64
 	log       *slog.Logger
+	// channel is the channel whose pool this is; verify, when not nil,
+	// lets the committer ask a member to check signatures for stage 1
+	// (compute.verify: compute) until the returned function is called.
+	channel string
+	verify  func(name string, r committer.Remote) (remove func())
 }
 
 // Join admits the calling compute node: its mutual-TLS certificate must
@@ -63,6 +69,14 @@ func (s *poolServer) Join(req *api.JoinRequest, stream api.ComputePool_JoinServe
 		return status.Errorf(codes.AlreadyExists, "%v", err)
 	}
 	defer remove()
+	if s.verify != nil {
+		rv := &remoteVerifier{client: api.NewVerifierClient(conn), channel: s.channel}
+		stop := s.verify(m.Name, rv)
+		rv.mu.Lock()
+		rv.drop = stop
+		rv.mu.Unlock()
+		defer stop()
+	}
 	members := s.pool.Members()
 	s.log.Info("compute node joined the pool", "compute", m.Name, "address", req.GetAddress(), "members", members)
 	if err := stream.Send(&api.JoinEvent{Members: uint32(len(members)), Height: s.height()}); err != nil {

@@ -59,3 +59,18 @@ func TestComputePrimaryEndorses(t *testing.T) {
 		t.Fatalf("Validate: %v", err)
 	}
 }
+
+func TestComputeVerify(t *testing.T) {
+	n := &NodeConfig{Role: "peer", Name: "p", Org: "o", Listen: "127.0.0.1:1", DataDir: "d", Channel: "c",
+		Identity: KeyPair{"a", "b"}, TLS: KeyPair{"a", "b"}, Compute: ComputePoolConfig{Verify: "elsewhere"}}
+	n.EnsureDefaults()
+	err := n.Validate()
+	if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `compute.verify = "elsewhere": want compute (the default) or primary`) {
+		t.Fatalf("Validate: %v", err)
+	}
+	for v, want := range map[string]bool{"": true, "compute": true, "primary": false} {
+		if got := (ComputePoolConfig{Verify: v}).VerifyOnCompute(); got != want {
+			t.Errorf("compute.verify %q: on the compute nodes %v, want %v", v, got, want)
+		}
+	}
+}

@@ -176,7 +176,15 @@ type ComputePoolConfig struct {
 	// FlexChain's primary leaves endorsement to its compute nodes) or
 	// always (the peer is one more member of the pool).
 	PrimaryEndorses string `yaml:"primaryEndorses,omitempty"`
+	// Verify: compute (default: the compute nodes in the pool check the
+	// signatures of delivered transactions for the committer's stage 1,
+	// FlexChain's V1 on the compute tier; the peer checks those no compute
+	// node checked) or primary (the peer checks every signature itself).
+	Verify string `yaml:"verify,omitempty"`
 }
+
+// VerifyOnCompute converts verify.
+func (c ComputePoolConfig) VerifyOnCompute() bool { return c.Verify != "primary" }
 
 // PrimaryMode converts primaryEndorses.
 func (c ComputePoolConfig) PrimaryMode() gateway.PrimaryMode {
@@ -299,6 +307,9 @@ func (n *NodeConfig) Validate() error {
 	}
 	if e := n.Compute.PrimaryEndorses; e != "" && e != "fallback" && e != "always" {
 		ck.bad("compute.primaryEndorses", e, "fallback (the default) or always")
+	}
+	if v := n.Compute.Verify; v != "" && v != "compute" && v != "primary" {
+		ck.bad("compute.verify", v, "compute (the default) or primary")
 	}
 	if n.Join != "" && n.Role != "orderer" && n.Role != "peer" {
 		ck.bad("join", n.Join, "empty: only an orderer joins a Raft ordering service, and a peer a channel its org was added to")

@@ -38,6 +38,8 @@ type committerCollector struct {
 	overlay *prometheus.Desc
 	busy    *prometheus.Desc
 	anyBusy *prometheus.Desc
+	// stage 1 on compute nodes (committer/remote.go)
+	remoteTxs, remoteFailed, remotes *prometheus.Desc
 }
 
 // NewCommitterCollector returns a Prometheus collector for c.
@@ -46,26 +48,29 @@ func NewCommitterCollector(c *committer.Committer) prometheus.Collector {
 		return prometheus.NewDesc("strand_committer_"+name, help, labels, nil)
 	}
 	return &committerCollector{
-		c:       c,
-		height:  d("height", "Blocks durably committed."),
-		signed:  d("signed_height", "The newest block with a verified orderer signature, plus one: blocks below it are covered by a signature (checkpoint channels sign only some)."),
-		blocks:  d("blocks_total", "Blocks committed since start."),
-		txs:     d("transactions_total", "Transactions committed since start, by validation code.", "code"),
-		defs:    d("definitions_refused_total", "Contract definition transactions that did not take effect, by reason: signatures (the lifecycle policy is not met), sequence (a replay, downgrade or skip), code_hash, runtime, policy (the endorsement policy), malformed, other (refused before it was read as a definition).", "reason"),
-		groups:  d("group_commits_total", "Group commits (block store fsyncs)."),
-		refused: d("refused_blocks_total", "Blocks refused whole (chain, data hash or orderer signature)."),
-		stage:   d("stage_seconds", "Per-block time in each pipeline stage: verify (received → signatures checked), validate (→ MVCC and state update, including the wait for earlier blocks), commit (→ durable and announced, including the wait for its group).", "stage"),
-		queued:  d("queued", "Work waiting in front of each stage.", "stage"),
-		overlay: d("overlay_keys", "Validated but not yet persisted keys held in memory."),
-		waits:   d("state_waits_total", "Retries while the state database (a memory node) was unavailable: backpressure."),
-		losses:  d("state_losses_total", "Times the state database (a memory node) had lost the blocks above its savepoint and they were re-applied."),
-		busy:    d("busy_seconds_total", "Wall time each stage spent working (receive: Deliver's decode and chain checks per block; verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
-		anyBusy: d("pipeline_busy_seconds_total", "Wall time at least one stage was working: the union of busy_seconds_total's intervals over all stages (their sum counts a block verified while the one before it is persisted twice). The peer's busy periods, over which bench run charges busy-period energy."),
+		c:            c,
+		height:       d("height", "Blocks durably committed."),
+		signed:       d("signed_height", "The newest block with a verified orderer signature, plus one: blocks below it are covered by a signature (checkpoint channels sign only some)."),
+		blocks:       d("blocks_total", "Blocks committed since start."),
+		txs:          d("transactions_total", "Transactions committed since start, by validation code.", "code"),
+		defs:         d("definitions_refused_total", "Contract definition transactions that did not take effect, by reason: signatures (the lifecycle policy is not met), sequence (a replay, downgrade or skip), code_hash, runtime, policy (the endorsement policy), malformed, other (refused before it was read as a definition).", "reason"),
+		groups:       d("group_commits_total", "Group commits (block store fsyncs)."),
+		refused:      d("refused_blocks_total", "Blocks refused whole (chain, data hash or orderer signature)."),
+		stage:        d("stage_seconds", "Per-block time in each pipeline stage: verify (received → signatures checked), validate (→ MVCC and state update, including the wait for earlier blocks), commit (→ durable and announced, including the wait for its group).", "stage"),
+		queued:       d("queued", "Work waiting in front of each stage.", "stage"),
+		overlay:      d("overlay_keys", "Validated but not yet persisted keys held in memory."),
+		waits:        d("state_waits_total", "Retries while the state database (a memory node) was unavailable: backpressure."),
+		losses:       d("state_losses_total", "Times the state database (a memory node) had lost the blocks above its savepoint and they were re-applied."),
+		busy:         d("busy_seconds_total", "Wall time each stage spent working (receive: Deliver's decode and chain checks per block; verify: per block, first job to last; validate: per block; persist: per group), its overlapping intervals counted once and queueing not counted. rate() of it is the stage's utilisation; the energy bench excludes the rest as idle.", "stage"),
+		remoteTxs:    d("remote_verified_transactions_total", "Transactions whose signatures a compute node checked for stage 1 (compute.verify: compute); the peer checked the signatures it did not."),
+		remoteFailed: d("remote_verify_failures_total", "Requests to a compute node to check signatures that failed or timed out; their transactions were checked here."),
+		remotes:      d("remote_verifiers", "Compute nodes stage 1 asks to check signatures now."),
+		anyBusy:      d("pipeline_busy_seconds_total", "Wall time at least one stage was working: the union of busy_seconds_total's intervals over all stages (their sum counts a block verified while the one before it is persisted twice). The peer's busy periods, over which bench run charges busy-period energy."),
 	}
 }
 
 func (cc *committerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.defs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy, cc.anyBusy} {
+	for _, d := range []*prometheus.Desc{cc.height, cc.signed, cc.blocks, cc.txs, cc.defs, cc.groups, cc.refused, cc.stage, cc.queued, cc.overlay, cc.waits, cc.losses, cc.busy, cc.anyBusy, cc.remoteTxs, cc.remoteFailed, cc.remotes} {
 		ch <- d
 	}
 }
@@ -96,6 +101,9 @@ func (cc *committerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(cc.busy, prometheus.CounterValue, d.Seconds(), committer.Stage(s).String())
 	}
 	ch <- prometheus.MustNewConstMetric(cc.anyBusy, prometheus.CounterValue, m.PipelineBusy.Seconds())
+	ch <- prometheus.MustNewConstMetric(cc.remoteTxs, prometheus.CounterValue, float64(m.RemoteTxs))
+	ch <- prometheus.MustNewConstMetric(cc.remoteFailed, prometheus.CounterValue, float64(m.RemoteFailed))
+	ch <- prometheus.MustNewConstMetric(cc.remotes, prometheus.GaugeValue, float64(m.Remotes))
 }
 
 // buildInfoGauge is strand_build_info: 1, labelled with the build.

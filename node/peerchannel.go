@@ -172,7 +172,11 @@ func (p *Peer) openChannel(cfg *NodeConfig, ch *ChannelConfig, creds *nodeCreds,
 	c.remotes.follow(c.gw.SetRemote)
 	c.committer.OnMembers(c.remotes.update)
 	c.remotes.update() // any membership committed since the remotes were dialled
-	c.poolSrv = &poolServer{pool: c.pool, reg: c.reg, org: cfg.Org, primary: cfg.Name, clientTLS: clientTLS, height: c.committer.Height, log: log}
+	c.poolSrv = &poolServer{pool: c.pool, reg: c.reg, org: cfg.Org, primary: cfg.Name, clientTLS: clientTLS, height: c.committer.Height, log: log,
+		channel: ch.Channel}
+	if cfg.Compute.VerifyOnCompute() {
+		c.poolSrv.verify = c.committer.AddRemote
+	}
 	c.ready = &peerReadiness{channel: ch.Channel, next: c.committer.Next, orderers: c.book.Orderers}
 	return c, nil
 }

@@ -174,6 +174,7 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/node.ComputeMetrics.Height":                 "the memory node's height as its reads last saw it",
 	"github.com/strand-ledger/strand/node.ComputeMetrics.Joined":                 "1 while its Join stream to the primary lives",
 	"github.com/strand-ledger/strand/node.ComputeMetrics.Joins":                  "Join streams the primary accepted",
+	"github.com/strand-ledger/strand/node.ComputeMetrics.SignatureChecks":        "SignatureChecks counts the transactions whose signatures it checked for its primary's stage 1 (compute.verify: compute on the primary).",
 	"github.com/strand-ledger/strand/node.Repairs.Fetched":                       "Damaged blocks fetched from the ordering service and replaced at start.",
 	"github.com/strand-ledger/strand/node.Repairs.StateRebuilds":                 "Times the state database was rebuilt from the block store at start.",
 	"github.com/strand-ledger/strand/node.Repairs.Took":                          "How long the repair of damaged blocks at start took.",
