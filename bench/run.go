@@ -209,7 +209,7 @@ func runSetup(ctx context.Context, w workload.Workload, conns, orgConns []*local
 				defer wg.Done()
 				for i := int(next.Add(1) - 1); i < len(stage); i = int(next.Add(1) - 1) {
 					op := stage[i]
-					commit, err := c.Contract(op.Contract).SubmitWithRetry(ctx, 10, op.Function, op.Args...)
+					commit, err := submitSetup(ctx, c, op)
 					if err != nil {
 						errs <- fmt.Errorf("%s.%s: %w", op.Contract, op.Function, err)
 						return
@@ -235,6 +235,38 @@ func runSetup(ctx context.Context, w workload.Workload, conns, orgConns []*local
 		}
 	}
 	return nil
+}
+
+// setupRetries bounds how often a setup transaction whose endorsement
+// timed out is proposed again.
+const setupRetries = 5
+
+// submitSetup submits one setup operation, as the load does, and proposes
+// it again when its endorsement timed out: setup spreads large
+// transactions (Smallbank's create_accounts of MaxCreatedAccounts) over
+// every client at once, and on a peer held to a fraction of a core
+// (cpu_quota) one of them can outlast the contract's time limit.
+// Nothing was ordered then, so a new proposal is safe.
+func submitSetup(ctx context.Context, c *localnet.Conn, op workload.Op) (*client.Commit, error) {
+	for attempt := 1; ; attempt++ {
+		commit, err := c.Contract(op.Contract).SubmitWithRetry(ctx, 10, op.Function, op.Args...)
+		if err == nil || attempt == setupRetries || !endorseTimedOut(err) {
+			return commit, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Duration(attempt) * time.Second):
+		}
+	}
+}
+
+// endorseTimedOut reports whether err is an endorsement that timed out
+// (504 before anything was submitted), not a submission whose commit
+// status timed out (which may still commit).
+func endorseTimedOut(err error) bool {
+	var ee *client.EndorseError
+	return errors.As(err, &ee) && ee.Status == http.StatusGatewayTimeout
 }
 
 // load is one round's load: the control loop and the clients.

@@ -3,12 +3,15 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net/http"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strand-ledger/strand/bench/rate"
+	"github.com/strand-ledger/strand/client"
 )
 
 // TestRunWorkloads runs a short round of every workload against a real
@@ -85,6 +88,26 @@ func TestRunRejectsBadRounds(t *testing.T) {
 		_, err := Run(context.Background(), tc.r, tc.target)
 		if err == nil || !strings.Contains(err.Error(), tc.errHas) || errors.Is(err, ErrCheckFailed) {
 			t.Errorf("Run(%+v) = %v, want an error containing %q", tc.r, err, tc.errHas)
+		}
+	}
+}
+
+// TestEndorseTimedOut: setup proposes again only an endorsement that
+// timed out, never a submission (which may still commit) or a refusal.
+func TestEndorseTimedOut(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{&client.EndorseError{Status: http.StatusGatewayTimeout}, true},
+		{fmt.Errorf("smallbank.create_accounts: %w", &client.EndorseError{Status: http.StatusGatewayTimeout}), true},
+		{&client.SubmitError{Status: http.StatusGatewayTimeout}, false},
+		{&client.EndorseError{Status: http.StatusConflict}, false},
+		{&client.EndorseError{Status: http.StatusServiceUnavailable}, false},
+		{errors.New("client: connection refused"), false},
+	} {
+		if got := endorseTimedOut(c.err); got != c.want {
+			t.Errorf("%v: proposed again %v, want %v", c.err, got, c.want)
 		}
 	}
 }

@@ -34,9 +34,10 @@ import (
 //     the remotes (FlexChain's primary leaves V1 to its compute tier) and
 //     keep the blocks' own checks (one orderer signature each). A remote
 //     that fails or does not answer within remoteTimeout costs one
-//     request's delay: its transactions are checked here, and it is asked
-//     again after remoteBackoff. When the last remote leaves, what was
-//     queued for the remotes is checked here.
+//     request's delay: its transactions are checked here, and for
+//     remoteBackoff (doubling while it keeps failing) its workers check
+//     here whatever they take, without asking it. When the last remote
+//     leaves, what was queued for the remotes is checked here.
 
 // Verdict covers one transaction's signatures by bit: creatorBit for the
 // creator's signature over the envelope's payload, endorsementBit(k) for
@@ -81,7 +82,11 @@ const (
 	// is being answered while the next is sent and the last completed.
 	remoteInFlight = 2
 	remoteTimeout  = 2 * time.Second
-	remoteBackoff  = time.Second
+	// remoteBackoff is how long a remote's workers check here, without
+	// asking it, after a failed request; it doubles with each further
+	// failure in a row, up to remoteMaxBackoff.
+	remoteBackoff    = time.Second
+	remoteMaxBackoff = 30 * time.Second
 	// remoteMaxBytes bounds a request's transactions so that it fits a
 	// compute node's receive limit (api.MaxRequestMessage, one largest
 	// transaction and some). A job that does not fit is checked here.
@@ -254,6 +259,7 @@ func (c *Committer) remoteLoop(name string, r Remote, stop <-chan struct{}) {
 	var jobs []job
 	var asked []bool // jobs[i]'s transactions are in the request
 	var txs [][]byte
+	backoff := remoteBackoff
 	for {
 		var first job
 		select {
@@ -296,10 +302,11 @@ func (c *Committer) remoteLoop(name string, r Remote, stop <-chan struct{}) {
 		if len(txs) > 0 {
 			if vs, err = c.ask(r, stop, txs); err != nil {
 				c.metrics.remoteFailed.Add(1)
-				c.log.Warn("compute node's signature check failed; checking here", "remote", name, "txs", len(txs), "err", err)
+				c.log.Warn("compute node's signature check failed; checking here", "remote", name, "txs", len(txs), "for", backoff, "err", err)
 				vs = nil
 			} else {
 				c.metrics.remoteTxs.Add(uint64(len(txs)))
+				backoff = remoteBackoff
 			}
 		}
 		off := 0
@@ -314,14 +321,32 @@ func (c *Committer) remoteLoop(name string, r Remote, stop <-chan struct{}) {
 			c.runJob(j, &batch, jv)
 		}
 		if err != nil {
-			select {
-			case <-stop:
-				c.drainRemoteJobs(&batch)
+			if !c.checkHere(stop, &batch, backoff) {
 				return
-			case <-c.remoteDone:
-				return
-			case <-time.After(remoteBackoff):
 			}
+			backoff = min(2*backoff, remoteMaxBackoff)
+		}
+	}
+}
+
+// checkHere is a failed remote's backoff: for d its worker checks here the
+// jobs it takes. It returns false when the worker is to exit (its remote
+// left, having drained what was queued if it was the last, or the
+// committer closed).
+func (c *Committer) checkHere(stop <-chan struct{}, batch *identity.Batch, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			c.drainRemoteJobs(batch)
+			return false
+		case <-c.remoteDone:
+			return false
+		case <-t.C:
+			return true
+		case j := <-c.remoteJobs:
+			c.runJob(j, batch, nil)
 		}
 	}
 }

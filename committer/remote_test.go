@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,4 +163,41 @@ type slowRemote struct{ fakeRemote }
 func (s *slowRemote) CheckSignatures(ctx context.Context, txs [][]byte) ([]Verdict, error) {
 	time.Sleep(time.Millisecond)
 	return s.fakeRemote.CheckSignatures(ctx, txs)
+}
+
+// TestRemoteHangs: a compute node that never answers costs its requests'
+// timeout, not the blocks: every block commits, checked here, and it is
+// not asked again before its backoff.
+func TestRemoteHangs(t *testing.T) {
+	n := newTestNet(t)
+	p := openPeer(t, n, t.TempDir(), Options{Mode: Parallel})
+	hung := &hangingRemote{}
+	defer p.AddRemote("compute0", hung)()
+	start := time.Now()
+	const blocks = 30
+	for i := range blocks {
+		if err := p.Deliver(n.block(n.tx(rwset(testContract, nil, wr(fmt.Sprintf("h%d", i), "1"))))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := p.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	m := p.Metrics()
+	// Two workers each waited one timeout and then backed off for a
+	// second, checking here: at most one more request each.
+	if m.Height != blocks || m.ByCode["VALID"] != blocks || m.RemoteFailed == 0 || hung.calls.Load() > 2*remoteInFlight {
+		t.Fatalf("%d blocks in %v with a hung compute node: %v, %d requests (%d failed); want all VALID after at most %d requests",
+			blocks, took, m.ByCode, hung.calls.Load(), m.RemoteFailed, 2*remoteInFlight)
+	}
+}
+
+// hangingRemote answers only when its request is cancelled.
+type hangingRemote struct{ calls atomic.Int64 }
+
+func (h *hangingRemote) CheckSignatures(ctx context.Context, _ [][]byte) ([]Verdict, error) {
+	h.calls.Add(1)
+	<-ctx.Done()
+	return nil, ctx.Err()
 }
