@@ -49,6 +49,17 @@ func TestVerdicts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Valid transactions alone: every worker's Ed25519 batch
+			// passes, and every bit holds.
+			goods, err := CheckSignatures(n.ch.Registry, testChannel, [][]byte{valid, n.tx(rwset(testContract, nil, wr("g", "1"))), n.tx(rwset(testContract, nil, wr("h", "1")))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range goods {
+				if v.Checked != 0b111 || v.Valid != 0b111 {
+					t.Errorf("valid transaction %d among valid ones: verdict checked %03b valid %03b, want 111 and 111", i, v.Checked, v.Valid)
+				}
+			}
 			rng := rand.New(rand.NewPCG(1, 2))
 			for i, c := range cases {
 				v := honest[i]
@@ -90,22 +101,26 @@ func TestCheckSignaturesLimit(t *testing.T) {
 // bytes never panic, call valid only what they checked, and change no
 // code stage 1 decides.
 func FuzzCheckSignatures(f *testing.F) {
-	n := newTestNet(f)
-	rules := n.ch.newRuleSet(0, lifecycle.NewTable(n.ch.Policies, nil), nil)
-	f.Add(n.tx(rwset(testContract, nil, wr("a", "1"))))
-	f.Add(n.txBy(rwset(testContract, nil, wr("a", "1")), n.client1, n.peer1))
+	nets := []*testNet{newTestNetAlg(f, identity.ECDSAP256), newTestNetAlg(f, identity.Ed25519)}
+	for _, n := range nets {
+		f.Add(n.tx(rwset(testContract, nil, wr("a", "1"))))
+		f.Add(n.txBy(rwset(testContract, nil, wr("a", "1")), n.client1, n.peer1))
+	}
 	f.Add([]byte{})
 	f.Add([]byte("\x0a\x02\x0a\x00\x12\x01x"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		vs, err := CheckSignatures(n.ch.Registry, testChannel, [][]byte{raw})
-		if err != nil || len(vs) != 1 {
-			t.Fatalf("%d verdicts, %v", len(vs), err)
-		}
-		if vs[0].Valid&^vs[0].Checked != 0 {
-			t.Fatalf("verdict %+v calls valid what it did not check", vs[0])
-		}
-		if a, b := verifyTx(&n.ch, rules, raw).code, checkTx(&n.ch, rules, raw, nil, vs[0]).code; a != b {
-			t.Fatalf("with the verdict %+v: %v, alone %v", vs[0], b, a)
+		for _, n := range nets {
+			rules := n.ch.newRuleSet(0, lifecycle.NewTable(n.ch.Policies, nil), nil)
+			vs, err := CheckSignatures(n.ch.Registry, testChannel, [][]byte{raw})
+			if err != nil || len(vs) != 1 {
+				t.Fatalf("%d verdicts, %v", len(vs), err)
+			}
+			if vs[0].Valid&^vs[0].Checked != 0 {
+				t.Fatalf("verdict %+v calls valid what it did not check", vs[0])
+			}
+			if a, b := verifyTx(&n.ch, rules, raw).code, checkTx(&n.ch, rules, raw, nil, vs[0]).code; a != b {
+				t.Fatalf("with the verdict %+v: %v, alone %v", vs[0], b, a)
+			}
 		}
 	})
 }
