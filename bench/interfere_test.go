@@ -120,6 +120,21 @@ func cgroupTestParent(t *testing.T) string {
 	return p
 }
 
+// processRoundEnv skips a test that starts node processes under -short,
+// and returns its cgroup parent and the strand binary.
+func processRoundEnv(t *testing.T) (parent, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts node processes")
+	}
+	parent = cgroupTestParent(t)
+	bin, err := strandBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return parent, bin
+}
+
 // TestProcessRound runs a real round on node processes with two hogs,
 // a CPU quota on the peers and a controller told to act (a delay target
 // of 1 µs and an unreachable threshold): the nodes and the hogs sit in
@@ -129,14 +144,7 @@ func cgroupTestParent(t *testing.T) string {
 // gone (and a dead run's idle hogs' cgroups it found), and so are the
 // hogs and the nodes.
 func TestProcessRound(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts node processes")
-	}
-	parent := cgroupTestParent(t)
-	bin, err := strandBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	parent, bin := processRoundEnv(t)
 	r := Round{Label: "procs", Workload: "smallbank", Params: map[string]string{"accounts": "100"}, Clients: 4, Duration: 3 * time.Second,
 		Interference: Interference{Network: "processes", Hogs: 2, HogsStop: 2 * time.Second, CPUQuota: map[string]float64{"peer": 1.5},
 			CgroupParent: parent, Isolation: &IsolationConfig{K: 4, DelayTarget: time.Microsecond, Threshold: 1e6, Period: 200 * time.Millisecond}}}
@@ -242,14 +250,7 @@ func TestProcessRound(t *testing.T) {
 // the machine (the load generator and the kernel's workers included), not
 // only below the nodes; and it is gone when the round ends.
 func TestIdleHogsAtTop(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts node processes")
-	}
-	parent := cgroupTestParent(t)
-	bin, err := strandBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	parent, bin := processRoundEnv(t)
 	r := Round{Label: "idle-hogs", Workload: "smallbank", Params: map[string]string{"accounts": "100"}, Clients: 2, Duration: time.Second,
 		Interference: Interference{Network: "processes", Hogs: 1, HogsIdle: true, CgroupParent: parent}}
 	hogDir := filepath.Join(parent, fmt.Sprintf("strand-hogs-%d", os.Getpid()))
