@@ -19,16 +19,17 @@ import (
 
 // NetOptions describe an embedded network.
 type NetOptions struct {
-	Orgs          int               // peer orgs, one peer each; default 2
-	ClientsPerOrg int               // client identities per org; default 1
-	Channels      int               // channels every peer serves (localnet.Spec.Channels); default 1
-	Batch         node.BatchConfig  // the ordering service's batch limits
-	StateDB       string            // peers' state database backend; "" = the default (pebble)
-	Validation    string            // peers' pipeline.mode; "" = the default (sequential)
-	Keep          bool              // keep the directory at Close
-	Disagg        Disagg            // memory nodes, caches and memtables (disagg.go)
-	Wasm          map[string][]byte // contracts run as WebAssembly modules (localnet.Spec.Wasm)
-	External      map[string][]byte // contracts run on external servers: connection packages (localnet.Spec.External)
+	Orgs          int                // peer orgs, one peer each; default 2
+	ClientsPerOrg int                // client identities per org; default 1
+	Channels      int                // channels every peer serves (localnet.Spec.Channels); default 1
+	Batch         node.BatchConfig   // the ordering service's batch limits
+	StateDB       string             // peers' state database backend; "" = the default (pebble)
+	Validation    string             // peers' pipeline.mode; "" = the default (sequential)
+	Alg           identity.Algorithm // the identities' signature algorithm (localnet.Spec.Alg); default ECDSA P-256
+	Keep          bool               // keep the directory at Close
+	Disagg        Disagg             // memory nodes, caches and memtables (disagg.go)
+	Wasm          map[string][]byte  // contracts run as WebAssembly modules (localnet.Spec.Wasm)
+	External      map[string][]byte  // contracts run on external servers: connection packages (localnet.Spec.External)
 	// Logf, if set, receives notes (the cgroups of dead runs removed).
 	Logf func(string, ...any)
 }
@@ -117,7 +118,7 @@ func StartEmbedded(o NetOptions) (_ *Network, err error) {
 
 // spec is the network's localnet.Spec.
 func (o NetOptions) spec() localnet.Spec {
-	s := o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Channels: o.Channels, Batch: o.Batch, Wasm: o.Wasm, External: o.External})
+	s := o.Disagg.spec(localnet.Spec{Orgs: o.Orgs, ClientsPerOrg: o.ClientsPerOrg, Channels: o.Channels, Batch: o.Batch, Wasm: o.Wasm, External: o.External, Alg: o.Alg})
 	if o.Validation != "" {
 		tune := s.TuneNode
 		s.TuneNode = func(n *node.NodeConfig) {

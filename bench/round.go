@@ -8,6 +8,7 @@ import (
 
 	"github.com/strand-ledger/strand/bench/rate"
 	"github.com/strand-ledger/strand/bench/workload"
+	"github.com/strand-ledger/strand/identity"
 	"github.com/strand-ledger/strand/ledger/statedb/backend"
 	"github.com/strand-ledger/strand/node"
 	"github.com/strand-ledger/strand/orderer/cut"
@@ -49,6 +50,10 @@ type Round struct {
 	// sequential (unset: the peers' default) or parallel, along each
 	// block's dependency graph (committer/doc.go).
 	Validation string `yaml:"validation,omitempty" json:"validation,omitempty"`
+	// Alg is the signature algorithm of the network's CAs and of every
+	// node's, client's and admin's signing key: ecdsa-p256 (unset) or
+	// ed25519, as `strand net up --alg` gives them (TLS keys stay P-256).
+	Alg string `yaml:"alg,omitempty" json:"alg,omitempty"`
 	// CheckpointBlocks and CheckpointInterval, if either is set, have the
 	// orderer sign only checkpoint blocks (orderer.Checkpoints).
 	CheckpointBlocks   int           `yaml:"checkpoint_blocks,omitempty" json:"checkpoint_blocks,omitempty"`
@@ -149,9 +154,9 @@ func (r *Round) Validate(embedded bool) error {
 		}
 	}
 	if !embedded {
-		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.Validation != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 ||
+		if r.Orgs != 0 || r.BatchMode != "" || r.BlockSize != 0 || r.BatchTimeout != 0 || r.StateDB != "" || r.Validation != "" || r.Alg != "" || r.CheckpointBlocks != 0 || r.CheckpointInterval != 0 ||
 			r.ContractRuntime != "" || r.WasmModule != "" || r.WasmSource != "" {
-			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db, validation, checkpoint_*, contract_runtime or wasm_module, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
+			return fmt.Errorf("bench: round %q sets orgs, batch_mode, block_size, batch_timeout, state_db, validation, alg, checkpoint_*, contract_runtime or wasm_module, which only apply to an embedded network: a --net network keeps its own configuration", r.Label)
 		}
 		if r.Interference.set() {
 			return fmt.Errorf("bench: round %q sets network, hogs, isolation, cpu_quota or cgroup_parent, which only apply to a network the round starts: want them unset with --net", r.Label)
@@ -182,6 +187,8 @@ func (r *Round) Validate(embedded bool) error {
 		return bad("checkpoint_interval", r.CheckpointInterval, "0 or 1ms to 1h")
 	case r.Validation != "" && r.Validation != "sequential" && r.Validation != "parallel":
 		return bad("validation", fmt.Sprintf("%q", r.Validation), "sequential or parallel (the peers' pipeline.mode; unset: sequential)")
+	case r.Alg != "" && r.Alg != identity.ECDSAP256.String() && r.Alg != identity.Ed25519.String():
+		return bad("alg", fmt.Sprintf("%q", r.Alg), "ecdsa-p256 (the default) or ed25519")
 	case r.StateDB != "" && !slices.Contains(backend.Names(), r.StateDB):
 		return bad("state_db", fmt.Sprintf("%q", r.StateDB), "one of "+strings.Join(backend.Names(), ", "))
 	case r.ContractRuntime != "" && r.ContractRuntime != RuntimeBuiltin && r.ContractRuntime != RuntimeWasm && r.ContractRuntime != RuntimeExternal:
@@ -213,7 +220,11 @@ func (r *Round) netOptions(keep bool) NetOptions {
 	}
 	o := NetOptions{
 		Orgs: r.Orgs, ClientsPerOrg: perOrg, Keep: keep, Channels: r.Channels, StateDB: r.StateDB, Validation: r.Validation, Disagg: r.Disagg,
+		Alg:   identity.ECDSAP256,
 		Batch: node.BatchConfig{Mode: r.BatchMode, MaxTxs: r.BlockSize, MaxBytes: 16 << 20, Timeout: r.BatchTimeout},
+	}
+	if r.Alg == identity.Ed25519.String() { // Validate refused any other
+		o.Alg = identity.Ed25519
 	}
 	if r.CheckpointBlocks > 0 || r.CheckpointInterval > 0 {
 		o.Batch.Checkpoint = &node.SignCheckpointConfig{Blocks: r.CheckpointBlocks, Interval: r.CheckpointInterval}

@@ -106,15 +106,15 @@ func Run(ctx context.Context, r Round, t Target) (*Result, error) {
 		if n, err = StartProcesses(opts, t.Command); err != nil {
 			return nil, fmt.Errorf("bench: round %q: %w", r.Label, err)
 		}
-		t.logf("network up in %v: %d node processes (%d memory nodes and %d compute nodes among them), %s mode", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes)+len(n.Layout.Computes), len(n.Layout.Memnodes), len(n.Layout.Computes), r.BatchMode)
+		t.logf("network up in %v: %d node processes (%d memory nodes and %d compute nodes among them), %s mode, %s identities", time.Since(start).Round(time.Millisecond), len(n.Layout.Nodes)+len(n.Layout.Memnodes)+len(n.Layout.Computes), len(n.Layout.Memnodes), len(n.Layout.Computes), r.BatchMode, layoutAlg(n.Layout))
 	} else if embedded {
 		settleMemory()
 		start := time.Now()
 		if n, err = StartEmbedded(opts); err != nil {
 			return nil, err
 		}
-		t.logf("network up in %v: 1 orderer, %d peers, %s mode, %s state database, %s contracts",
-			time.Since(start).Round(time.Millisecond), len(n.Peers), r.BatchMode, stateName(r.StateDB), runtimeName(r.ContractRuntime))
+		t.logf("network up in %v: 1 orderer, %d peers, %s mode, %s state database, %s contracts, %s identities",
+			time.Since(start).Round(time.Millisecond), len(n.Peers), r.BatchMode, stateName(r.StateDB), runtimeName(r.ContractRuntime), layoutAlg(n.Layout))
 	} else if n, err = OpenNet(t.Net); err != nil {
 		return nil, err
 	}
@@ -694,3 +694,13 @@ func settleMemory() {
 
 // settleFor bounds settleMemory's wait.
 const settleFor = 5 * time.Second
+
+// layoutAlg names the signature algorithm of a network's identities, as
+// its CA certificates say (what a round's alg asked for, checked).
+func layoutAlg(l *localnet.Layout) string {
+	a, err := l.Alg()
+	if err != nil {
+		return fmt.Sprintf("unknown (%v)", err)
+	}
+	return a.String()
+}

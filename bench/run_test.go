@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,12 +32,24 @@ func TestRunWorkloads(t *testing.T) {
 		{Workload: "scm", Params: map[string]string{"vendors": "5", "products": "20", "contracts": "50", "mix": "scm95"}, BatchMode: "stream"},
 		{Workload: "empty", StateDB: "bbolt"},
 		{Label: "maximum", Workload: "empty", Rate: rate.Config{Kind: "maximum-rate", From: 20, Step: 20, StepTime: 200 * time.Millisecond}},
+		{Label: "ed25519", Workload: "smallbank", Params: map[string]string{"accounts": "100"}, Alg: "ed25519"},
 	} {
 		t.Run(r.Workload+"/"+r.Label+r.Params["mix"]+r.Params["op"], func(t *testing.T) {
 			r.Clients, r.Duration = 4, 700*time.Millisecond
-			res, err := Run(context.Background(), r, Target{})
+			var up []string
+			logf := func(format string, args ...any) {
+				if line := fmt.Sprintf(format, args...); strings.HasPrefix(line, "network up") {
+					up = append(up, line)
+				}
+			}
+			res, err := Run(context.Background(), r, Target{Log: logf})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The network's own CA certificates name the algorithm.
+			wantAlg := cmp.Or(r.Alg, "ecdsa-p256") + " identities"
+			if len(up) != 1 || !strings.HasSuffix(up[0], wantAlg) {
+				t.Errorf("network up lines %q, want one ending %q", up, wantAlg)
 			}
 			if res.Committed+res.Evaluated == 0 || res.Sent == 0 {
 				t.Fatalf("nothing done: %v", res.Result)
@@ -76,6 +89,8 @@ func TestRunRejectsBadRounds(t *testing.T) {
 		{Round{Clients: -1}, Target{}, "clients = -1: want 1 to 4096"},
 		{Round{Rate: rate.Config{Kind: "fixed-rate"}}, Target{}, "tps = 0: want more than 0"},
 		{Round{BlockSize: 10}, Target{Net: t.TempDir()}, "only apply to an embedded network"},
+		{Round{Alg: "rsa"}, Target{}, `alg = "rsa": want ecdsa-p256 (the default) or ed25519`},
+		{Round{Alg: "ed25519"}, Target{Net: t.TempDir()}, "only apply to an embedded network"},
 		{Round{Workload: "ycsb", Params: map[string]string{"mix": "z"}}, Target{}, `parameter mix = "z"`},
 		{Round{Channels: 17}, Target{}, "channels = 17: want 1 to 16"},
 		{Round{Channels: 3, Clients: 2}, Target{}, "clients = 2: want at least channels (3)"},

@@ -33,7 +33,7 @@ type benchRunFlags struct {
 
 // roundFlags are the flags that describe one round.
 var roundFlags = []string{"label", "workload", "param", "rate", "tps", "load", "from", "to", "step", "step-time",
-	"clients", "duration", "seed", "orgs", "batch-mode", "block-size", "batch-timeout", "state-db", "validation", "checkpoint-blocks", "checkpoint-interval", "contract-runtime", "wasm-module", "wasm-source"}
+	"clients", "duration", "seed", "orgs", "batch-mode", "block-size", "batch-timeout", "state-db", "validation", "alg", "checkpoint-blocks", "checkpoint-interval", "contract-runtime", "wasm-module", "wasm-source"}
 
 func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	r := &f.round
@@ -62,6 +62,7 @@ func bindBenchRun(fl *pflag.FlagSet, f *benchRunFlags) {
 	bindBatchTimeout(fl, &r.BatchTimeout)
 	bindStateDB(fl, &r.StateDB)
 	fl.StringVar(&r.Validation, "validation", "", "embedded network: the peers' MVCC check and apply, sequential (default) or parallel (pipeline.mode)")
+	fl.StringVar(&r.Alg, "alg", "", "embedded network: signature algorithm of the CAs and of every node's, client's and admin's signing key, ecdsa-p256 (default) or ed25519 (TLS keys stay P-256)")
 	fl.IntVar(&r.CheckpointBlocks, "checkpoint-blocks", 0, "embedded network: the orderer signs every Nth block only, peers trust its TLS stream in between (0: sign every block)")
 	fl.DurationVar(&r.CheckpointInterval, "checkpoint-interval", 0, "embedded network: the orderer also signs the first block this long after the last signed one (0: no time rule)")
 	fl.StringVar(&r.ContractRuntime, "contract-runtime", "", "embedded network: run the workload's contract builtin (default), as a wasm module (smallbank; built from examples/ unless --wasm-module, see --wasm-source) or external (smallbank served by the Go SDK over gRPC with mutual TLS, in the bench's process)")
