@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/strand-ledger/strand/bench"
 )
@@ -79,16 +78,7 @@ func isolationRows(rs []*bench.Result) [][]string {
 // writeIsolationTable writes the isolation table (nothing when no round
 // had hogs or a controller).
 func writeIsolationTable(w io.Writer, rs []*bench.Result) {
-	rows := isolationRows(rs)
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n%s:\n", isolationCaption)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, row := range append([][]string{isolationHeader}, rows...) {
-		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
-	}
-	tw.Flush()
+	writeRowTable(w, isolationCaption, isolationHeader, isolationRows(rs))
 }
 
 // isolationHTML is the isolation table (nothing when no round had hogs
@@ -99,23 +89,7 @@ func isolationHTML(b *strings.Builder, rs []*bench.Result) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(b, `<table id="isolation" class="isolation"><caption>%s</caption><tr>`, esc(isolationCaption))
-	for _, h := range isolationHeader {
-		fmt.Fprintf(b, "<th>%s</th>", esc(h))
-	}
-	b.WriteString("</tr>")
-	for _, row := range rows {
-		b.WriteString("<tr>")
-		for i, c := range row {
-			cls := ""
-			if i == 0 {
-				cls = ` class="l"`
-			}
-			fmt.Fprintf(b, "<td%s>%s</td>", cls, esc(c))
-		}
-		b.WriteString("</tr>")
-	}
-	b.WriteString("</table>")
+	rowTableHTML(b, "isolation", isolationCaption, isolationHeader, rows)
 	for i, r := range rs {
 		if r.Isolation != nil && r.Isolation.Controller != nil && len(r.Isolation.Controller.Periods) > 0 {
 			controllerCharts(b, i, r)

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/strand-ledger/strand/bench"
 )
@@ -65,41 +64,14 @@ func tiersRows(rs []*bench.Result) [][]string {
 
 // writeTiersTable writes the tiers table (nothing without memory nodes).
 func writeTiersTable(w io.Writer, rs []*bench.Result) {
-	rows := tiersRows(rs)
-	if len(rows) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n%s:\n", tiersCaption)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	for _, row := range append([][]string{tiersHeader}, rows...) {
-		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
-	}
-	tw.Flush()
+	writeRowTable(w, tiersCaption, tiersHeader, tiersRows(rs))
 }
 
 // tiersHTML is the tiers table (nothing without memory nodes).
 func tiersHTML(b *strings.Builder, rs []*bench.Result) {
-	rows := tiersRows(rs)
-	if len(rows) == 0 {
-		return
+	if rows := tiersRows(rs); len(rows) > 0 {
+		rowTableHTML(b, "tiers", tiersCaption, tiersHeader, rows)
 	}
-	fmt.Fprintf(b, `<table id="tiers" class="tiers"><caption>%s</caption><tr>`, esc(tiersCaption))
-	for _, h := range tiersHeader {
-		fmt.Fprintf(b, "<th>%s</th>", esc(h))
-	}
-	b.WriteString("</tr>")
-	for _, row := range rows {
-		b.WriteString("<tr>")
-		for i, c := range row {
-			cls := ""
-			if i == 0 {
-				cls = ` class="l"`
-			}
-			fmt.Fprintf(b, "<td%s>%s</td>", cls, esc(c))
-		}
-		b.WriteString("</tr>")
-	}
-	b.WriteString("</table>")
 }
 
 // tiersCSV are the CSV's last columns: a round's tier figures, empty for
