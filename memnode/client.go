@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/internal/latency"
 	"github.com/strand-ledger/strand/ledger/statedb"
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
@@ -179,7 +180,10 @@ func Dial(opts ClientOptions) (*Client, error) {
 	if opts.Address == "" || opts.TLS == nil {
 		return nil, fmt.Errorf("memnode: client needs an address and a TLS configuration (mutual TLS), got address %q", opts.Address)
 	}
-	conn, err := grpc.NewClient(opts.Address,
+	// Static flow-control windows, as on every strand connection: with
+	// gRPC's dynamic ones each burst of answers also carried a BDP ping
+	// and its ack (package grpctune).
+	conn, err := grpc.NewClient(opts.Address, append(grpctune.DialOptions(),
 		grpc.WithTransportCredentials(credentials.NewTLS(opts.TLS)),
 		// Reconnect within a second of a restarted node listening again
 		// (gRPC's default backoff grows to two minutes).
@@ -188,7 +192,7 @@ func Dial(opts ClientOptions) (*Client, error) {
 		// A reader's feed is a stream that may stay silent for long:
 		// pings find a dead connection within keepaliveTime+Timeout.
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTimeout, PermitWithoutStream: true}),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)))
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(opts.MaxMessageBytes), grpc.MaxCallSendMsgSize(opts.MaxMessageBytes)))...)
 	if err != nil {
 		return nil, fmt.Errorf("memnode: client for %s: %w", opts.Address, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/strand-ledger/strand/api"
+	"github.com/strand-ledger/strand/internal/grpctune"
 	"github.com/strand-ledger/strand/ledger/statedb/tiered"
 )
 
@@ -91,7 +92,7 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 	}
 	svc.limits = newLimiter(opts.Limits)
 	s := &Server{svc: svc, addr: lis.Addr().String(), done: make(chan error, 1)}
-	s.grpc = grpc.NewServer(grpc.Creds(credentials.NewTLS(opts.TLS)),
+	s.grpc = grpc.NewServer(append(grpctune.ServerOptions(), grpc.Creds(credentials.NewTLS(opts.TLS)),
 		grpc.UnaryInterceptor(svc.limits.unary), grpc.StreamInterceptor(svc.limits.stream),
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes), grpc.MaxSendMsgSize(opts.MaxMessageBytes),
 		grpc.MaxConcurrentStreams(opts.MaxStreams),
@@ -103,7 +104,7 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 		// Clients ping every keepaliveTime (a reader's silent feed);
 		// the node pings too, to free a vanished subscriber's backlog.
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 2, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}))
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTimeout}))...)
 	api.RegisterMemoryNodeServer(s.grpc, s.svc)
 	go func() { s.done <- s.grpc.Serve(lis) }()
 	return s, nil
