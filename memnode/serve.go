@@ -92,7 +92,11 @@ func Serve(dir string, lis net.Listener, opts ServerOptions) (*Server, error) {
 	}
 	svc.limits = newLimiter(opts.Limits)
 	s := &Server{svc: svc, addr: lis.Addr().String(), done: make(chan error, 1)}
-	s.grpc = grpc.NewServer(append(grpctune.ServerOptions(), grpc.Creds(credentials.NewTLS(opts.TLS)),
+	// Static flow-control windows, as on every strand server (no
+	// bandwidth-estimation pings), the stream's at ClientStreamWindow as
+	// on the nodes' servers for callers: what a stalled stream can make
+	// the node hold is 1 MiB, MaxStreams of them a connection.
+	s.grpc = grpc.NewServer(append(grpctune.ServerOptions(), grpc.StaticStreamWindowSize(grpctune.ClientStreamWindow), grpc.Creds(credentials.NewTLS(opts.TLS)),
 		grpc.UnaryInterceptor(svc.limits.unary), grpc.StreamInterceptor(svc.limits.stream),
 		grpc.MaxRecvMsgSize(opts.MaxMessageBytes), grpc.MaxSendMsgSize(opts.MaxMessageBytes),
 		grpc.MaxConcurrentStreams(opts.MaxStreams),

@@ -34,9 +34,10 @@ func initialWindow(fr *http2.Framer) (uint32, error) {
 	}
 }
 
-// TestServerStaticWindow: the memory node announces grpctune's static
-// stream window, as every strand server does, so its answers carry no
-// bandwidth-estimation pings.
+// TestServerStaticWindow: the memory node announces a static stream
+// window, as every strand server does, so its answers carry no
+// bandwidth-estimation pings; grpctune.ClientStreamWindow, as the nodes'
+// servers for callers, so a stalled stream holds at most that much.
 func TestServerStaticWindow(t *testing.T) {
 	tl, n, _ := writer(t, memnode.ServerOptions{}, -1)
 	cfg := tl.Client.Clone()
@@ -58,8 +59,8 @@ func TestServerStaticWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w != grpctune.Window {
-		t.Fatalf("memory node's initial stream window %d, want grpctune.Window %d (static flow control)", w, grpctune.Window)
+	if w != grpctune.ClientStreamWindow {
+		t.Fatalf("memory node's initial stream window %d, want grpctune.ClientStreamWindow %d (static flow control)", w, grpctune.ClientStreamWindow)
 	}
 }
 
