@@ -64,8 +64,8 @@ func TestServerStaticWindow(t *testing.T) {
 	}
 }
 
-// TestClientStaticWindow: the memory node's client announces the same
-// static window on its connection. The listener here reads the client's
+// TestClientStaticWindow: the memory node's client announces grpctune's
+// static window (Window: what the node answers is read as it comes). The listener here reads the client's
 // first SETTINGS frame and hangs up; the dial then fails, as it should.
 func TestClientStaticWindow(t *testing.T) {
 	tl, err := memnodetest.NewTLS()
