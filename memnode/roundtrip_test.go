@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/strand-ledger/strand/ledger/statedb"
-	"github.com/strand-ledger/strand/ledger/statedb/tiered"
-	"github.com/strand-ledger/strand/memnode/memnodetest"
+	"github.com/strand-ledger/strand/memnode"
 )
 
 // cpuTime is the process's user and system CPU so far.
@@ -29,20 +28,8 @@ func cpuTime(b *testing.B) time.Duration {
 // threads parked, as a peer's calls mostly do under load; sleep alone
 // prices that sleep (subtract its figures).
 func BenchmarkRoundTrip(b *testing.B) {
-	tl, err := memnodetest.NewTLS()
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := memnodetest.Open(tl, b.TempDir(), tiered.Options{}, -1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	var batch statedb.Batch
-	batch.Put("ns", "k", []byte("v"), statedb.Version{Block: 1})
-	if err := s.Apply(&batch, 1, false); err != nil {
-		b.Fatal(err)
-	}
+	_, _, s := writer(b, memnode.ServerOptions{}, -1) // no cache: every read goes to the node
+	put(b, s, 1, "k", "v")
 	report := func(b *testing.B, c0 time.Duration) {
 		b.ReportMetric(float64(cpuTime(b)-c0)/float64(b.N)/1e3, "cpu-µs/op")
 	}
