@@ -250,3 +250,72 @@ func TestRaftRefusesStrangers(t *testing.T) {
 	}
 	cl.checkAll(cl.submitN(10, "k", 0, 1, 2))
 }
+
+// TestRaftDeposedLeaderProposesAgain: a leader proposes a batch, then
+// everything it sends is lost (a partition, or a leader stalled in a
+// slow fsync past the election timeout), so the batch reaches no other
+// log. The others elect a new leader. When the old leader hears again,
+// raft overwrites its uncommitted entry; once it applies the new term's
+// first entry it knows the batch is in no committed log and proposes it
+// again. Every transaction is ordered exactly once, on every member,
+// although no client resubmitted (without the retry it fails: the batch
+// is lost). Block and stream mode (whose in-flight
+// count must come out even: it orders on afterwards).
+func TestRaftDeposedLeaderProposesAgain(t *testing.T) {
+	for name, batch := range map[string]cut.Config{"block": raftBlock, "stream": {Mode: cut.ModeStream, MaxTxs: 50}} {
+		t.Run(name, func(t *testing.T) {
+			cl := newCluster(t, 3, batch, nil)
+			old := cl.leader()
+			want := cl.submitN(5, "a", 0, 1, 2)
+			cl.checkAll(want)
+
+			o := cl.members[old].o
+			proposed := o.Metrics().Raft.Proposals
+			lose := func(*pb.Message) bool { return true }
+			o.raft.tr.lose.Store(&lose)
+			// One batch, proposed while it still leads (stream mode cuts
+			// the first transaction alone; the next would be proposed
+			// after it stepped down, forwarded, and lost with the
+			// partition: their clients would resubmit them).
+			n := 3
+			if batch.Mode == cut.ModeStream {
+				n = 1
+			}
+			for id := range cl.submitN(n, "lost", old) {
+				want[id] = true
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for o.Metrics().Raft.Proposals == proposed {
+				if time.Now().After(deadline) {
+					t.Fatalf("the cut-off leader proposed nothing: %v", o.Metrics())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			// A new leader among the others, in a later term.
+			term := o.Metrics().Raft.Term
+			for {
+				l := cl.members[cl.except(old)[0]].o.raft.leader.Load()
+				if l != 0 && l != uint64(old+1) && cl.members[l-1].o.Metrics().Raft.Term > term {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no new leader among the others")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			o.raft.tr.lose.Store(nil)
+			cl.checkAll(want)
+			if m := o.Metrics().Raft; m.Retried != 1 {
+				t.Fatalf("the deposed leader retried %d batches, want 1: %v\n%s", m.Retried, m, cl.members[old].logs)
+			}
+			if !strings.Contains(cl.members[old].logs.String(), "proposing again a batch lost") {
+				t.Fatalf("no log line for the batch proposed again:\n%s", cl.members[old].logs)
+			}
+			// And the group orders on, at every member.
+			for id := range cl.submitN(6, "b", 0, 1, 2) {
+				want[id] = true
+			}
+			cl.checkAll(want)
+		})
+	}
+}

@@ -220,6 +220,21 @@
 //     match its data hash and carry a valid signature of an orderer of
 //     the channel; otherwise it is refused (bad_block), nothing is
 //     stored, and catch-up moves to the next member.
+//   - A deposed leader loses nothing it proposed: a batch it proposed as
+//     leader whose term ended before it committed is kept (an orphan,
+//     proposals.go) until this member applies an entry of a later term.
+//     Terms never decrease along a Raft log, so an own entry not applied
+//     before that one is in no committed log and never will be: it is
+//     proposed again (RaftMetrics.Retried), to the new leader; one that
+//     the new leader committed is simply applied. Nothing is ordered
+//     twice by it. A member that loses its leadership but not its life (a
+//     stalled fsync, a healed partition, a check-quorum step-down under
+//     load) thus keeps its clients' transactions; a killed one takes
+//     them with it, and the gateways resubmit (gateway/resubmit.go).
+//   - A leader sends a Ready's messages before its log fsync, so that its
+//     followers write the entries while it does (Raft thesis §10.2.1, as
+//     etcd): raft counts the leader's own copy at Advance, after the
+//     fsync; everyone else sends after it.
 //   - Stream mode: "free" means this member has no proposal in flight (all
 //     applied, or lost with their term, or older than two election
 //     timeouts).

@@ -56,6 +56,7 @@ type RaftMetrics struct {
 	LeaderChanges uint64 `metric:"counter"` // Leader changes this member saw.
 	Proposals     uint64 `metric:"counter"` // Batches proposed to Raft (this member's cuts, as leader).
 	Dropped       uint64 `metric:"counter"` // Proposals Raft refused (no leader): their clients resubmit.
+	Retried       uint64 `metric:"counter"` // Batches this member proposed as leader, lost with its term, and proposed again.
 	// Proposals of this member applied.
 	ProposalsApplied uint64 `metric:"counter"`
 	// Time from proposal to apply of this member's own proposals (Raft
@@ -99,9 +100,9 @@ func (r RaftMetrics) String() string {
 	if r.ProposalsApplied > 0 {
 		avg = r.ProposalLatency / time.Duration(r.ProposalsApplied)
 	}
-	return fmt.Sprintf("raft node %d: leader %d, term %d, commit %d, applied %d, %d leader changes; %d proposals (%d applied, avg %s, p99 ≤%s, max %s, %d dropped); "+
+	return fmt.Sprintf("raft node %d: leader %d, term %d, commit %d, applied %d, %d leader changes; %d proposals (%d applied, avg %s, p99 ≤%s, max %s, %d dropped, %d retried); "+
 		"forwarded %d out, %d in; %d send errors, %d dropped; %d refused, %d stale; %d snapshots, %d installed, %d blocks fetched; wal: %s",
-		r.ID, r.Leader, r.Term, r.Commit, r.Applied, r.LeaderChanges, r.Proposals, r.ProposalsApplied, avg, r.Proposal.Quantile(0.99), r.ProposalLatencyMax, r.Dropped,
+		r.ID, r.Leader, r.Term, r.Commit, r.Applied, r.LeaderChanges, r.Proposals, r.ProposalsApplied, avg, r.Proposal.Quantile(0.99), r.ProposalLatencyMax, r.Dropped, r.Retried,
 		r.ForwardedOut, r.ForwardedIn, r.SendErrors, r.SendDropped, r.Refused, r.StaleTerm, r.Snapshots, r.SnapshotsIn, r.CatchUpBlocks, r.WAL)
 }
 
@@ -176,6 +177,7 @@ type counters struct {
 
 	// Raft
 	leaderChanges, proposals, proposalsDropped, proposalsApplied atomic.Uint64
+	proposalsRetried                                             atomic.Uint64
 	proposalNanos, proposalMax                                   atomic.Int64
 	proposalHist                                                 latency.Histogram
 	forwardedOut, forwardedIn                                    atomic.Uint64
@@ -255,6 +257,7 @@ func (o *Orderer) raftMetrics() *RaftMetrics {
 	return &RaftMetrics{Refused: total, RefusedBy: by,
 		ID: r.cfg.ID, Leader: r.leader.Load(), Term: r.term.Load(), Commit: r.commit.Load(), Applied: r.applied.Load(),
 		LeaderChanges: c.leaderChanges.Load(), Proposals: c.proposals.Load(), Dropped: c.proposalsDropped.Load(),
+		Retried:          c.proposalsRetried.Load(),
 		ProposalsApplied: c.proposalsApplied.Load(), ProposalLatency: time.Duration(c.proposalNanos.Load()),
 		ProposalLatencyMax: time.Duration(c.proposalMax.Load()), Proposal: c.proposalHist.Snapshot(),
 		ForwardedOut: c.forwardedOut.Load(), ForwardedIn: c.forwardedIn.Load(),

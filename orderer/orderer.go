@@ -400,6 +400,15 @@ func (o *Orderer) wakeHeld() {
 	}
 }
 
+// inFlightAgain counts, in stream mode, a batch that the Raft loop
+// proposes again (retryLost) as in flight, as emit counted it the first
+// time; its release comes as for any proposal.
+func (o *Orderer) inFlightAgain() {
+	if o.idle != nil {
+		o.inSeal.Add(1)
+	}
+}
+
 // released tells the loop, in stream mode, that n batches are now durable
 // blocks (or were dropped after a failure): when none is left in flight,
 // the pipeline is free and the loop cuts whatever is pending.

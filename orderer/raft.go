@@ -61,8 +61,10 @@ type raftNode struct {
 	inflight               proposals // own proposals not yet applied (proposals.go)
 	// held are batches raft refused while no leader was known or this
 	// leader was transferring leadership (ErrProposalDropped, so they are
-	// in no log, and proposing them later cannot order them twice); they
-	// are proposed once raft takes proposals again (proposeHeld).
+	// in no log, and proposing them later cannot order them twice), and
+	// batches this member proposed as leader that an entry of a later
+	// term showed to be in no committed log (retryLost); they are
+	// proposed once raft takes proposals again (proposeHeld).
 	held []batch
 	// conf is the channel config as of the last applied entry (config.go);
 	// removed is set when a config update removed this member: run stops
@@ -179,7 +181,7 @@ func (r *raftNode) run(behind *snapState) {
 		select {
 		case <-r.ticker.C:
 			r.tick()
-			r.release(r.inflight.expire(time.Now(), r.proposalExpiry()))
+			r.release(r.inflight.expire(time.Now(), r.proposalExpiry(), r.orphanExpiry()))
 			r.maybeSnapshot()
 			if drainTicks > 0 {
 				if drainTicks--; drainTicks == 0 {
@@ -247,6 +249,20 @@ func (r *raftNode) ready() error {
 		r.release(r.inflight.newTerm(hs.GetTerm())) // proposals of an older term: no longer tracked
 		r.commit.Store(hs.GetCommit())
 	}
+	// A leader sends before its fsync, so that its followers write the
+	// entries while it does (Raft thesis §10.2.1; etcd does the same):
+	// commit waits one fsync, not two in a row. Safe: raft counts the
+	// leader's own copy only at Advance, after Save; a leader's messages
+	// carry no vote; and a leader that is stepping down is not one here
+	// (the status is the state after this Ready's steps). A leader's log
+	// entries reach its followers even if its fsync stalls past their
+	// election timeout, so the next leader holds them. Everyone else
+	// sends only after the fsync: a vote or an acknowledgment must not
+	// run ahead of the state it reports.
+	early := r.rn.BasicStatus().RaftState == raft.StateLeader
+	if early {
+		r.sendAll(rd.Messages)
+	}
 	// 1. persist, fsync
 	if err := r.log.Save(rd.HardState, rd.Entries, rd.Snapshot); err != nil {
 		return fmt.Errorf("%w: raft log: %w", ErrFailed, err)
@@ -257,8 +273,8 @@ func (r *raftNode) ready() error {
 		}
 	}
 	// 2. send
-	for _, m := range rd.Messages {
-		r.tr.send(m)
+	if !early {
+		r.sendAll(rd.Messages)
 	}
 	// 3. apply, in order
 	for _, e := range rd.CommittedEntries {
@@ -267,6 +283,12 @@ func (r *raftNode) ready() error {
 	// 4.
 	r.rn.Advance(rd)
 	return nil
+}
+
+func (r *raftNode) sendAll(msgs []*pb.Message) {
+	for _, m := range msgs {
+		r.tr.send(m)
+	}
 }
 
 // reported passes a transport outcome to raft.

@@ -16,6 +16,9 @@ import (
 func (r *raftNode) apply(e *pb.Entry) {
 	r.applyIdx = e.GetIndex()
 	defer r.applied.Store(e.GetIndex())
+	// After e's own proposal (if it is one) is accounted for: an entry of
+	// a later term settles the fate of the orphans (proposals.go).
+	defer r.retryLost(e.GetTerm())
 	switch e.GetType() {
 	case pb.EntryType_EntryConfChange:
 		var cc pb.ConfChange
@@ -76,6 +79,11 @@ func (r *raftNode) proposalExpiry() time.Duration {
 	return 2 * time.Duration(r.cfg.ElectionTicks) * r.cfg.TickInterval
 }
 
+// orphanExpiry is the age at which an orphan whose fate this member has
+// not learned (it was cut off from the others) is forgotten, bounding the
+// memory kept: ten election timeouts. Its clients resubmit.
+func (r *raftNode) orphanExpiry() time.Duration { return 5 * r.proposalExpiry() }
+
 // installSnapshot moves the apply position to a snapshot received from
 // the leader; blocks the store lacks are fetched by persist (catchUp),
 // in order with the blocks before and after.
@@ -86,6 +94,7 @@ func (r *raftNode) installSnapshot(snap *pb.Snapshot) error {
 	}
 	md := snap.GetMetadata()
 	r.cs, r.snapIndex, r.applyIdx = md.GetConfState(), md.GetIndex(), md.GetIndex()
+	r.inflight.forgetOrphans() // applied or lost, in entries this member will never see
 	r.applied.Store(md.GetIndex())
 	r.o.cfg.Log.Info("raft: installed a snapshot from the leader", "raft_id", r.cfg.ID, "index", md.GetIndex(), "height", st.Height)
 	r.o.m.snapshotsIn.Add(1)

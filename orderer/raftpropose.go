@@ -14,7 +14,8 @@ import (
 // is known or a leader transfer is under way is held and proposed once a
 // leader is known (held, proposeHeld); one refused otherwise loses its
 // transactions: their clients, who learn of commits from the peers,
-// resubmit.
+// resubmit. One proposed as leader and lost with its term is proposed
+// again (retryLost).
 func (r *raftNode) propose(b batch) {
 	if b.Config {
 		r.proposeConfig(b)
@@ -22,6 +23,13 @@ func (r *raftNode) propose(b batch) {
 	}
 	term, seq := r.inflight.next()
 	data := encodeEntry(nil, blockEntry{Proposer: r.cfg.ID, Term: term, Seq: seq, batch: b})
+	// As leader of the tracked term, raft appends it to this log at that
+	// term: kept, so that it can be proposed again if the term ends
+	// without it (orphans, proposals.go).
+	var lead *batch
+	if st := r.rn.BasicStatus(); st.RaftState == raft.StateLeader && st.GetTerm() == term {
+		lead = &b
+	}
 	if err := r.rn.Propose(data); err != nil {
 		if errors.Is(err, raft.ErrProposalDropped) && r.mustHold() {
 			r.held = append(r.held, b) // see held
@@ -34,7 +42,21 @@ func (r *raftNode) propose(b batch) {
 		return
 	}
 	r.o.m.proposals.Add(1)
-	r.inflight.made(seq, time.Now())
+	r.inflight.made(seq, time.Now(), lead)
+}
+
+// retryLost takes back, as held batches, this member's orphans that an
+// applied entry of term shows to be in no committed log (proposals.lost):
+// proposeHeld proposes them again. Each is counted in flight again, as
+// emit counted it the first time.
+func (r *raftNode) retryLost(term uint64) {
+	for _, b := range r.inflight.lost(term) {
+		r.o.inFlightAgain()
+		r.o.m.proposalsRetried.Add(1)
+		r.o.cfg.Log.Info("raft: proposing again a batch lost when this orderer's term as leader ended", "channel", r.o.cfg.Channel,
+			"raft_id", r.cfg.ID, "txs", len(b.Txs), "term", term)
+		r.held = append(r.held, b)
+	}
 }
 
 // mustHold reports whether raft refuses proposals for a while now: no

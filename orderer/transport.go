@@ -31,6 +31,9 @@ type transport struct {
 	reports   chan report      // unreachable peers, snapshot outcomes → Raft loop
 	stop      chan struct{}
 	wg        sync.WaitGroup
+	// lose, when set (tests only), loses every outgoing message it
+	// returns true for, as a network partition would.
+	lose atomic.Pointer[func(*pb.Message) bool]
 
 	// mu guards the member set, which config updates change (setPeers,
 	// from the Raft loop); everyone else reads it.
@@ -197,6 +200,9 @@ func (t *transport) close() {
 func (t *transport) send(m *pb.Message) {
 	l, ok := t.link(m.GetTo())
 	if !ok {
+		return
+	}
+	if lose := t.lose.Load(); lose != nil && (*lose)(m) {
 		return
 	}
 	select {

@@ -234,6 +234,7 @@ var help = map[string]string{
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.Quiesces":               "Times this member's Raft group went quiet.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.Refused":                "Callers, messages and fetched blocks refused, all kinds.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.RefusedBy":              "RefusedBy counts refusals by kind: not_member (the TLS certificate is no member orderer), wrong_sender (a message's From or To), malformed (bytes that do not decode), bad_block (a catch-up block that is not the next one, breaks the hash chain, or lacks an orderer's valid signature).",
+	"github.com/strand-ledger/strand/orderer.RaftMetrics.Retried":                "Batches this member proposed as leader, lost with its term, and proposed again.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.SendDropped":            "Messages dropped because a member's send queue was full.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.SendErrors":             "Failed sends to other members.",
 	"github.com/strand-ledger/strand/orderer.RaftMetrics.Snapshots":              "Raft log compactions here.",
