@@ -250,16 +250,16 @@ func (r *raftNode) ready() error {
 		r.commit.Store(hs.GetCommit())
 	}
 	// A leader sends before its fsync, so that its followers write the
-	// entries while it does (Raft thesis §10.2.1; etcd does the same):
-	// commit waits one fsync, not two in a row. Safe: raft counts the
-	// leader's own copy only at Advance, after Save; a leader's messages
-	// carry no vote; and a leader that is stepping down is not one here
-	// (the status is the state after this Ready's steps). A leader's log
+	// entries while it does (Raft thesis §10.2.1; etcd does the same): the
+	// two fsyncs overlap instead of following each other, and a leader's
 	// entries reach its followers even if its fsync stalls past their
-	// election timeout, so the next leader holds them. Everyone else
-	// sends only after the fsync: a vote or an acknowledgment must not
-	// run ahead of the state it reports.
-	early := r.rn.BasicStatus().RaftState == raft.StateLeader
+	// election timeout, so the next leader holds them. Safe: raft counts
+	// the leader's own copy only at Advance, after Save; a leader's
+	// messages carry no vote; and a leader stepping down in this Ready is
+	// no longer one here (r.lead is its SoftState). Everyone else sends
+	// only after the fsync: a vote or an acknowledgment must not run ahead
+	// of the state it reports.
+	early := r.lead == r.cfg.ID
 	if early {
 		r.sendAll(rd.Messages)
 	}
