@@ -288,9 +288,7 @@ func (o *Orderer) loop() {
 // flight until they are durable (released).
 func (o *Orderer) emit(bs []cut.Batch) {
 	for _, cb := range bs {
-		if o.idle != nil {
-			o.inSeal.Add(1)
-		}
+		o.countInFlight()
 		b := batch{Batch: cb}
 		if o.raft == nil {
 			o.cuts <- b
@@ -400,10 +398,9 @@ func (o *Orderer) wakeHeld() {
 	}
 }
 
-// inFlightAgain counts, in stream mode, a batch that the Raft loop
-// proposes again (retryLost) as in flight, as emit counted it the first
-// time; its release comes as for any proposal.
-func (o *Orderer) inFlightAgain() {
+// countInFlight counts, in stream mode, one batch handed on (emit) or
+// proposed again (retryLost) as in flight until released.
+func (o *Orderer) countInFlight() {
 	if o.idle != nil {
 		o.inSeal.Add(1)
 	}

@@ -150,6 +150,9 @@ func (p *proposals) expire(now time.Time, limit, orphanLimit time.Duration) int 
 // that an applied entry of term can no longer be followed by: those of
 // an older term.
 func (p *proposals) lost(term uint64) []batch {
+	if len(p.orphans) == 0 { // the common case; lost runs for every applied entry
+		return nil
+	}
 	var keys []orphanKey
 	for k := range p.orphans {
 		if k.term < term {

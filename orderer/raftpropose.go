@@ -23,11 +23,12 @@ func (r *raftNode) propose(b batch) {
 	}
 	term, seq := r.inflight.next()
 	data := encodeEntry(nil, blockEntry{Proposer: r.cfg.ID, Term: term, Seq: seq, batch: b})
-	// As leader of the tracked term, raft appends it to this log at that
-	// term: kept, so that it can be proposed again if the term ends
-	// without it (orphans, proposals.go).
+	// As leader of the tracked term (r.lead and r.leadTerm are the last
+	// Ready's, and every Ready is handled before a proposal), raft appends
+	// it to this log at that term: kept, so that it can be proposed again
+	// if the term ends without it (orphans, proposals.go).
 	var lead *batch
-	if st := r.rn.BasicStatus(); st.RaftState == raft.StateLeader && st.GetTerm() == term {
+	if r.lead == r.cfg.ID && r.leadTerm == term {
 		lead = &b
 	}
 	if err := r.rn.Propose(data); err != nil {
@@ -51,7 +52,7 @@ func (r *raftNode) propose(b batch) {
 // emit counted it the first time.
 func (r *raftNode) retryLost(term uint64) {
 	for _, b := range r.inflight.lost(term) {
-		r.o.inFlightAgain()
+		r.o.countInFlight()
 		r.o.m.proposalsRetried.Add(1)
 		r.o.cfg.Log.Info("raft: proposing again a batch lost when this orderer's term as leader ended", "channel", r.o.cfg.Channel,
 			"raft_id", r.cfg.ID, "txs", len(b.Txs), "term", term)
